@@ -1,0 +1,81 @@
+"""ember.c10py: the C++ core types of ember (PyTorch's c10) and their bindings.
+
+Everything here lives in the compiled module ``ember.c10py._C``; this file adds
+the paths a C++ extension needs to compile and link against it.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import metadata as _metadata
+
+from . import _C
+from ._C import (
+    DeviceGuard,
+    DispatchKey,
+    DispatchKeySet,
+    LinAlgError,
+    OutOfMemoryError,
+    StorageImpl,
+    TensorImpl,
+    cuda,
+    device,
+    dtype,
+    empty_cache,
+    memory_stats,
+    promote_types,
+    reset_peak_memory_stats,
+)
+
+try:
+    __version__ = _metadata.version("ember-c10py")
+except _metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "unknown"
+
+
+def _package_dir() -> str:
+    # Derived from the compiled module, not this file: in an editable install this
+    # file sits in the source tree while the module and headers are installed.
+    return os.path.dirname(os.path.abspath(_C.__file__))
+
+
+def get_include() -> str:
+    """Directory holding ember's C10 headers (``#include <ember/c10/TensorImpl.h>``)."""
+    return os.path.join(_package_dir(), "include")
+
+
+def cmake_prefix_path() -> str:
+    """Prefix to add to ``CMAKE_PREFIX_PATH`` for ``find_package(ember_c10py CONFIG)``."""
+    return _package_dir()
+
+
+def library_path() -> str:
+    """Full path of ``libember_c10.so``."""
+    return os.path.join(_package_dir(), "lib", "libember_c10.so")
+
+
+def build_info() -> dict[str, object]:
+    """How this build was configured: CUDA compiled, nvcc found, debug, compiler."""
+    return dict(_C._build_info)
+
+
+__all__ = [
+    "DeviceGuard",
+    "DispatchKey",
+    "DispatchKeySet",
+    "LinAlgError",
+    "OutOfMemoryError",
+    "StorageImpl",
+    "TensorImpl",
+    "build_info",
+    "cmake_prefix_path",
+    "cuda",
+    "device",
+    "dtype",
+    "empty_cache",
+    "get_include",
+    "library_path",
+    "memory_stats",
+    "promote_types",
+    "reset_peak_memory_stats",
+]

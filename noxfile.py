@@ -1,0 +1,141 @@
+"""ember's sessions: per-layer tests, integration, wheels, lint (docs, demo, bench).
+
+How the C++ layers are built once per run
+-----------------------------------------
+`build` compiles every layer into a wheel under build/wheels/, without build
+isolation and with a persistent CMake build directory per package (build/<layer>/),
+so a second run recompiles only what changed. Every test session `requires` it and
+installs from those wheels into its own fresh venv, taking only its layer and the
+layers below it (pip follows the exact-version pins). Adding test sessions therefore
+never adds compile time. `wheels` is the release path: isolated builds into
+wheelhouse/, in dependency order.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent.resolve()
+VERSION = (ROOT / "VERSION").read_text().strip()
+BUILD_DIR = ROOT / "build"
+DEV_WHEELS = BUILD_DIR / "wheels"
+WHEELHOUSE = ROOT / "wheelhouse"
+PYTHON = "3.11"
+
+# Each layer and the layers it stands on, bottom first (the order wheels are built in).
+LAYERS: dict[str, list[str]] = {
+    "c10py": [],
+    "aten": ["c10py"],
+    "autograd": ["c10py", "aten"],
+    "data": ["c10py", "aten"],
+    "nn": ["c10py", "aten", "autograd"],
+    "optim": ["c10py", "aten", "autograd"],
+}
+CPP_LAYERS = ("c10py", "aten")
+BUILD_REQUIREMENTS = [
+    "scikit-build-core>=1.1,<2",
+    "pybind11==3.1.0",
+    "ninja",
+    "pyyaml",
+    "scipy-openblas32",
+    "numpy",
+    "hatchling>=1.25",
+]
+TEST_REQUIREMENTS = ["pytest>=8", "numpy", "hypothesis"]
+
+nox.options.sessions = ["tests"]
+nox.options.error_on_external_run = True
+
+
+def _sanitise(name: str) -> str:
+    """Session names like tests(layer='aten') break ninja when used in paths."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+
+def _wheel(layer: str) -> Path:
+    dist = f"ember_{layer}-{VERSION}"
+    matches = sorted(DEV_WHEELS.glob(f"{dist}-*.whl"))
+    if not matches:
+        raise RuntimeError(f"no wheel for ember-{layer} in {DEV_WHEELS}: did the build session run?")
+    return matches[-1]
+
+
+@nox.session(python=PYTHON)
+def build(session: nox.Session) -> None:
+    """Compile every layer once into build/wheels (persistent build dirs)."""
+    session.install(*BUILD_REQUIREMENTS)
+    DEV_WHEELS.mkdir(parents=True, exist_ok=True)
+    for old in DEV_WHEELS.glob("*.whl"):
+        old.unlink()
+    for layer in LAYERS:
+        args = ["pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(DEV_WHEELS)]
+        if layer in CPP_LAYERS:
+            args.append(f"-Cbuild-dir={BUILD_DIR / _sanitise(layer)}")
+        session.run(*args, str(ROOT / "packages" / layer))
+        if layer in CPP_LAYERS:
+            # the next C++ layer compiles against this one
+            session.install("--no-deps", "--force-reinstall", str(_wheel(layer)))
+
+
+def _install_layers(session: nox.Session, layers: list[str]) -> None:
+    session.install(*TEST_REQUIREMENTS)
+    session.install("--no-deps", *[str(_wheel(layer)) for layer in layers])
+
+
+@nox.session(python=PYTHON, requires=["build"])
+@nox.parametrize("layer", [*LAYERS, "integration"])
+def tests(session: nox.Session, layer: str) -> None:
+    """Run tests/<layer>/ with only that layer and the ones below it installed."""
+    if layer == "integration":
+        installed = list(LAYERS)
+    else:
+        installed = [*LAYERS[layer], layer]
+    _install_layers(session, installed)
+    session.env["EMBER_TEST_LAYERS"] = ",".join(installed)
+    paths = [f"tests/{layer}"]
+    if layer == "c10py":
+        paths.append("tests/test_versions.py")
+    # --import-mode=importlib: the tests import the installed wheels, never the source tree.
+    session.run(
+        "python", "-m", "pytest", *paths, "-ra", "--import-mode=importlib", "-p", "no:cacheprovider",
+        *session.posargs,
+    )
+
+
+@nox.session(python=PYTHON)
+def wheels(session: nox.Session) -> None:
+    """Release wheels: isolated builds, in dependency order, into wheelhouse/."""
+    session.install("pip>=24")
+    if WHEELHOUSE.exists():
+        shutil.rmtree(WHEELHOUSE)
+    WHEELHOUSE.mkdir()
+    for layer in LAYERS:
+        # --find-links: aten's build requirement ember-c10py comes from here, not an index.
+        session.run(
+            "pip", "wheel", "--no-deps", "--find-links", str(WHEELHOUSE), "-w", str(WHEELHOUSE),
+            str(ROOT / "packages" / layer),
+        )
+    session.log(f"wheels in {WHEELHOUSE}: " + ", ".join(sorted(p.name for p in WHEELHOUSE.glob("*.whl"))))
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff (lint + format check), mypy on the Python layers, clang-format on C++."""
+    session.install("ruff", "mypy", "clang-format", "numpy", "pytest", "nox")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    sources = [f"packages/{layer}/src" for layer in LAYERS if (ROOT / "packages" / layer / "src").exists()]
+    session.run("mypy", *sources)
+    cpp = [
+        str(p)
+        for layer in CPP_LAYERS
+        for pattern in ("*.h", "*.cpp", "*.cu", "*.cuh")
+        for p in (ROOT / "packages" / layer).rglob(pattern)
+        if "build" not in p.relative_to(ROOT).parts
+    ]
+    if cpp:
+        session.run("clang-format", "--dry-run", "--Werror", *cpp)

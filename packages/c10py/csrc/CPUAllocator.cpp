@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <new>
 #include <string>
@@ -158,6 +159,10 @@ size_t cpu_allocator_round_size(size_t n) {
   const int log2 = 63 - __builtin_clzll(static_cast<unsigned long long>(n));
   size_t step = log2 >= 2 ? (size_t{1} << (log2 - 2)) : 1;
   if (step < kCPUAlignment) step = kCPUAlignment;
+  // Near SIZE_MAX the rounded size (plus the block header) would wrap to a small number.
+  if (n > std::numeric_limits<size_t>::max() - step - kHeader) {
+    throw OutOfMemoryError(str("CPU out of memory: tried to allocate ", n, " bytes"));
+  }
   return (n + step - 1) / step * step;
 }
 

@@ -26,11 +26,15 @@ struct SharedContext {
   size_t map_size = 0;
   int fd = -1;            // file_descriptor strategy: the memfd (owned)
   std::string name;       // file_system strategy: the shm name
+  pid_t pid = getpid();   // the process that took this mapping's reference
 };
 
 void shared_deleter(void* p) {
   auto* ctx = static_cast<SharedContext*>(p);
-  if (!ctx->name.empty()) {
+  // A forked child inherits the mapping (and this context) without taking a reference
+  // of its own: only the process that counted the mapping may uncount it, else a
+  // worker dropping an inherited storage would unlink the parent's segment.
+  if (!ctx->name.empty() && ctx->pid == getpid()) {
     auto* h = static_cast<SharedHeader*>(ctx->base);
     if (h->refcount.fetch_sub(1) == 1) shm_unlink(ctx->name.c_str());
   }

@@ -38,10 +38,14 @@ int64_t maybe_wrap_dim(int64_t dim, int64_t ndim, bool wrap_scalar) {
 }
 
 bool compute_contiguous(IntArrayRef sizes, IntArrayRef strides) {
+  // An empty tensor is contiguous whatever its strides: look for a size-0 dim first,
+  // since the stride check below may stop at an earlier (inner) dim.
+  for (int64_t s : sizes) {
+    if (s == 0) return true;
+  }
   int64_t expected = 1;
   for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
-    if (sizes[i] == 0) return true;  // an empty tensor is contiguous
-    if (sizes[i] == 1) continue;     // a size-1 dim's stride never matters
+    if (sizes[i] == 1) continue;  // a size-1 dim's stride never matters
     if (strides[i] != expected) return false;
     expected *= sizes[i];
   }
@@ -132,22 +136,44 @@ bool TensorImpl::is_non_overlapping_and_dense() const {
   return is_contiguous_ || compute_non_overlapping_and_dense(sizes_, strides_);
 }
 
+namespace {
+// Bytes of storage that a geometry reaches: (offset + 1 + sum (size-1)*stride) * itemsize,
+// 0 for an empty tensor. RuntimeError on overflow.
+int64_t required_storage_bytes(IntArrayRef sizes, IntArrayRef strides, int64_t offset, int64_t itemsize) {
+  for (int64_t s : sizes) {
+    if (s == 0) return 0;
+  }
+  int64_t extent = offset + 1;
+  bool overflow = false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    int64_t span;
+    overflow |= __builtin_mul_overflow(sizes[i] - 1, strides[i], &span);
+    overflow |= __builtin_add_overflow(extent, span, &extent);
+  }
+  int64_t needed = 0;
+  overflow |= __builtin_mul_overflow(extent, itemsize, &needed);
+  EMBER_CHECK(!overflow, "Storage size calculation overflowed with sizes=", sizes, " and strides=", strides);
+  return needed;
+}
+}  // namespace
+
 void TensorImpl::set_sizes_contiguous(IntArrayRef sizes) {
   const int64_t n = checked_numel(sizes);
-  (void)n;
+  DimVector strides = contiguous_strides(sizes);
+  // Grow the storage before touching the geometry: if it cannot grow (not resizable,
+  // out of memory), the tensor keeps its old sizes instead of claiming bytes it lacks.
+  const int64_t needed =
+      required_storage_bytes(sizes, strides, storage_offset_, static_cast<int64_t>(itemsize()));
+  if (static_cast<size_t>(needed) > storage_->nbytes()) storage_->resize(static_cast<size_t>(needed));
   sizes_ = DimVector(sizes);
-  strides_ = contiguous_strides(sizes);
-  refresh_numel_and_contiguity();
-  ensure_storage_fits();
+  strides_ = std::move(strides);
+  numel_ = n;
+  is_contiguous_ = true;
 }
 
 void TensorImpl::ensure_storage_fits() {
-  if (numel_ == 0) return;
-  int64_t extent = storage_offset_ + 1;
-  for (size_t i = 0; i < sizes_.size(); ++i) extent += (sizes_[i] - 1) * strides_[i];
-  int64_t needed;
-  EMBER_CHECK(!__builtin_mul_overflow(extent, static_cast<int64_t>(itemsize()), &needed),
-              "Storage size calculation overflowed with sizes=", sizes());
+  const int64_t needed =
+      required_storage_bytes(sizes_, strides_, storage_offset_, static_cast<int64_t>(itemsize()));
   if (static_cast<size_t>(needed) > storage_->nbytes()) storage_->resize(static_cast<size_t>(needed));
 }
 
@@ -165,16 +191,7 @@ void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, s
   EMBER_CHECK(!__builtin_mul_overflow(n, isz, &nbytes_dense), "Storage size calculation overflowed with sizes=",
               sizes);
   if (n > 0) {
-    int64_t extent = off + 1;
-    bool overflow = false;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      int64_t span;
-      overflow |= __builtin_mul_overflow(sizes[i] - 1, strides[i], &span);
-      overflow |= __builtin_add_overflow(extent, span, &extent);
-    }
-    int64_t needed = 0;
-    overflow |= __builtin_mul_overflow(extent, isz, &needed);
-    EMBER_CHECK(!overflow, "Storage size calculation overflowed with sizes=", sizes, " and strides=", strides);
+    const int64_t needed = required_storage_bytes(sizes, strides, off, isz);
     EMBER_CHECK(static_cast<size_t>(needed) <= storage_->nbytes(), "setStorage: sizes ", sizes, ", strides ",
                 strides, ", storage offset ", off, ", and itemsize ", isz, " requiring a storage size of ", needed,
                 " are out of bounds for storage of size ", storage_->nbytes());

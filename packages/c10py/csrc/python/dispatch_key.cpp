@@ -55,6 +55,7 @@ void init_dispatch_key(py::module_& m) {
       .def("__and__", &DispatchKeySet::operator&)
       .def("__sub__", &DispatchKeySet::operator-)
       .def("__eq__", &DispatchKeySet::operator==)
+      .def("__eq__", [](const DispatchKeySet&, py::handle) { return false; })
       .def("__hash__", [](const DispatchKeySet& s) { return std::hash<uint64_t>()(s.raw_repr()); })
       .def("__repr__", &DispatchKeySet::str);
 

@@ -41,6 +41,17 @@ intrusive_ptr<StorageImpl> storage_from_buffer(py::handle obj, bool writable) {
                                      false);
 }
 
+// A storage over a read-only Python buffer (from_buffer(bytes, writable=False)) must
+// not hand out a writable buffer: writing through it would change an immutable object.
+bool is_readonly(const StorageImpl& s) {
+  if (s.data_ptr().get_deleter() != &release_buffer) return false;
+  return static_cast<const BufferContext*>(s.data_ptr().get_context())->view.readonly != 0;
+}
+
+void check_nbytes(int64_t nbytes, const char* what) {
+  EMBER_CHECK_VALUE(nbytes >= 0, what, ": nbytes must be non-negative, got ", nbytes);
+}
+
 void check_cpu(const StorageImpl& s, const char* what) {
   EMBER_CHECK(s.device().is_cpu(), what, ": the storage is on ", s.device(),
               "; copy it to the CPU first");
@@ -82,6 +93,7 @@ void init_storage(py::module_& m) {
       .def("copy_from_bytes",
            [](StorageImpl& s, py::bytes b) {
              check_cpu(s, "copy_from_bytes");
+             EMBER_CHECK(!is_readonly(s), "copy_from_bytes: the storage wraps a read-only buffer");
              std::string_view sv = b;
              EMBER_CHECK_VALUE(sv.size() == s.nbytes(), "copy_from_bytes: got ", sv.size(),
                                " bytes for a storage of ", s.nbytes());
@@ -97,6 +109,7 @@ void init_storage(py::module_& m) {
       .def_static(
           "_new_shared_fd",
           [](int fd, int64_t nbytes) {
+            check_nbytes(nbytes, "_new_shared_fd");
             return make_intrusive<StorageImpl>(static_cast<size_t>(nbytes), map_shared_fd(fd, nbytes), nullptr,
                                                false);
           },
@@ -104,11 +117,16 @@ void init_storage(py::module_& m) {
       .def_static(
           "_new_shared_filename",
           [](const std::string& name, int64_t nbytes) {
+            check_nbytes(nbytes, "_new_shared_filename");
             return make_intrusive<StorageImpl>(static_cast<size_t>(nbytes), map_shared_filename(name, nbytes),
                                                nullptr, false);
           },
           py::arg("name"), py::arg("nbytes"))
       .def_static("_new_shared", [](int64_t nbytes, const std::string& strategy) {
+            check_nbytes(nbytes, "_new_shared");
+            EMBER_CHECK_VALUE(strategy == "file_descriptor" || strategy == "file_system",
+                              "_new_shared: unknown sharing strategy '", strategy,
+                              "' (expected 'file_descriptor' or 'file_system')");
             DataPtr p = strategy == "file_system" ? allocate_shared_filename(nbytes) : allocate_shared_fd(nbytes);
             return make_intrusive<StorageImpl>(static_cast<size_t>(nbytes), std::move(p), nullptr, false);
           }, py::arg("nbytes"), py::arg("strategy") = "file_descriptor",
@@ -120,7 +138,7 @@ void init_storage(py::module_& m) {
         static uint64_t empty_buffer = 0;  // a valid address for zero-byte storages
         void* data = s.data() ? s.data() : &empty_buffer;
         return py::buffer_info(data, 1, py::format_descriptor<uint8_t>::format(), 1,
-                               {static_cast<py::ssize_t>(s.nbytes())}, {1});
+                               {static_cast<py::ssize_t>(s.nbytes())}, {1}, is_readonly(s));
       })
       .def("__repr__", [](const StorageImpl& s) {
         return "StorageImpl(nbytes=" + std::to_string(s.nbytes()) + ", device='" + s.device().str() + "'" +

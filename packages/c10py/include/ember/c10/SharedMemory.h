@@ -9,6 +9,7 @@
 //  - "file_system": a named POSIX shared-memory object (/dev/shm/ember_<pid>_<n>)
 //    whose first 64 bytes hold a process-shared reference count. Every mapping
 //    holds one reference; the one that drops the last reference unlinks the name.
+//    A copy inherited through fork() holds none (dropping it there changes nothing).
 //    A process killed by a signal leaks its reference (as PyTorch's strategy).
 // Sizes are reserved with posix_fallocate up front, so an exhausted shared-memory
 // filesystem is an OutOfMemoryError at allocation time, never a SIGBUS later.

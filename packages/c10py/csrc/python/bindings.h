@@ -11,4 +11,5 @@ void init_storage(pybind11::module_& m);
 void init_tensor_impl(pybind11::module_& m);
 void init_allocator(pybind11::module_& m);
 void init_cuda(pybind11::module_& m);
+void init_testing(pybind11::module_& m);  // _C._test_* hooks for the test-suite
 }  // namespace ember::c10::python

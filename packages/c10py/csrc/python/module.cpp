@@ -43,7 +43,7 @@ void init_exceptions(py::module_& m) {
         if (kind == "ValueError") EMBER_CHECK_VALUE(false, msg);
         if (kind == "TypeError") EMBER_CHECK_TYPE(false, msg);
         if (kind == "NotImplementedError") EMBER_CHECK_NOT_IMPLEMENTED(false, msg);
-        if (kind == "OutOfMemoryError") throw OutOfMemoryError(msg);
+        if (kind == "OutOfMemoryError") ::ember::c10::throw_error<OutOfMemoryError>(__FILE__, __LINE__, msg);
         if (kind == "LinAlgError") EMBER_CHECK_LINALG(false, msg);
         throw ValueError("_test_throw: unknown kind " + kind);
       },
@@ -63,6 +63,7 @@ PYBIND11_MODULE(_C, m) {
   init_tensor_impl(m);
   init_allocator(m);
   init_cuda(m);
+  init_testing(m);
 
   py::dict info;
   info["cuda_compiled"] = cuda::is_compiled();

@@ -9,6 +9,21 @@ namespace {
   throw Error("ember.c10py was built without CUDA support (no CUDA compiler was found, or EMBER_CUDA=OFF); "
               "rebuild with nvcc on PATH to use CUDA devices");
 }
+
+// Registered for DeviceType::CUDA so that StorageImpl(n, device('cuda')) says why
+// it cannot work instead of "no allocator registered".
+class NoCUDAAllocator final : public Allocator {
+ public:
+  DataPtr allocate(size_t) override { not_compiled(); }
+  DeviceType device_type() const override { return DeviceType::CUDA; }
+  void copy_data(void*, const void*, size_t) const override { not_compiled(); }
+};
+
+const bool registered = [] {
+  static NoCUDAAllocator a;
+  SetAllocator(DeviceType::CUDA, &a);
+  return true;
+}();
 }  // namespace
 
 bool is_compiled() noexcept { return false; }
@@ -25,6 +40,8 @@ bool CUDAStream::query() const { not_compiled(); }
 void CUDAStream::synchronize() const { not_compiled(); }
 CUDAStream create_stream(int, int) { not_compiled(); }
 void destroy_stream(const CUDAStream&) { not_compiled(); }
+CUDAStream get_stream_from_pool(int, int) { not_compiled(); }
+std::pair<int, int> stream_priority_range(int) { not_compiled(); }
 CUDAStream default_stream(int) { not_compiled(); }
 CUDAStream current_stream(int) { not_compiled(); }
 void set_current_stream(const CUDAStream&) { not_compiled(); }
@@ -40,11 +57,16 @@ bool CUDAEvent::query() const { not_compiled(); }
 void CUDAEvent::synchronize() const { not_compiled(); }
 float CUDAEvent::elapsed_time(const CUDAEvent&) const { not_compiled(); }
 
-Allocator* GetCUDAAllocator() { not_compiled(); }
+Allocator* GetCUDAAllocator() {
+  (void)registered;
+  not_compiled();
+}
 void record_stream(const DataPtr&, const CUDAStream&) { not_compiled(); }
 std::string memory_summary(int) { not_compiled(); }
 Allocator* GetPinnedHostAllocator() { not_compiled(); }
 bool is_pinned(const void*) { return false; }
+bool record_pinned_event(const void*, const CUDAStream&) { return false; }
 void memcpy(void*, const void*, size_t, CopyKind, const CUDAStream&, bool) { not_compiled(); }
+void sleep_on_stream(const CUDAStream&, int64_t) { not_compiled(); }
 
 }  // namespace ember::c10::cuda

@@ -331,6 +331,10 @@ def cpu_cache_limit() -> int: ...
 
 # ---- cuda.cpp: the submodule _C.cuda ---------------------------------------------------
 # A module at run time; a class here so that one stub file can describe it.
+# memory_stats / reset_peak_memory_stats / empty_cache of CUDA devices are the generic
+# functions above: memory_stats(device("cuda:0")).
+
+_CUDADeviceLike: TypeAlias = SupportsIndex | device | str | None
 
 class cuda:
     """CUDA devices (absent devices read as is_available() == False)."""
@@ -348,12 +352,146 @@ class cuda:
     def availability_error() -> str:
         """Why is_available() is False (the CUDA runtime's message), or ''."""
     @staticmethod
-    def current_device() -> int: ...
+    def current_device() -> int:
+        """Index of the current CUDA device of this thread."""
     @staticmethod
-    def set_device(device: SupportsIndex) -> None: ...
+    def set_device(device: SupportsIndex) -> None:
+        """Makes `device` (an index) current for this thread."""
     @staticmethod
-    def synchronize(device: int | device | str | None = None) -> None:
+    def synchronize(device: _CUDADeviceLike = None) -> None:
         """Waits for all work on `device` (default: the current one) to finish."""
+    @final
+    class DeviceProperties:
+        """What get_device_properties() returns."""
+
+        @property
+        def name(self) -> str: ...
+        @property
+        def major(self) -> int: ...
+        @property
+        def minor(self) -> int: ...
+        @property
+        def total_memory(self) -> int: ...
+        @property
+        def multi_processor_count(self) -> int: ...
+        @property
+        def warp_size(self) -> int: ...
+        @property
+        def shared_memory_per_block(self) -> int: ...
+
+    @staticmethod
+    def get_device_properties(device: _CUDADeviceLike = None) -> cuda.DeviceProperties:
+        """get_device_properties(0).name -> 'NVIDIA H100 80GB HBM3'"""
+
+    # ---- streams ----
+    @final
+    class Stream:
+        """A CUDA stream. Stream(device=None, priority=0) takes one from the device's pool
+        (lower priority = more urgent; clamped to the device's range)."""
+
+        def __init__(self, device: _CUDADeviceLike = None, priority: SupportsIndex = 0) -> None: ...
+        def query(self) -> _bool:
+            """True if all work queued on the stream has finished."""
+        def synchronize(self) -> None:
+            """Waits for all work queued on the stream."""
+        def wait_event(self, event: cuda.Event) -> None:
+            """Makes future work on this stream wait for `event`."""
+        def wait_stream(self, stream: cuda.Stream) -> None:
+            """Makes future work on this stream wait for the work queued so far on `stream`."""
+        @property
+        def handle(self) -> int:
+            """The cudaStream_t as an int (0 for the default stream)."""
+        @property
+        def device(self) -> _device: ...
+        @property
+        def device_index(self) -> int: ...
+        @property
+        def priority(self) -> int: ...
+        def __eq__(self, other: object) -> _bool: ...
+        def __hash__(self) -> int: ...
+
+    @staticmethod
+    def current_stream(device: _CUDADeviceLike = None) -> cuda.Stream:
+        """This thread's current stream of `device` (the default stream unless set)."""
+    @staticmethod
+    def default_stream(device: _CUDADeviceLike = None) -> cuda.Stream:
+        """The default (legacy, handle 0) stream of `device`."""
+    @staticmethod
+    def set_current_stream(stream: cuda.Stream) -> None:
+        """Makes `stream` the current stream of its device for this thread."""
+    @staticmethod
+    def stream_priority_range(device: _CUDADeviceLike = None) -> tuple[int, int]:
+        """(least, greatest) stream priority of `device`, e.g. (0, -5)."""
+
+    # ---- events ----
+    @final
+    class Event:
+        """A CUDA event, created on the device of the first stream it is recorded on."""
+
+        def __init__(
+            self, enable_timing: _bool = False, blocking: _bool = False, interprocess: _bool = False
+        ) -> None: ...
+        def record(self, stream: cuda.Stream | None = None) -> None:
+            """Records the event on `stream` (default: the current stream)."""
+        def wait(self, stream: cuda.Stream | None = None) -> None:
+            """Makes future work on `stream` (default: current) wait for this event."""
+        def query(self) -> _bool:
+            """True if the recorded work has finished (True if never recorded)."""
+        def synchronize(self) -> None:
+            """Waits for the recorded work to finish."""
+        def elapsed_time(self, end_event: cuda.Event) -> float:
+            """Milliseconds between this event and `end_event` (both timed, recorded and completed)."""
+        @property
+        def handle(self) -> int: ...
+        @property
+        def device(self) -> _device | None: ...
+
+    # ---- memory ----
+    @staticmethod
+    def memory_summary(device: _CUDADeviceLike = None) -> str:
+        """A readable report of the caching allocator's state on `device`."""
+    @staticmethod
+    def record_stream(storage: StorageImpl, stream: cuda.Stream) -> None:
+        """Marks a CUDA storage as used on `stream`: its memory is not reused before the work
+        queued there so far is done (Tensor.record_stream)."""
+    @staticmethod
+    def is_pinned(ptr: SupportsIndex) -> _bool:
+        """True if the host address `ptr` is page-locked (pinned) memory."""
+    @staticmethod
+    def pinned_storage(nbytes: SupportsIndex) -> StorageImpl:
+        """A new CPU StorageImpl of `nbytes` bytes in pinned host memory."""
+    @staticmethod
+    def host_memory_stats() -> dict[str, int]:
+        """Counters of the pinned host allocator (same keys as memory_stats)."""
+    @staticmethod
+    def host_empty_cache() -> None:
+        """Returns every cached pinned block to the driver (cudaFreeHost)."""
+
+    # ---- copies ----
+    @final
+    class CopyKind:
+        HostToDevice: ClassVar[cuda.CopyKind]
+        DeviceToHost: ClassVar[cuda.CopyKind]
+        DeviceToDevice: ClassVar[cuda.CopyKind]
+        @property
+        def name(self) -> str: ...
+        @property
+        def value(self) -> int: ...
+
+    @staticmethod
+    def memcpy(
+        dst: SupportsIndex,
+        src: SupportsIndex,
+        nbytes: SupportsIndex,
+        kind: cuda.CopyKind,
+        stream: cuda.Stream | None = None,
+        non_blocking: _bool = False,
+    ) -> None:
+        """Copies `nbytes` between raw addresses (ints) on `stream` (default: current);
+        waits unless non_blocking."""
+    @staticmethod
+    def _sleep(microseconds: SupportsIndex, stream: cuda.Stream | None = None) -> None:
+        """Keeps `stream` (default: current) busy for a while without device code (for tests)."""
 
 # ---- testing.cpp: hooks for the test-suite ---------------------------------------------
 

@@ -1,8 +1,10 @@
 #include <ember/c10/StorageImpl.h>
 
 #include <algorithm>
+#include <optional>
 #include <cstring>
 
+#include <ember/c10/DeviceGuard.h>
 #include <ember/c10/SharedMemory.h>
 
 namespace ember::c10 {
@@ -16,6 +18,11 @@ StorageImpl::StorageImpl(size_t nbytes, Allocator* allocator, bool resizable)
     : StorageImpl(nbytes, allocator->allocate(nbytes), allocator, resizable) {}
 
 intrusive_ptr<StorageImpl> StorageImpl::make(size_t nbytes, Device device, bool resizable) {
+  // The allocator serves the current device: make `device` current for the call.
+  if (device.is_cuda() && device.has_index()) {
+    DeviceGuard guard(device);
+    return make_intrusive<StorageImpl>(nbytes, GetAllocator(device.type), resizable);
+  }
   return make_intrusive<StorageImpl>(nbytes, GetAllocator(device.type), resizable);
 }
 
@@ -28,6 +35,8 @@ DataPtr StorageImpl::set_data_ptr(DataPtr&& p) {
 void StorageImpl::resize(size_t nbytes) {
   EMBER_CHECK(resizable_, "Trying to resize storage that is not resizable");
   if (nbytes == nbytes_) return;
+  std::optional<DeviceGuard> guard;
+  if (device().is_cuda() && device().has_index()) guard.emplace(device());
   DataPtr fresh = allocator_->allocate(nbytes);
   const size_t keep = std::min(nbytes, nbytes_);
   if (keep) allocator_->copy_data(fresh.get(), data_ptr_.get(), keep);

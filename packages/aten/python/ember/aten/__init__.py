@@ -1,13 +1,112 @@
-"""ember.aten -- tensors and kernels (skeleton until the aten core issue lands).
+"""ember.aten: tensors and their operators (PyTorch's ATen, with autograd turned off).
 
-It builds and links against ember.c10py's library and headers; no operators yet.
+    >>> import ember.aten as ea
+    >>> x = ea.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> (x + 1).sum()
+    tensor(14.)
+
+Operators are declared in native_functions.yaml; the generated module
+``_generated/_ops.py`` holds their dispatcher entries, public functions and
+Tensor methods. Importing this package registers the C++ kernels and the Python
+composite kernels into the dispatcher, then loads the plugins that extend it
+(ember-autograd registers its Autograd kernels through the entry-point group
+``ember.aten.plugins``).
 """
 
+from __future__ import annotations
+
+import types as _types
 from importlib import metadata as _metadata
 
-import ember.c10py  # noqa: F401  (loads libember_c10 before our module needs it)
+import ember.c10py  # noqa: F401  (loads libember_c10 first)
+from ember.c10py import device
 
-from . import _C  # noqa: F401
+from . import _C, _dispatch
+from ._dtypes import (
+    bfloat16,
+    bool,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
+from ._tensor import Size, Tensor
+from ._tensor_str import get_printoptions, set_printoptions
+
+from ._generated import _ops as _generated_ops  # noqa: I001  (needs the modules above)
+from ._generated._kernel_sources import KERNEL_SOURCES as _KERNEL_SOURCES
+from ._C import Generator, can_cast, get_num_threads, set_num_threads
+from ._factories import as_tensor, from_numpy, strided, tensor
+from . import native as _native
+from . import _tensor_ops
 
 __version__ = _metadata.version("ember-aten")
-__all__: list[str] = []
+
+
+def _register_kernels() -> None:
+    for qualname, key, kernel_name, fn in _C._native_kernels():
+        src = _KERNEL_SOURCES.get(kernel_name)
+        _dispatch.register_kernel(qualname, key, fn, name=kernel_name, source=src)
+    py_kernels = _native.kernels()
+    for qualname, key, kernel_name in _generated_ops.PYTHON_KERNELS:
+        fn = py_kernels.get(kernel_name)
+        if fn is None:
+            raise ImportError(
+                f"native_functions.yaml: {qualname} needs the Python kernel {kernel_name}() in ember.aten.native"
+            )
+        _dispatch.register_kernel("aten::" + qualname, key, fn)
+
+
+_register_kernels()
+
+# Public functions: ember.aten.add, ember.aten.linalg.vector_norm, ...
+globals().update(_generated_ops.FUNCTIONS.get("", {}))
+linalg = _types.ModuleType("ember.aten.linalg", "Linear algebra operators (PyTorch's torch.linalg).")
+special = _types.ModuleType("ember.aten.special", "Special functions (PyTorch's torch.special).")
+fft = _types.ModuleType("ember.aten.fft", "Fourier transforms.")
+nn = _types.ModuleType("ember.aten.nn", "Neural-network operators (PyTorch's torch._C._nn), used by ember.nn.functional.")
+for _mod_name, _mod in (("linalg", linalg), ("special", special), ("fft", fft), ("nn", nn)):
+    for _pub, _fn in _generated_ops.FUNCTIONS.get(_mod_name, {}).items():
+        setattr(_mod, _pub, _fn)
+
+return_types = _types.ModuleType("ember.aten.return_types", "Named tuples returned by operators (values, indices).")
+for _rt_name, _rt in _generated_ops.RETURN_TYPES.items():
+    setattr(return_types, _rt_name, _rt)
+
+# Tensor methods: generated ones unless Tensor already defines the name by hand.
+for _name, _fn in _generated_ops.TENSOR_METHODS.items():
+    if _name not in Tensor.__dict__:
+        setattr(Tensor, _name, _fn)
+_tensor_ops.install(Tensor, _generated_ops)
+
+ops = _types.SimpleNamespace(aten=_types.SimpleNamespace())
+for _q, _op in _generated_ops.OPS.items():
+    _base, _, _ovl = _q.partition(".")
+    _packet = getattr(ops.aten, _base, None)
+    if _packet is None:
+        _packet = _types.SimpleNamespace()
+        setattr(ops.aten, _base, _packet)
+    setattr(_packet, _ovl or "default", _op)
+
+
+def _load_plugins() -> None:
+    """Runs the `ember.aten.plugins` entry points (ember-autograd registers its kernels this way)."""
+    for ep in _metadata.entry_points(group="ember.aten.plugins"):
+        ep.load()()
+
+
+_load_plugins()

@@ -1,0 +1,95 @@
+// The CPU copy and fill kernels: any dtype to any dtype, any strides.
+#include <cstring>
+
+#include <ember/aten/Dispatch.h>
+#include <ember/aten/native/cpu/Loops.h>
+
+#include "../Copy.h"
+
+namespace ember::at::native {
+inline namespace CPU_CAPABILITY {
+
+// C-style conversion, but well defined: float -> integer goes through int64
+// (so -1.0 -> uint8 gives 255 as in PyTorch, not undefined behaviour), anything
+// -> bool is `!= 0`, half types go through float.
+template <typename To, typename From>
+inline To convert(From v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return static_cast<double>(static_cast<opmath_t<From>>(v)) != 0.0;
+  } else if constexpr (std::is_integral_v<To>) {
+    if constexpr (std::is_integral_v<From>) {
+      return static_cast<To>(v);
+    } else {
+      const double d = static_cast<double>(static_cast<opmath_t<From>>(v));
+      if (!(d == d)) return static_cast<To>(std::numeric_limits<int64_t>::min());  // NaN
+      if (d >= 9.2233720368547758e18) return static_cast<To>(std::numeric_limits<int64_t>::min());
+      if (d <= -9.2233720368547758e18) return static_cast<To>(std::numeric_limits<int64_t>::min());
+      return static_cast<To>(static_cast<int64_t>(d));
+    }
+  } else if constexpr (std::is_same_v<To, c10::Half> || std::is_same_v<To, c10::BFloat16>) {
+    return To(static_cast<float>(static_cast<opmath_t<From>>(v)));
+  } else {
+    return static_cast<To>(static_cast<opmath_t<From>>(v));
+  }
+}
+
+void copy_kernel(TensorIterator& iter, bool /*non_blocking*/) {
+  const ScalarType dst = iter.dtype(0);
+  const ScalarType src = iter.dtype(1);
+  if (dst == src) {
+    // Same dtype: byte moves, memcpy on contiguous runs.
+    const int64_t isz = static_cast<int64_t>(c10::elementSize(dst));
+    iter.for_each([isz](char** data, const int64_t* strides, int64_t n, int64_t m) {
+      for (int64_t j = 0; j < m; ++j) {
+        char* out = data[0] + j * strides[2];
+        const char* in = data[1] + j * strides[3];
+        if (strides[0] == isz && strides[1] == isz) {
+          std::memcpy(out, in, static_cast<size_t>(n * isz));
+        } else if (strides[1] == 0) {
+          for (int64_t i = 0; i < n; ++i) std::memcpy(out + i * strides[0], in, isz);
+        } else {
+          switch (isz) {
+            case 1:
+              for (int64_t i = 0; i < n; ++i) out[i * strides[0]] = in[i * strides[1]];
+              break;
+            case 2:
+              for (int64_t i = 0; i < n; ++i)
+                *reinterpret_cast<uint16_t*>(out + i * strides[0]) = *reinterpret_cast<const uint16_t*>(in + i * strides[1]);
+              break;
+            case 4:
+              for (int64_t i = 0; i < n; ++i)
+                *reinterpret_cast<uint32_t*>(out + i * strides[0]) = *reinterpret_cast<const uint32_t*>(in + i * strides[1]);
+              break;
+            default:
+              for (int64_t i = 0; i < n; ++i)
+                *reinterpret_cast<uint64_t*>(out + i * strides[0]) = *reinterpret_cast<const uint64_t*>(in + i * strides[1]);
+          }
+        }
+      }
+    });
+    return;
+  }
+  EMBER_DISPATCH_ALL_TYPES(dst, "copy_", [&] {
+    using dst_t = scalar_t;
+    EMBER_DISPATCH_ALL_TYPES(src, "copy_", [&] {
+      using src_t = scalar_t;
+      cpu_kernel(iter, [](src_t v) -> dst_t { return convert<dst_t, src_t>(v); });
+    });
+  });
+}
+
+void fill_kernel(TensorIterator& iter, const Scalar& value) {
+  EMBER_DISPATCH_ALL_TYPES(iter.dtype(0), "fill_", [&] {
+    const scalar_t v = value.to<scalar_t>();
+    cpu_kernel(iter, [v]() -> scalar_t { return v; });
+  });
+}
+
+}  // namespace CPU_CAPABILITY
+
+REGISTER_DISPATCH(copy_stub, &copy_kernel);
+REGISTER_DISPATCH(fill_stub, &fill_kernel);
+
+}  // namespace ember::at::native

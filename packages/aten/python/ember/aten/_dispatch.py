@@ -1,0 +1,541 @@
+"""The dispatcher: a table op x dispatch key -> kernel, and the key set that picks one.
+
+Every operator overload is an :class:`OpOverload`. A call computes its key set --
+the union of its tensor arguments' keys, plus the thread-local *included* keys,
+minus the thread-local *excluded* keys (``no_grad`` excludes the Autograd keys) --
+and runs the kernel of the highest-priority key (c10's DispatchKeySet order:
+Tracer > Profiler > Python > Autograd* > CUDA > CPU). The answer for each distinct
+key set is cached in ``OpOverload._table`` (a dict from the raw 64-bit set to a
+callable), so the steady-state cost of dispatch is one dict lookup.
+
+Resolving a key K for an operator, on a cache miss:
+  1. a kernel registered for K itself;
+  2. backend keys (CPU, CUDA): a CompositeExplicitAutograd kernel, then a
+     CompositeImplicitAutograd one;
+  3. autograd keys: a kernel for the Autograd alias, then CompositeImplicitAutograd
+     (composite ops get their gradient from the ops they call);
+  4. a fallback registered for K for every operator (autograd, tracer, profiler);
+  5. otherwise K falls through: its functionality bit is removed and we try again.
+Kernels registered ``with_keyset`` (autograd, tracer, ...) receive, as first
+argument, the key set to *redispatch* with: the call's set masked to the keys
+below K. ``op.redispatch(ks, *args)`` continues the call there.
+
+Kernels always take the schema's arguments positionally. The generated
+``_call_<op>`` functions (in ``_generated/_ops.py``) are the fast entry points.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import inspect
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
+
+from ember.c10py import DispatchKey, DispatchKeySet
+from ember.c10py import _C as _c10
+
+# ---------------------------------------------------------------------------
+# key-set constants
+# ---------------------------------------------------------------------------
+
+CPU_KEYS = DispatchKeySet(DispatchKey.CPU).raw
+CUDA_KEYS = DispatchKeySet(DispatchKey.CUDA).raw
+AUTOGRAD_CPU_KEYS = DispatchKeySet(DispatchKey.AutogradCPU).raw
+AUTOGRAD_CUDA_KEYS = DispatchKeySet(DispatchKey.AutogradCUDA).raw
+# The functionality bits of the autograd keys (without backend bits): what no_grad excludes.
+AUTOGRAD_FUNCTIONALITY = (
+    DispatchKeySet([DispatchKey.AutogradFunctionality, DispatchKey.AutogradOther]).raw
+)
+BACKEND_MASK = DispatchKeySet([DispatchKey.CPU, DispatchKey.CUDA]).raw & ~DispatchKeySet(DispatchKey.Dense).raw
+ALL_BITS = (1 << 64) - 1
+
+_BACKEND_KEYS = {DispatchKey.CPU, DispatchKey.CUDA}
+_AUTOGRAD_KEYS = {DispatchKey.AutogradCPU, DispatchKey.AutogradCUDA, DispatchKey.AutogradOther}
+
+
+def key_bits(key: DispatchKey) -> int:
+    return DispatchKeySet(key).raw
+
+
+def functionality_bits(key: DispatchKey) -> int:
+    """The bit(s) of `key` without its backend bit (what removing a key clears)."""
+    return DispatchKeySet(key).raw & ~BACKEND_MASK
+
+
+# ---------------------------------------------------------------------------
+# thread-local include / exclude sets
+# ---------------------------------------------------------------------------
+
+
+class _TLS(threading.local):
+    include = 0  # keys added to every call on this thread (Tracer, Profiler, Python)
+    exclude_not = ALL_BITS  # ~excluded keys (no_grad clears the autograd bits)
+
+
+tls = _TLS()
+
+
+def excluded_keys() -> int:
+    return ALL_BITS & ~tls.exclude_not
+
+
+def set_excluded(bits: int) -> None:
+    tls.exclude_not = ALL_BITS & ~bits
+
+
+def included_keys() -> int:
+    return tls.include
+
+
+def set_included(bits: int) -> None:
+    tls.include = bits
+
+
+class ExcludeKeys:
+    """Context manager: exclude `bits` on this thread (e.g. AUTOGRAD_FUNCTIONALITY)."""
+
+    __slots__ = ("bits", "prev")
+
+    def __init__(self, bits: int) -> None:
+        self.bits = bits
+        self.prev = 0
+
+    def __enter__(self) -> None:
+        self.prev = tls.exclude_not
+        tls.exclude_not = self.prev & ~self.bits
+
+    def __exit__(self, *exc: object) -> None:
+        tls.exclude_not = self.prev
+
+
+class IncludeKeys:
+    """Context manager: include `bits` in every call on this thread."""
+
+    __slots__ = ("bits", "prev")
+
+    def __init__(self, bits: int) -> None:
+        self.bits = bits
+        self.prev = 0
+
+    def __enter__(self) -> None:
+        self.prev = tls.include
+        tls.include = self.prev | self.bits
+
+    def __exit__(self, *exc: object) -> None:
+        tls.include = self.prev
+
+
+# ---------------------------------------------------------------------------
+# kernels and operators
+# ---------------------------------------------------------------------------
+
+
+class Kernel(NamedTuple):
+    fn: Callable[..., Any]
+    with_keyset: bool
+    name: str  # "add_out" / "ember.autograd._kernels:add_autograd"
+    source: tuple[str, int] | None  # (file, line) where it is defined
+    fallthrough: bool = False
+
+
+def python_source(fn: Callable[..., Any]) -> tuple[str, int] | None:
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    if code is None:
+        return None
+    return (code.co_filename, code.co_firstlineno)
+
+
+class OpOverload:
+    """One operator overload, e.g. ``aten::add.Tensor``, with its kernel table."""
+
+    __slots__ = (
+        "__weakref__",
+        "_call",
+        "_kernels",
+        "_table",
+        "name",
+        "namespace",
+        "overload",
+        "qualname",
+        "schema",
+    )
+
+    def __init__(self, namespace: str, qualname: str, schema: str) -> None:
+        self.namespace = namespace
+        self.qualname = qualname  # "add.Tensor"
+        self.name, _, self.overload = qualname.partition(".")
+        self.schema = schema
+        self._kernels: dict[DispatchKey, Kernel] = {}
+        self._table: dict[int, Callable[..., Any]] = {}
+        self._call: Callable[..., Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"<OpOverload {self.namespace}::{self.qualname}>"
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.namespace}::{self.qualname}"
+
+    # ---- registration ----
+    def register(self, key: DispatchKey, kernel: Kernel) -> None:
+        self._kernels[key] = kernel
+        self._table.clear()
+
+    def kernels(self) -> dict[DispatchKey, Kernel]:
+        return dict(self._kernels)
+
+    def has_kernel_for(self, key: DispatchKey) -> bool:
+        return key in self._kernels
+
+    # ---- resolution ----
+    def _resolve_key(self, key: DispatchKey) -> Kernel | None:
+        k = self._kernels.get(key)
+        if k is not None:
+            return k
+        if key in _BACKEND_KEYS:
+            return self._kernels.get(DispatchKey.CompositeExplicitAutograd) or self._kernels.get(
+                DispatchKey.CompositeImplicitAutograd
+            )
+        if key in _AUTOGRAD_KEYS:
+            k = self._kernels.get(DispatchKey.Autograd) or self._kernels.get(DispatchKey.CompositeImplicitAutograd)
+            if k is not None:
+                return k
+        return _fallbacks.get(key)
+
+    def lookup(self, ks: int) -> tuple[DispatchKey, Kernel, int]:
+        """The key, kernel and redispatch key set chosen for the raw key set `ks`."""
+        while True:
+            kset = DispatchKeySet.from_raw(ks)
+            key = kset.highest_priority_key()
+            if key == DispatchKey.Undefined:
+                raise RuntimeError(
+                    f"{self.name}: no kernel registered for {kset} "
+                    "(the call has no tensor arguments on a known device)"
+                )
+            kernel = self._resolve_key(key)
+            if kernel is None or kernel.fallthrough:
+                if key in _BACKEND_KEYS:
+                    raise NotImplementedError(f"{self.name}: no kernel registered for dispatch key {key.name}")
+                ks &= ~functionality_bits(key)
+                continue
+            below = ks & _c10.keys_after(key).raw
+            return key, kernel, below
+
+    def _slow(self, ks: int) -> Callable[..., Any]:
+        key, kernel, below = self.lookup(ks)
+        fn: Callable[..., Any]
+        if kernel.with_keyset:
+            if kernel.fn in _fallback_fns:
+                fn = functools.partial(kernel.fn, self, below)
+            else:
+                fn = functools.partial(kernel.fn, below)
+        else:
+            fn = kernel.fn
+        self._table[ks] = fn
+        return fn
+
+    def redispatch(self, ks: int, *args: Any) -> Any:
+        """Continue a call below the current key (positional schema arguments)."""
+        return (self._table.get(ks) or self._slow(ks))(*args)
+
+    # ---- calling ----
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        call = self._call
+        if call is None:
+            raise RuntimeError(f"{self.full_name} has no Python entry point")
+        if kwargs:
+            args = _bind_schema(self, args, kwargs)
+        return call(*args)
+
+    def _type_error(self, err: TypeError, args: tuple[Any, ...]) -> TypeError:
+        msg = str(err)
+        if "incompatible function arguments" not in msg and "incompatible constructor arguments" not in msg:
+            return err
+        got = ", ".join(_type_name(a) for a in args)
+        return TypeError(f"{self.name}(): argument types do not match the schema\n    {self.schema}\ngot ({got})")
+
+
+def _type_name(x: Any) -> str:
+    if hasattr(x, "_impl"):
+        return f"Tensor[{x.dtype._name}]"
+    if isinstance(x, (list, tuple)):
+        return f"{type(x).__name__} of [{', '.join(_type_name(v) for v in x[:3])}{', ...' if len(x) > 3 else ''}]"
+    return type(x).__name__
+
+
+def _bind_schema(op: OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """Binds keyword arguments to the schema's positional order (slow path of OpOverload.__call__)."""
+    names, defaults = _schema_params(op.schema)
+    bound = list(args) + [_MISSING] * (len(names) - len(args))
+    for k, v in kwargs.items():
+        if k not in names:
+            raise TypeError(f"{op.full_name}() got an unexpected keyword argument '{k}'")
+        i = names.index(k)
+        if i < len(args):
+            raise TypeError(f"{op.full_name}() got multiple values for argument '{k}'")
+        bound[i] = v
+    for i, v in enumerate(bound):
+        if v is _MISSING:
+            if names[i] not in defaults:
+                raise TypeError(f"{op.full_name}() missing required argument '{names[i]}'")
+            bound[i] = defaults[names[i]]
+    return tuple(bound)
+
+
+_MISSING = object()
+
+
+@functools.lru_cache(maxsize=None)
+def _schema_params(schema: str) -> tuple[list[str], dict[str, Any]]:
+    inner = schema[schema.index("(") + 1 : schema.rindex(")", 0, schema.index("->"))]
+    names: list[str] = []
+    defaults: dict[str, Any] = {}
+    depth, cur, parts = 0, "", []
+    for ch in inner:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    for p in parts:
+        if p == "*":
+            continue
+        decl, _, default = p.partition("=")
+        name = decl.split()[-1]
+        names.append(name)
+        if default:
+            defaults[name] = _eval_default(default.strip())
+    return names, defaults
+
+
+def _eval_default(d: str) -> Any:
+    if d == "None":
+        return None
+    if d in ("True", "False"):
+        return d == "True"
+    if d.startswith("["):
+        inner = d[1:-1].strip()
+        return tuple(int(x) for x in inner.split(",")) if inner else ()
+    if d.startswith(('"', "'")):
+        return d[1:-1]
+    try:
+        return int(d)
+    except ValueError:
+        pass
+    try:
+        return float(d)
+    except ValueError:
+        pass
+    from ember.aten import _C
+
+    return getattr(_C.memory_format, d, d)
+
+
+# ---------------------------------------------------------------------------
+# the registry
+# ---------------------------------------------------------------------------
+
+_ops: dict[str, OpOverload] = {}  # "aten::add.Tensor" -> op
+_fallbacks: dict[DispatchKey, Kernel] = {}
+_fallback_fns: set[Callable[..., Any]] = set()
+
+
+def register_schema(qualname: str, schema: str, namespace: str = "aten") -> OpOverload:
+    full = f"{namespace}::{qualname}"
+    op = _ops.get(full)
+    if op is None:
+        op = OpOverload(namespace, qualname, schema)
+        _ops[full] = op
+    return op
+
+
+def find_op(full_name: str) -> OpOverload:
+    """'aten::add.Tensor' (or 'add.Tensor' for aten) -> OpOverload; KeyError naming it if unknown."""
+    if "::" not in full_name:
+        full_name = "aten::" + full_name
+    try:
+        return _ops[full_name]
+    except KeyError:
+        raise KeyError(f"unknown operator {full_name!r}") from None
+
+
+def all_ops() -> list[OpOverload]:
+    return list(_ops.values())
+
+
+def register_kernel(
+    op: OpOverload | str,
+    key: DispatchKey | str,
+    fn: Callable[..., Any],
+    *,
+    with_keyset: bool = False,
+    name: str | None = None,
+    source: tuple[str, int] | None = None,
+) -> None:
+    if isinstance(op, str):
+        op = find_op(op)
+    if isinstance(key, str):
+        key = getattr(DispatchKey, key)
+    if name is None:
+        name = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
+    op.register(key, Kernel(fn, with_keyset, name, source or python_source(fn)))
+
+
+def register_fallthrough(op: OpOverload | str, key: DispatchKey) -> None:
+    if isinstance(op, str):
+        op = find_op(op)
+    op.register(key, Kernel(lambda *a: None, False, "fallthrough", None, fallthrough=True))
+
+
+def register_fallback(key: DispatchKey, fn: Callable[..., Any] | None, *, name: str | None = None) -> None:
+    """A kernel for `key` of every operator: fn(op, redispatch_keyset, *args). None removes it."""
+    if fn is None:
+        old = _fallbacks.pop(key, None)
+        if old is not None:
+            _fallback_fns.discard(old.fn)
+    else:
+        _fallbacks[key] = Kernel(fn, True, name or getattr(fn, "__qualname__", "fallback"), python_source(fn))
+        _fallback_fns.add(fn)
+    invalidate_tables()
+
+
+def invalidate_tables() -> None:
+    for op in _ops.values():
+        op._table.clear()
+
+
+def fallback_for(key: DispatchKey) -> Kernel | None:
+    return _fallbacks.get(key)
+
+
+# ---------------------------------------------------------------------------
+# helpers used by the generated entry points
+# ---------------------------------------------------------------------------
+
+
+def device_keys(device: Any) -> int:
+    if device is None:
+        return CPU_KEYS
+    if isinstance(device, str):
+        return CUDA_KEYS if device.startswith("cuda") else CPU_KEYS
+    if isinstance(device, int):
+        return CUDA_KEYS
+    return CUDA_KEYS if device.type == "cuda" else CPU_KEYS
+
+
+def keys_of_list(tensors: Iterable[Any] | None) -> int:
+    ks = 0
+    if tensors is not None:
+        for t in tensors:
+            ks |= getattr(t, "_keys", 0)
+    return ks
+
+
+def set_view_base(r: Any, src: Any) -> None:
+    base = src._base
+    r._base = src if base is None else base
+
+
+def set_view_base_list(rs: Iterable[Any], src: Any) -> None:
+    base = src._base
+    b = src if base is None else base
+    for r in rs:
+        r._base = b
+
+
+def bump_version(t: Any) -> None:
+    t._impl.bump_version()
+
+
+def intlist(x: Any, n: int) -> Any:
+    """int[N] arguments: a single int means N copies (int[1]: a one-element list)."""
+    if x is None or isinstance(x, (tuple, list)):
+        return x
+    if isinstance(x, int) and not isinstance(x, bool):
+        return (x,) * (n or 1)
+    if hasattr(x, "__index__") and not hasattr(x, "__len__"):
+        return (x.__index__(),) * (n or 1)
+    return x
+
+
+def varargs(size: tuple[Any, ...]) -> Any:
+    """x.view(2, 3) and x.view((2, 3)) both give (2, 3)."""
+    if len(size) == 1 and not isinstance(size[0], int) and not hasattr(size[0], "__index__"):
+        return size[0]
+    if len(size) == 1 and hasattr(size[0], "__len__"):
+        return size[0]
+    return size
+
+
+def out_tuple(out: Any, n: int) -> tuple[Any, ...]:
+    if not isinstance(out, (tuple, list)) or len(out) != n:
+        raise TypeError(f"out= expected a tuple of {n} tensors")
+    return tuple(out)
+
+
+_return_types: dict[str, type] = {}
+
+
+def return_type(name: str, fields: list[str]) -> type:
+    """A named tuple like torch.return_types.max(values=..., indices=...)."""
+    cls = collections.namedtuple(name, fields)  # type: ignore[misc]
+    cls.__module__ = "ember.aten.return_types"
+    _return_types[name] = cls
+    return cls
+
+
+# Overload resolution for functions with several schemas (max, min, ...).
+def _matches(value: Any, kind: str, strict: bool) -> bool:
+    is_tensor = hasattr(value, "_impl")
+    if kind.endswith("?") and value is None:
+        return True
+    k = kind.rstrip("?")
+    if k == "T":
+        return is_tensor or (not strict and isinstance(value, (int, float, bool)))
+    if k == "TL":
+        return isinstance(value, (list, tuple))
+    if k == "IL":
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, (list, tuple)) and all(isinstance(v, int) for v in value)
+        )
+    if k == "I":
+        return isinstance(value, int) and not isinstance(value, bool) or (is_tensor and not strict)
+    if k in ("F", "S"):
+        return isinstance(value, (int, float)) or (is_tensor and (k == "S" or not strict))
+    if k == "B":
+        return isinstance(value, bool)
+    if k == "STR":
+        return isinstance(value, str)
+    if k == "DT":
+        return type(value).__name__ == "dtype"
+    return True
+
+
+def resolve_overload(name: str, candidates: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    for strict in (True, False):
+        for binder, kinds, call, call_out, _sig in candidates:
+            try:
+                bound, out = binder(*args, **kwargs)
+            except TypeError:
+                continue
+            if not all(_matches(v, k, strict) for v, k in zip(bound, kinds, strict=False)):
+                continue
+            if out is None:
+                return call(*bound)
+            if call_out is None:
+                raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            return call_out(*bound, *outs)
+    got = ", ".join(_type_name(a) for a in args)
+    if kwargs:
+        got += ", " + ", ".join(f"{k}={_type_name(v)}" for k, v in kwargs.items())
+    sigs = "\n".join(f" * {sig}" for *_, sig in candidates)
+    raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n{sigs}")

@@ -1,0 +1,537 @@
+"""ember.aten.Tensor: the tensor users hold.
+
+A Tensor is a thin Python object over a c10 ``TensorImpl`` (``_impl``). Its
+dispatch keys are cached as an int in ``_keys`` (the dispatcher reads them on
+every call); ``_base`` is the tensor a view was made from; ``_meta`` holds the
+autograd state (None until a tensor requires grad -- PyTorch's AutogradMeta),
+which ember.autograd fills. Operator methods (``add``, ``sum``, ...) are
+generated from native_functions.yaml and attached in ``ember/aten/__init__.py``;
+this file holds what is not an operator: properties, conversions, Python
+protocols and the operator dunders.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.c10py import DispatchKey, DispatchKeySet, TensorImpl
+from ember.c10py import device as _device_cls
+
+from . import _C
+
+_object_new = object.__new__
+
+
+class AutogradMeta:
+    """Autograd state of one tensor (filled by ember.autograd)."""
+
+    __slots__ = (
+        "grad",
+        "grad_fn",
+        "hooks",
+        "name",
+        "output_nr",
+        "post_accumulate_hooks",
+        "requires_grad",
+        "retains_grad",
+        "view_info",
+    )
+
+    def __init__(self) -> None:
+        self.requires_grad = False
+        self.grad: Tensor | None = None
+        self.grad_fn: Any = None
+        self.output_nr = 0
+        self.hooks: list[Any] | None = None
+        self.post_accumulate_hooks: list[Any] | None = None
+        self.retains_grad = False
+        self.name: str | None = None
+        self.view_info: Any = None
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple of ints that prints as ``ember.aten.Size([2, 3])``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"ember.aten.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, i: Any) -> Any:  # type: ignore[override]
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+    def __add__(self, other: Any) -> Size:  # type: ignore[override]
+        return Size(tuple(self) + tuple(other))
+
+
+# Hooks the autograd layer installs (see ember.autograd).
+_autograd_hooks: dict[str, Any] = {}
+
+
+def _autograd(name: str) -> Any:
+    fn = _autograd_hooks.get(name)
+    if fn is None:
+        raise RuntimeError(
+            f"Tensor.{name}() needs the autograd layer: install ember-autograd (pip install ember-autograd)"
+        )
+    return fn
+
+
+class Tensor:
+    __slots__ = ("__dict__", "__weakref__", "_base", "_impl", "_keys", "_meta")
+
+    _impl: TensorImpl
+    _keys: int
+    _base: Tensor | None
+    _meta: AutogradMeta | None
+
+    # Higher than NumPy's, so ndarray <op> Tensor defers to the Tensor.
+    __array_priority__ = 1000
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
+        # Legacy constructor: Tensor([1, 2]) / Tensor(2, 3) -> default-dtype tensor.
+        from . import _factories
+
+        return _factories.legacy_tensor_new(cls, *args, **kwargs)
+
+    # ---- identity and basic metadata -------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._impl.sizes)
+
+    def size(self, dim: int | None = None) -> Any:
+        if dim is None:
+            return Size(self._impl.sizes)
+        return self._impl.size(_index(dim))
+
+    def stride(self, dim: int | None = None) -> Any:
+        if dim is None:
+            return self._impl.strides
+        return self._impl.stride(_index(dim))
+
+    @property
+    def dtype(self) -> Any:
+        return self._impl.dtype
+
+    @property
+    def device(self) -> _device_cls:
+        d = self._impl.device
+        if d.type == "cuda" and d.index is None:
+            return _device_cls("cuda", 0)
+        return d
+
+    @property
+    def ndim(self) -> int:
+        return self._impl.dim
+
+    def dim(self) -> int:
+        return self._impl.dim
+
+    def ndimension(self) -> int:
+        return self._impl.dim
+
+    def numel(self) -> int:
+        return self._impl.numel
+
+    def nelement(self) -> int:
+        return self._impl.numel
+
+    def storage_offset(self) -> int:
+        return self._impl.storage_offset
+
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        if memory_format is None or memory_format == _C.memory_format.contiguous_format:
+            return self._impl.is_contiguous
+        from . import _ops_helpers
+
+        return _ops_helpers.is_contiguous_format(self, memory_format)
+
+    def data_ptr(self) -> int:
+        return self._impl.data_ptr
+
+    def element_size(self) -> int:
+        return self._impl.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._impl.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._impl.nbytes
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._impl.device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._impl.device.type == "cpu"
+
+    @property
+    def layout(self) -> Any:
+        from . import _factories
+
+        return _factories.strided
+
+    @property
+    def is_sparse(self) -> bool:
+        return False
+
+    @property
+    def is_quantized(self) -> bool:
+        return False
+
+    @property
+    def is_meta(self) -> bool:
+        return False
+
+    def is_floating_point(self) -> bool:
+        return self._impl.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return False
+
+    def is_signed(self) -> bool:
+        return self._impl.dtype.is_signed
+
+    def untyped_storage(self) -> Any:
+        return self._impl.storage
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    def get_device(self) -> int:
+        return self.device.index if self.is_cuda else -1
+
+    # ---- autograd slots (ember.autograd fills them) --------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        m = self._meta
+        return m is not None and m.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(bool(value))
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        hook = _autograd_hooks.get("requires_grad_")
+        if hook is not None:
+            hook(self, requires_grad)
+            return self
+        _set_requires_grad(self, requires_grad)
+        return self
+
+    @property
+    def grad(self) -> Tensor | None:
+        m = self._meta
+        return None if m is None else m.grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        hook = _autograd_hooks.get("set_grad")
+        if hook is not None:
+            hook(self, value)
+            return
+        if value is not None:
+            _check_grad_assignable(self, value)
+        _meta_of(self).grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        if self._meta is not None:
+            self._meta.grad = None
+
+    @property
+    def grad_fn(self) -> Any:
+        m = self._meta
+        return None if m is None else m.grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        m = self._meta
+        return m is None or m.grad_fn is None
+
+    @property
+    def retains_grad(self) -> bool:
+        m = self._meta
+        return m is not None and m.retains_grad
+
+    @property
+    def _version(self) -> int:
+        return self._impl.version
+
+    @property
+    def output_nr(self) -> int:
+        m = self._meta
+        return 0 if m is None else m.output_nr
+
+    @property
+    def name(self) -> str | None:
+        m = self._meta
+        return None if m is None else m.name
+
+    def backward(
+        self, gradient: Tensor | None = None, retain_graph: bool | None = None, create_graph: bool = False,
+        inputs: Any = None,
+    ) -> None:
+        _autograd("backward")(self, gradient, retain_graph, create_graph, inputs)
+
+    def register_hook(self, hook: Any) -> Any:
+        return _autograd("register_hook")(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+        return _autograd("register_post_accumulate_grad_hook")(self, hook)
+
+    def retain_grad(self) -> None:
+        _autograd("retain_grad")(self)
+
+    @property
+    def data(self) -> Tensor:
+        """The same data without autograd history (does not share the version counter)."""
+        from . import _factories
+
+        return _factories.data_alias(self)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        from . import _factories
+
+        _factories.set_data(self, value)
+
+    # ---- Python protocols ----------------------------------------------------------
+    def __len__(self) -> int:
+        if self._impl.dim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._impl.sizes[0]
+
+    def __iter__(self) -> Any:
+        if self._impl.dim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self) -> bool:
+        if self._impl.numel != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {'more than one value' if self._impl.numel > 1 else 'no values'}"
+                " is ambiguous"
+            )
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._impl.numel != 1 or self._impl.dtype.is_floating_point or self._impl.dtype._name == "bool":
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __contains__(self, element: Any) -> bool:
+        return bool((self == element).any().item())
+
+    def __repr__(self, *, tensor_contents: Any = None) -> str:
+        from . import _tensor_str
+
+        return _tensor_str.tensor_repr(self)
+
+    def __str__(self) -> str:
+        return self.__repr__()
+
+    def __format__(self, spec: str) -> str:
+        if self._impl.dim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __reduce_ex__(self, protocol: int) -> Any:
+        from . import _factories
+
+        return _factories.reduce_tensor(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        from . import _factories
+
+        return _factories.deepcopy_tensor(self, memo)
+
+    def __copy__(self) -> Tensor:
+        raise RuntimeError("Only Tensors created explicitly by the user support the copy protocol; use clone()")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        a = self.numpy()
+        if dtype is not None:
+            a = a.astype(dtype, copy=False)
+        return a
+
+    def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False) -> Any:
+        from . import _factories
+
+        if return_scalar:
+            return array[()]
+        if array.dtype == bool:
+            array = array.astype("uint8")
+        return _factories.from_numpy(array)
+
+    # ---- conversions -----------------------------------------------------------------
+    def item(self) -> Any:
+        if self._impl.numel != 1:
+            raise RuntimeError(f"a Tensor with {self._impl.numel} elements cannot be converted to Scalar")
+        return _C._tolist(self.reshape(()))
+
+    def tolist(self) -> Any:
+        return _C._tolist(self)
+
+    def numpy(self, *, force: bool = False) -> Any:
+        from . import _factories
+
+        return _factories.to_numpy(self, force=force)
+
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        from . import _factories
+
+        return _factories.tensor_to(self, *args, **kwargs)
+
+    def cpu(self, memory_format: Any = None) -> Tensor:
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None, non_blocking: bool = False, memory_format: Any = None) -> Tensor:
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, int):
+            device = f"cuda:{device}"
+        return self.to(device, non_blocking=non_blocking)
+
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
+        from . import _factories
+
+        return _factories.tensor_type(self, dtype, non_blocking)
+
+    def float(self, memory_format: Any = None) -> Tensor:
+        return self.to(_C_c10.float32)
+
+    def double(self, memory_format: Any = None) -> Tensor:
+        return self.to(_C_c10.float64)
+
+    def half(self, memory_format: Any = None) -> Tensor:
+        return self.to(_C_c10.float16)
+
+    def bfloat16(self, memory_format: Any = None) -> Tensor:
+        return self.to(_C_c10.bfloat16)
+
+    def int(self, memory_format: Any = None) -> Tensor:
+        return self.to(_C_c10.int32)
+
+    def long(self, memory_format: Any = None) -> Tensor:
+        return self.to(_C_c10.int64)
+
+    def short(self, memory_format: Any = None) -> Tensor:
+        return self.to(_C_c10.int16)
+
+    def char(self, memory_format: Any = None) -> Tensor:
+        return self.to(_C_c10.int8)
+
+    def byte(self, memory_format: Any = None) -> Tensor:
+        return self.to(_C_c10.uint8)
+
+    def bool(self, memory_format: Any = None) -> Tensor:
+        return self.to(_C_c10.bool)
+
+    # ---- transposes -------------------------------------------------------------------
+    @property
+    def T(self) -> Tensor:
+        n = self._impl.dim
+        return self.permute(tuple(range(n - 1, -1, -1)))
+
+    @property
+    def mT(self) -> Tensor:
+        if self._impl.dim < 2:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
+        return self.transpose(-2, -1)
+
+    @property
+    def H(self) -> Tensor:
+        return self.T
+
+    @property
+    def mH(self) -> Tensor:
+        return self.mT
+
+    # ---- indexing ----------------------------------------------------------------------
+    def __getitem__(self, index: Any) -> Tensor:
+        from . import _indexing
+
+        return _indexing.getitem(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        from . import _indexing
+
+        _indexing.setitem(self, index, value)
+
+
+def _index(d: Any) -> int:
+    return d.__index__() if not isinstance(d, int) else d
+
+
+def _meta_of(t: Tensor) -> AutogradMeta:
+    m = t._meta
+    if m is None:
+        m = t._meta = AutogradMeta()
+    return m
+
+
+_AUTOGRAD_BITS = {
+    "cpu": DispatchKeySet(DispatchKey.AutogradCPU).raw,
+    "cuda": DispatchKeySet(DispatchKey.AutogradCUDA).raw,
+}
+
+
+_BACKEND_ONLY = (
+    DispatchKeySet([DispatchKey.CPU, DispatchKey.CUDA]).raw & ~DispatchKeySet(DispatchKey.Dense).raw
+)
+
+
+def _set_requires_grad(t: Tensor, flag: bool) -> None:
+    """Sets the flag and the Autograd dispatch key (a tensor carries it only while it requires grad)."""
+    if flag and not t._impl.dtype.is_floating_point:
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
+    _meta_of(t).requires_grad = flag
+    functionality = _AUTOGRAD_BITS[t._impl.device.type] & ~_BACKEND_ONLY
+    t._keys = (t._keys | functionality) if flag else (t._keys & ~functionality)
+    t._impl.key_set = DispatchKeySet.from_raw(t._keys)
+
+
+def _check_grad_assignable(t: Tensor, g: Tensor) -> None:
+    if not isinstance(g, Tensor):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(g).__name__}")
+    if g.dtype != t.dtype:
+        raise RuntimeError("assigned grad has data of a different type")
+    if g.device != t.device:
+        raise RuntimeError("assigned grad has data located on a different device")
+    if tuple(g.shape) != tuple(t.shape):
+        raise RuntimeError("assigned grad has data of a different size")
+
+
+def _wrap(impl: TensorImpl) -> Tensor:
+    """TensorImpl -> new Tensor (the C++ casters call this for every returned tensor)."""
+    t = _object_new(Tensor)
+    t._impl = impl
+    t._keys = impl._key_bits
+    t._base = None
+    t._meta = None
+    return t
+
+
+from ember.c10py import _C as _C_c10  # noqa: E402
+
+_C._set_tensor_class(Tensor, _wrap)

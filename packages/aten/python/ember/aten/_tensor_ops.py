@@ -1,0 +1,102 @@
+"""Python's operators on Tensor (+ - * / // % ** @, comparisons, bitwise, unary, in-place).
+
+Each dunder calls an operator's dispatcher entry directly (no public-signature
+layer in between): ``a + b`` is one Python call to ``_call_add_Tensor``. A Python
+number on either side reaches the kernel as a 0-dim wrapped-number tensor, which
+type promotion treats as weak (``int_tensor * 2.5`` is float, ``uint8_tensor + 1``
+stays uint8).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# (dunder, operator entry, how the arguments are passed)
+#   "ab":  op(self, other, *extra)       "ba":  op(other, self, *extra)
+#   "a":   op(self, *extra)              "ip":  in-place op(self, other, *extra) -> self
+_TABLE: list[tuple[str, str, str, tuple[Any, ...]]] = [
+    ("__add__", "add_Tensor", "ab", (1,)),
+    ("__radd__", "add_Tensor", "ab", (1,)),
+    ("__iadd__", "add__Tensor", "ip", (1,)),
+    ("__sub__", "sub_Tensor", "ab", (1,)),
+    ("__rsub__", "sub_Tensor", "ba", (1,)),
+    ("__isub__", "sub__Tensor", "ip", (1,)),
+    ("__mul__", "mul_Tensor", "ab", ()),
+    ("__rmul__", "mul_Tensor", "ab", ()),
+    ("__imul__", "mul__Tensor", "ip", ()),
+    ("__truediv__", "div_Tensor", "ab", (None,)),
+    ("__rtruediv__", "div_Tensor", "ba", (None,)),
+    ("__itruediv__", "div__Tensor", "ip", (None,)),
+    ("__floordiv__", "floor_divide", "ab", ()),
+    ("__rfloordiv__", "floor_divide", "ba", ()),
+    ("__ifloordiv__", "floor_divide__Tensor", "ip", ()),
+    ("__mod__", "remainder_Tensor", "ab", ()),
+    ("__rmod__", "remainder_Tensor", "ba", ()),
+    ("__imod__", "remainder__Tensor", "ip", ()),
+    ("__pow__", "pow_Tensor_Tensor", "ab", ()),
+    ("__rpow__", "pow_Tensor_Tensor", "ba", ()),
+    ("__ipow__", "pow__Tensor", "ip", ()),
+    ("__matmul__", "matmul", "ab", ()),
+    ("__rmatmul__", "matmul", "ba", ()),
+    ("__eq__", "eq_Tensor", "ab", ()),
+    ("__ne__", "ne_Tensor", "ab", ()),
+    ("__lt__", "lt_Tensor", "ab", ()),
+    ("__le__", "le_Tensor", "ab", ()),
+    ("__gt__", "gt_Tensor", "ab", ()),
+    ("__ge__", "ge_Tensor", "ab", ()),
+    ("__and__", "bitwise_and_Tensor", "ab", ()),
+    ("__rand__", "bitwise_and_Tensor", "ab", ()),
+    ("__iand__", "bitwise_and__Tensor", "ip", ()),
+    ("__or__", "bitwise_or_Tensor", "ab", ()),
+    ("__ror__", "bitwise_or_Tensor", "ab", ()),
+    ("__ior__", "bitwise_or__Tensor", "ip", ()),
+    ("__xor__", "bitwise_xor_Tensor", "ab", ()),
+    ("__rxor__", "bitwise_xor_Tensor", "ab", ()),
+    ("__ixor__", "bitwise_xor__Tensor", "ip", ()),
+    ("__lshift__", "bitwise_left_shift_Tensor", "ab", ()),
+    ("__rlshift__", "bitwise_left_shift_Tensor", "ba", ()),
+    ("__ilshift__", "bitwise_left_shift__Tensor", "ip", ()),
+    ("__rshift__", "bitwise_right_shift_Tensor", "ab", ()),
+    ("__rrshift__", "bitwise_right_shift_Tensor", "ba", ()),
+    ("__irshift__", "bitwise_right_shift__Tensor", "ip", ()),
+    ("__neg__", "neg", "a", ()),
+    ("__abs__", "abs", "a", ()),
+    ("__invert__", "bitwise_not", "a", ()),
+]
+
+
+def _make(call: Any, mode: str, extra: tuple[Any, ...]) -> Any:
+    if mode == "ab":
+        if extra == (1,):
+            return lambda self, other: call(self, other, 1)
+        if extra == (None,):
+            return lambda self, other: call(self, other, None)
+        return lambda self, other: call(self, other)
+    if mode == "ba":
+        if extra == (1,):
+            return lambda self, other: call(other, self, 1)
+        if extra == (None,):
+            return lambda self, other: call(other, self, None)
+        return lambda self, other: call(other, self)
+    if mode == "ip":
+        if extra == (1,):
+            return lambda self, other: call(self, other, 1)
+        if extra == (None,):
+            return lambda self, other: call(self, other, None)
+        return lambda self, other: call(self, other)
+    return lambda self: call(self)
+
+
+def install(tensor_cls: type, ops: Any) -> list[str]:
+    """Attaches every dunder whose operator exists; returns the ones that could not be."""
+    missing = []
+    for dunder, entry, mode, extra in _TABLE:
+        call = getattr(ops, f"_call_{entry}", None)
+        if call is None:
+            missing.append(dunder)
+            continue
+        fn = _make(call, mode, extra)
+        fn.__name__ = dunder
+        setattr(tensor_cls, dunder, fn)
+    tensor_cls.__pos__ = lambda self: self  # type: ignore[attr-defined]
+    return missing

@@ -20,9 +20,25 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+
+def _load_schema_model() -> None:
+    """The schema parser lives in the package (ember/aten/_schema.py) so the runtime
+    library API uses the same one; load it by path (importing ember.aten needs _C)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "python" / "ember" / "aten" / "_schema.py"
+    spec = importlib.util.spec_from_file_location("schema_model", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["schema_model"] = module
+    spec.loader.exec_module(module)
+
+
+_load_schema_model()
+
 from gen_cpp import generate_cpp, scan_kernel_sources  # noqa: E402
 from gen_python import PythonGen  # noqa: E402
-from model import parse_native_functions  # noqa: E402
+from schema_model import parse_native_functions  # noqa: E402
 
 
 class _LineLoader(yaml.SafeLoader):

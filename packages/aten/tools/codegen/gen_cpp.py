@@ -20,7 +20,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from model import Argument, FunctionSchema, NativeFunction, Type
+from schema_model import Argument, FunctionSchema, NativeFunction, Type
 
 BACKEND_KEYS = ("CPU", "CUDA")
 

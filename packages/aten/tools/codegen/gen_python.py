@@ -18,7 +18,7 @@ from __future__ import annotations
 import keyword
 from collections import defaultdict
 
-from model import Argument, FunctionSchema, NativeFunction, Type
+from schema_model import Argument, FunctionSchema, NativeFunction, Type
 
 PY_MODULES = ("linalg", "special", "fft", "nn")
 

@@ -1,5 +1,9 @@
 """The schema language of native_functions.yaml, parsed into plain dataclasses.
 
+Used twice, from one file: by the code generator at build time (tools/codegen loads
+this file by path) and at run time by ember.aten.library for operators defined from
+Python or C++ extensions. It must not import anything from ember.
+
     func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 
 is a FunctionSchema named ``add`` with overload ``out``; ``Tensor(a!)`` marks an

@@ -93,14 +93,8 @@ for _name, _fn in _generated_ops.TENSOR_METHODS.items():
         setattr(Tensor, _name, _fn)
 _tensor_ops.install(Tensor, _generated_ops)
 
-ops = _types.SimpleNamespace(aten=_types.SimpleNamespace())
-for _q, _op in _generated_ops.OPS.items():
-    _base, _, _ovl = _q.partition(".")
-    _packet = getattr(ops.aten, _base, None)
-    if _packet is None:
-        _packet = _types.SimpleNamespace()
-        setattr(ops.aten, _base, _packet)
-    setattr(_packet, _ovl or "default", _op)
+from . import library  # noqa: E402
+from .library import ops  # noqa: E402
 
 
 def _load_plugins() -> None:

@@ -245,7 +245,7 @@ class OpOverload:
         call = self._call
         if call is None:
             raise RuntimeError(f"{self.full_name} has no Python entry point")
-        if kwargs:
+        if kwargs or len(args) != len(_schema_params(self.schema)[0]):
             args = _bind_schema(self, args, kwargs)
         return call(*args)
 
@@ -268,6 +268,8 @@ def _type_name(x: Any) -> str:
 def _bind_schema(op: OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
     """Binds keyword arguments to the schema's positional order (slow path of OpOverload.__call__)."""
     names, defaults = _schema_params(op.schema)
+    if len(args) > len(names):
+        raise TypeError(f"{op.full_name}() takes {len(names)} arguments but {len(args)} were given")
     bound = list(args) + [_MISSING] * (len(names) - len(args))
     for k, v in kwargs.items():
         if k not in names:

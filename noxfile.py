@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import tomllib
 from pathlib import Path
 
 import nox
@@ -81,8 +82,18 @@ def build(session: nox.Session) -> None:
             session.install("--no-deps", "--force-reinstall", str(_wheel(layer)))
 
 
+def _runtime_requirements(layers: list[str]) -> list[str]:
+    """The layers' third-party dependencies, from their pyproject.toml (ember pins excluded:
+    those wheels come from build/wheels, never from an index)."""
+    reqs: list[str] = []
+    for layer in layers:
+        data = tomllib.loads((ROOT / "packages" / layer / "pyproject.toml").read_text())
+        reqs += [r for r in data["project"].get("dependencies", []) if not r.startswith("ember-")]
+    return sorted(set(reqs))
+
+
 def _install_layers(session: nox.Session, layers: list[str]) -> None:
-    session.install(*TEST_REQUIREMENTS)
+    session.install(*TEST_REQUIREMENTS, *_runtime_requirements(layers))
     session.install("--no-deps", *[str(_wheel(layer)) for layer in layers])
 
 

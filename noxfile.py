@@ -150,3 +150,17 @@ def lint(session: nox.Session) -> None:
     ]
     if cpp:
         session.run("clang-format", "--dry-run", "--Werror", *cpp)
+
+
+@nox.session(python=PYTHON, requires=["build"])
+def bench(session: nox.Session) -> None:
+    """Benchmarks: ember vs NumPy (and PyTorch unless --no-torch), one table + bench-out/bench.json."""
+    _install_layers(session, list(LAYERS))
+    args = list(session.posargs)
+    if "--no-torch" in args:
+        args.remove("--no-torch")
+    else:
+        # torch==2.13.0 installs from a wheel on this machine's disk
+        session.install("torch==2.13.0")
+    (ROOT / "bench-out").mkdir(exist_ok=True)
+    session.run("python", "benchmarks/bench.py", "--json", str(ROOT / "bench-out" / "bench.json"), *args)

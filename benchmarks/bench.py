@@ -1,0 +1,52 @@
+"""ember's benchmarks: `python benchmarks/bench.py [--only NAME] [--json PATH]` (nox -s bench).
+
+Prints one table of workloads timed with ember, NumPy and -- when installed --
+PyTorch, all in this one process, with the ratios ember/NumPy and ember/PyTorch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import harness  # noqa: E402
+from workloads import aten_core  # noqa: E402
+
+MODULES = [aten_core]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--only", help="run workloads whose name contains this text")
+    p.add_argument("--json", help="also write the results as JSON here")
+    args = p.parse_args()
+    workloads = [w for m in MODULES for w in m.WORKLOADS]
+    results = harness.run(workloads, args.only)
+    meta = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+    }
+    try:
+        import torch
+
+        meta["torch"] = torch.__version__
+    except ImportError:
+        meta["torch"] = None
+    import ember.aten as ea
+
+    meta["ember_cpu_capability"] = ea._C._get_cpu_capability()
+    meta["ember_threads"] = ea.get_num_threads()
+    print(f"ember benchmarks ({meta})")
+    print(harness.table(results))
+    if args.json:
+        harness.write_json(results, args.json, meta)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Benchmark workloads, one module per layer."""

@@ -116,5 +116,7 @@ PYBIND11_MODULE(_C, m) {
         "PyTorch's result_type over these tensors (wrapped numbers and 0-dim tensors count as weak).");
   m.def("can_cast", &can_cast, py::arg("from_"), py::arg("to"));
   init_tensor_new(m);
+  m.def("_item", [](const Tensor& t) { return t.item(); }, py::arg("tensor"),
+        "The value of a one-element tensor as a Python number (RuntimeError otherwise).");
   m.def("_wrapped_number", [](const Scalar& s) { return wrapped_scalar_tensor(s); }, py::arg("value"));
 }

@@ -385,9 +385,7 @@ class Tensor:
 
     # ---- conversions -----------------------------------------------------------------
     def item(self) -> Any:
-        if self._impl.numel != 1:
-            raise RuntimeError(f"a Tensor with {self._impl.numel} elements cannot be converted to Scalar")
-        return _C._tolist(self.reshape(()))
+        return _C._item(self)
 
     def tolist(self) -> Any:
         return _C._tolist(self)

@@ -69,13 +69,13 @@ class _Formatter:
             for v in values:
                 self.max_width = max(self.max_width, len(self._plain(v)))
             return
-        finite_nonzero = [abs(v) for v in values if v == v and v not in (math.inf, -math.inf) and v != 0]
+        # Modes and width come from the finite non-zero values only (nan, inf and 0 are
+        # printed as they are, padded to that width), as PyTorch does.
+        finite_nonzero = [v for v in values if v == v and v not in (math.inf, -math.inf) and v != 0]
         if not finite_nonzero:
-            self.int_mode = all(not (v == v and abs(v) != math.inf) or float(v).is_integer() for v in values)
-            for v in values:
-                self.max_width = max(self.max_width, len(self._format(v)))
             return
-        lo, hi = min(finite_nonzero), max(finite_nonzero)
+        mags = [abs(v) for v in finite_nonzero]
+        lo, hi = min(mags), max(mags)
         self.int_mode = all(float(v).is_integer() for v in finite_nonzero)
         if self.int_mode:
             self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8
@@ -83,7 +83,7 @@ class _Formatter:
             self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
         if PRINT_OPTS.sci_mode is not None:
             self.sci_mode = PRINT_OPTS.sci_mode
-        for v in values:
+        for v in finite_nonzero:
             self.max_width = max(self.max_width, len(self._format(v)))
 
     @staticmethod
@@ -197,11 +197,14 @@ def tensor_repr(t: Any, prefix: str = "tensor(") -> str:
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     out = prefix + body
+    # PyTorch's wrapping rule (its line-length bookkeeping counts two extra characters
+    # until the first wrap).
+    last_line_len = len(out) - out.rfind("\n") + 1
     for s in suffixes:
-        # a suffix goes on the same line if it fits, else on a new indented line
-        last_line = out.split("\n")[-1]
-        if len(last_line) + len(s) + 2 > PRINT_OPTS.linewidth:
+        if last_line_len + len(s) + 2 > PRINT_OPTS.linewidth:
             out += ",\n" + " " * indent + s
+            last_line_len = indent + len(s)
         else:
             out += ", " + s
+            last_line_len += len(s) + 2
     return out + ")"

@@ -67,9 +67,11 @@ class SmallVector {
     T* p = static_cast<T*>(std::malloc(n * sizeof(T)));
     if (!p) throw std::bad_alloc();
     if (size_) std::memcpy(p, data_, size_ * sizeof(T));
+    const size_t size = size_;  // free_heap() resets size_
     free_heap();
     data_ = p;
     cap_ = n;
+    size_ = size;
   }
   void resize(size_t n, const T& v = T()) {
     reserve(n);

@@ -1,10 +1,70 @@
-"""ember.data -- not implemented yet.
+"""ember.data: datasets, samplers and the DataLoader (PyTorch's ``torch.utils.data``).
 
-This layer installs and imports so that the monorepo, its pins and its test
-sessions are in place; it exports nothing else until its issue lands.
+    >>> import ember.aten as ea
+    >>> from ember.data import DataLoader, TensorDataset
+    >>> ds = TensorDataset(ea.zeros(100, 3), ea.zeros(100))
+    >>> for x, y in DataLoader(ds, batch_size=32, shuffle=True, num_workers=2):
+    ...     pass
+
+Worker processes hand batches to the main process through shared memory: importing
+this package registers pickling reductions for ember.aten tensors with
+``multiprocessing`` (see ``_multiprocessing.py``). Readers for standard dataset files
+are in ``ember.data.datasets``. This layer needs ember.aten only.
 """
 
 from importlib import metadata as _metadata
 
+from . import _multiprocessing
+from ._collate import collate, default_collate, default_convert
+from ._multiprocessing import get_all_sharing_strategies, get_sharing_strategy, set_sharing_strategy
+from ._worker import WorkerInfo, get_worker_info
+from .dataloader import DataLoader
+from .dataset import (
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    StackDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)
+from .distributed import DistributedSampler
+from .sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
+
+_multiprocessing.init_reductions()
+
 __version__ = _metadata.version("ember-data")
-__all__: list[str] = []
+__all__ = [
+    "BatchSampler",
+    "ChainDataset",
+    "ConcatDataset",
+    "DataLoader",
+    "Dataset",
+    "DistributedSampler",
+    "IterableDataset",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
+    "StackDataset",
+    "Subset",
+    "SubsetRandomSampler",
+    "TensorDataset",
+    "WeightedRandomSampler",
+    "WorkerInfo",
+    "collate",
+    "default_collate",
+    "default_convert",
+    "get_all_sharing_strategies",
+    "get_sharing_strategy",
+    "get_worker_info",
+    "random_split",
+    "set_sharing_strategy",
+]

@@ -1,0 +1,134 @@
+"""Tensors between processes through shared memory (PyTorch's ``torch.multiprocessing`` reductions).
+
+Importing ember.data registers reductions for ``ember.aten.Tensor`` and
+``ember.c10py.StorageImpl`` with ``multiprocessing.reduction.ForkingPickler``, the
+pickler every ``multiprocessing`` Queue, Pipe and spawned Process uses. A tensor then
+travels as its metadata (dtype, sizes, strides, offset) plus a handle to its storage,
+never as pickled bytes:
+
+- the storage is moved into shared memory in place (``share_memory_``; a no-op for
+  storages already there, such as the batches DataLoader workers collate straight into
+  shared memory), in the current sharing strategy;
+- "file_descriptor" (default): the handle is the memfd, passed as a duplicate with
+  ``multiprocessing.reduction.DupFd`` (the sender's resource sharer keeps a copy until
+  the receiver has fetched it, so the sender may drop the tensor at once). Nothing
+  appears in /dev/shm, and the kernel frees the memory when the last mapping and fd
+  are gone -- even if a process dies;
+- "file_system": the handle is the name of a refcounted /dev/shm segment. The sender
+  must keep its tensor alive until the receiver has mapped it (the receiver then holds
+  its own reference); the DataLoader does so with acknowledgements (see dataloader.py).
+
+The receiver maps the storage and rebuilds a Tensor over it; the memory is released
+when the last process drops its last tensor over it. CUDA tensors are pickled by value.
+"""
+
+from __future__ import annotations
+
+import os
+from multiprocessing import reduction
+from typing import Any
+
+from ember.aten import Tensor
+from ember.aten._tensor import _wrap
+from ember.c10py import StorageImpl, TensorImpl
+from ember.c10py import _C as _c10
+
+__all__ = ["get_all_sharing_strategies", "get_sharing_strategy", "set_sharing_strategy"]
+
+_ALL_STRATEGIES = frozenset({"file_descriptor", "file_system"})
+_sharing_strategy = "file_descriptor"
+
+
+def get_sharing_strategy() -> str:
+    """The strategy new shared storages use: "file_descriptor" (default) or "file_system"."""
+    return _sharing_strategy
+
+
+def set_sharing_strategy(new_strategy: str) -> None:
+    """Sets how tensors are shared between processes (PyTorch's torch.multiprocessing.set_sharing_strategy)."""
+    global _sharing_strategy
+    if new_strategy not in _ALL_STRATEGIES:
+        raise ValueError(
+            f"unknown sharing strategy {new_strategy!r}; expected one of {sorted(_ALL_STRATEGIES)}"
+        )
+    _sharing_strategy = new_strategy
+
+
+def get_all_sharing_strategies() -> set[str]:
+    return set(_ALL_STRATEGIES)
+
+
+def new_shared_tensor(sizes: tuple[int, ...], dtype: Any) -> Tensor:
+    """An uninitialised contiguous CPU tensor whose storage is in shared memory.
+
+    Raises ember.c10py.OutOfMemoryError when shared memory is exhausted (with how to fix it).
+    """
+    numel = 1
+    for s in sizes:
+        numel *= s
+    storage = StorageImpl._new_shared(numel * dtype.itemsize, _sharing_strategy)
+    return _wrap(TensorImpl(storage, dtype, sizes, _c10.contiguous_strides(sizes), 0))
+
+
+# ---- StorageImpl ------------------------------------------------------------------------
+
+
+def _rebuild_storage_fd(df: Any, nbytes: int) -> StorageImpl:
+    fd = df.detach()
+    try:
+        return StorageImpl._new_shared_fd(fd, nbytes)  # maps a duplicate of fd
+    finally:
+        os.close(fd)
+
+
+def _rebuild_storage_filename(name: str, nbytes: int) -> StorageImpl:
+    return StorageImpl._new_shared_filename(name, nbytes)
+
+
+def _rebuild_storage_bytes(data: bytes, device: str) -> StorageImpl:
+    return StorageImpl.from_bytes(data, device)
+
+
+def reduce_storage(storage: StorageImpl) -> tuple[Any, tuple[Any, ...]]:
+    if storage.device.type != "cpu":
+        return (_rebuild_storage_bytes, (storage.tobytes(), str(storage.device)))
+    storage.share_memory_(_sharing_strategy)
+    name = storage._share_filename()
+    if name:
+        return (_rebuild_storage_filename, (name, storage.nbytes))
+    return (_rebuild_storage_fd, (reduction.DupFd(storage._share_fd()), storage.nbytes))
+
+
+# ---- Tensor -----------------------------------------------------------------------------
+
+
+def _rebuild_tensor(
+    storage: StorageImpl, dtype: Any, sizes: tuple[int, ...], strides: tuple[int, ...], offset: int,
+    requires_grad: bool,
+) -> Tensor:
+    t = _wrap(TensorImpl(storage, dtype, sizes, strides, offset))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def reduce_tensor(t: Tensor) -> tuple[Any, tuple[Any, ...]]:
+    if t.requires_grad and not t.is_leaf:
+        raise RuntimeError(
+            "Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd does not support "
+            "crossing process boundaries.  If you just want to transfer the data, call detach() on the tensor "
+            "before serializing (e.g., putting it on the queue)."
+        )
+    if t.device.type != "cpu":
+        return t.__reduce_ex__(reduction.ForkingPickler.HIGHEST_PROTOCOL)  # type: ignore[no-any-return]
+    impl = t._impl
+    return (
+        _rebuild_tensor,
+        (impl.storage, impl.dtype, impl.sizes, impl.strides, impl.storage_offset, t.requires_grad),
+    )
+
+
+def init_reductions() -> None:
+    """Registers the reductions with ForkingPickler (done once, when ember.data is imported)."""
+    reduction.ForkingPickler.register(Tensor, reduce_tensor)
+    reduction.ForkingPickler.register(StorageImpl, reduce_storage)

@@ -41,6 +41,16 @@ from .sampler import (
 
 _multiprocessing.init_reductions()
 
+
+def __getattr__(name: str) -> object:
+    # ember.data.datasets is imported on first use (it is not needed to load data).
+    if name == "datasets":
+        import importlib
+
+        return importlib.import_module(".datasets", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __version__ = _metadata.version("ember-data")
 __all__ = [
     "BatchSampler",

@@ -47,15 +47,20 @@ class ExceptionWrapper:
 
     def reraise(self) -> None:
         """Raises the wrapped exception in this process, its message naming where it came from."""
-        msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
-        if self.exc_type is KeyError:
-            # str(KeyError(m)) is repr(m): keep the traceback's line breaks readable.
-            msg = KeyErrorMessage(msg)
-        elif getattr(self.exc_type, "message", None):
-            raise self.exc_type(message=msg)
-        try:
-            exception = self.exc_type(msg)
-        except Exception:
-            # Types whose constructor needs other arguments: the text still gets through.
-            raise RuntimeError(msg) from None
-        raise exception
+        # No local may hold the exception: a frame of its own traceback referring to it is
+        # a reference cycle, which would keep (say) a DataLoader iterator and its workers
+        # alive until the garbage collector runs.
+        raise _build_exception(self.exc_type, f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}")
+
+
+def _build_exception(exc_type: type[BaseException], msg: str) -> BaseException:
+    if exc_type is KeyError:
+        # str(KeyError(m)) is repr(m): keep the traceback's line breaks readable.
+        return KeyError(KeyErrorMessage(msg))
+    if getattr(exc_type, "message", None):
+        return exc_type(message=msg)  # type: ignore[call-arg]
+    try:
+        return exc_type(msg)
+    except Exception:
+        # Types whose constructor needs other arguments: the text still gets through.
+        return RuntimeError(msg)

@@ -22,7 +22,7 @@ from ._utils import ExceptionWrapper
 __all__ = ["WorkerInfo", "get_worker_info"]
 
 # How often a waiting worker checks that the main process is still alive (seconds).
-MP_STATUS_CHECK_INTERVAL = 1.0
+MP_STATUS_CHECK_INTERVAL = 0.5
 
 
 class WorkerInfo:
@@ -132,6 +132,7 @@ def _worker_loop(
     hold_sent_batches: bool,
 ) -> None:
     # See NOTE [ DataLoader worker protocol ] in dataloader.py.
+    watchdog = _ManagerWatchdog()
     try:
         import ember.aten as ea
 
@@ -159,11 +160,12 @@ def _worker_loop(
         n_released = 0
 
         iteration_end = False
-        watchdog = _ManagerWatchdog()
         while watchdog.is_alive():
             try:
                 r = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
             except queue.Empty:
+                if done_event.is_set():
+                    break  # shutting down, and the sentinel did not come (see the NOTE)
                 continue
             if isinstance(r, _ResumeIteration):
                 # A new epoch for persistent workers: a fresh fetcher (a fresh iterator of
@@ -186,8 +188,7 @@ def _worker_loop(
                 n_released += 1
             data: Any
             if init_exception is not None:
-                data = init_exception
-                init_exception = None
+                data = init_exception  # every task answers it: this worker cannot fetch
             else:
                 try:
                     assert fetcher is not None
@@ -208,7 +209,7 @@ def _worker_loop(
     except KeyboardInterrupt:
         # Ctrl-C reaches the whole process group; the main process handles it.
         pass
-    if done_event.is_set():
+    if done_event.is_set() or os.getppid() != watchdog.manager_pid:
         # Do not wait, at exit, for the main process to read what is left in the pipe.
         data_queue.cancel_join_thread()
         data_queue.close()

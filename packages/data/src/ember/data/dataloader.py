@@ -386,6 +386,11 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
         return data
 
 
+class _ReceiveError(ExceptionWrapper):
+    """A batch that arrived but could not be unpickled -- typically because its worker died
+    before the main process fetched the batch's file descriptors from it."""
+
+
 def _decode(r: tuple[Any, Any]) -> tuple[Any, Any]:
     """A worker's (idx, payload) -> (idx, data): unpickling maps the batch's shared memory."""
     idx, payload = r
@@ -394,7 +399,7 @@ def _decode(r: tuple[Any, Any]) -> tuple[Any, Any]:
     try:
         return idx, ForkingPickler.loads(payload)
     except Exception:
-        return idx, ExceptionWrapper(where="in the main process, receiving a batch from a DataLoader worker")
+        return idx, _ReceiveError(where="in the main process, receiving a batch from a DataLoader worker")
 
 
 # NOTE [ DataLoader worker protocol ]
@@ -438,7 +443,7 @@ def _decode(r: tuple[Any, Any]) -> tuple[Any, Any]:
 #   after N seconds"). An exception in a worker travels as an ExceptionWrapper and is
 #   re-raised, with the worker's traceback, when its batch's turn comes.
 #   Workers wait on their index queue in steps too, and exit if the main process is gone
-#   (their parent pid changes).
+#   (their parent pid changes) or workers_done_event is set without a sentinel coming.
 #
 # Shutdown (_shutdown_workers; at the end of an epoch unless persistent, on worker
 # failure, on __del__ -- break, garbage collection, KeyboardInterrupt unwinding)
@@ -450,6 +455,14 @@ def _decode(r: tuple[Any, Any]) -> tuple[Any, Any]:
 #   Batches still in the result queue are never unpickled: their fds die with the queue
 #   (file_descriptor) or their segments with the workers that held them (file_system).
 #   The memory of batches already yielded is released when the user drops them.
+
+
+# The processes, queues and event of every multi-process iterator not yet shut down. Held
+# here so that when an iterator is garbage collected as part of a reference cycle, these
+# are not garbage with it: the collector would first run their own finalizers (closing the
+# index queues' feeder threads) and the iterator's __del__ could then no longer send the
+# workers their sentinel.
+_live_worker_resources: dict[int, tuple[Any, ...]] = {}
 
 
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
@@ -473,6 +486,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
         self._index_queues: list[Any] = []
         self._workers: list[Any] = []
+        _live_worker_resources[id(self)] = (
+            self._index_queues, self._workers, self._worker_result_queue, self._workers_done_event,
+        )
         self._workers_status = [True for _ in range(self._num_workers)]
         self._workers_n_received = [0 for _ in range(self._num_workers)]
         try:
@@ -589,6 +605,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         info = self._task_info.get(r[0]) if isinstance(r[0], int) else None
         if info is not None:
             self._workers_n_received[info[0]] += 1
+            if isinstance(r[1], _ReceiveError):
+                # If its worker is dying, say so rather than report the broken hand-over.
+                self._workers[info[0]].join(timeout=1.0)
+                self._check_workers()
         return True, r
 
     def _get_data(self) -> Any:
@@ -737,6 +757,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                         w.join()
             self._worker_result_queue.cancel_join_thread()
             self._worker_result_queue.close()
+            _live_worker_resources.pop(id(self), None)
 
     def __del__(self) -> None:
         try:

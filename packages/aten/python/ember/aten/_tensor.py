@@ -27,6 +27,7 @@ class AutogradMeta:
 
     __slots__ = (
         "grad",
+        "grad_accumulator",
         "grad_fn",
         "hooks",
         "name",
@@ -47,6 +48,7 @@ class AutogradMeta:
         self.retains_grad = False
         self.name: str | None = None
         self.view_info: Any = None
+        self.grad_accumulator: Any = None  # weak reference to the leaf's AccumulateGrad node
 
 
 class Size(tuple):
@@ -252,12 +254,16 @@ class Tensor:
     @property
     def grad_fn(self) -> Any:
         m = self._meta
-        return None if m is None else m.grad_fn
+        if m is None:
+            return None
+        if m.view_info is not None:
+            # a view: autograd rebuilds its grad_fn after an in-place change of its base
+            return _autograd_hooks["grad_fn"](self)
+        return m.grad_fn
 
     @property
     def is_leaf(self) -> bool:
-        m = self._meta
-        return m is None or m.grad_fn is None
+        return self.grad_fn is None
 
     @property
     def retains_grad(self) -> bool:
@@ -292,6 +298,9 @@ class Tensor:
 
     def retain_grad(self) -> None:
         _autograd("retain_grad")(self)
+
+    def detach_(self) -> Tensor:
+        return _autograd("detach_")(self)
 
     @property
     def data(self) -> Tensor:

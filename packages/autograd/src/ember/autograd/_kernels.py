@@ -1,0 +1,351 @@
+"""Registering autograd into aten's dispatcher.
+
+``install()`` (run once, by the ``ember.aten.plugins`` entry point) does:
+
+1. reads ``derivatives.yaml`` and checks each entry's schema against the operator
+   aten registered under that name;
+2. generates the Node classes and kernels (``_codegen``), compiles them once into the
+   module ``ember.autograd._generated``;
+3. registers, for the Autograd alias key (AutogradCPU / AutogradCUDA / AutogradOther):
+   the generated kernel of every op with an entry and of its in-place variants; a
+   kernel refusing inputs that require grad for every ``.out`` variant; and one
+   fallback for every other operator: it runs the op below Autograd and, if an input
+   required grad and a floating-point result came out, raises "the derivative for
+   'op' is not implemented". CompositeImplicitAutograd operators need nothing: the
+   dispatcher runs them at the Autograd key, and the ops they call record the graph;
+4. fills aten's ``_autograd_hooks`` (Tensor.backward, register_hook, ...).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import math
+import sys
+import types
+from typing import Any
+
+import ember.aten as ea
+from ember.aten import _dispatch
+from ember.aten import _generated_ops as ops
+from ember.aten._schema import FunctionSchema
+from ember.aten._tensor import AutogradMeta, Tensor
+from ember.c10py import DispatchKey
+
+from . import _codegen, _formulas, _meta
+from .anomaly_mode import _anomaly, record_trace
+from .graph import _BACKEND_BITS, Node, _next_seq
+
+_NOT_AUTOGRAD = _dispatch.ALL_BITS & ~_dispatch.AUTOGRAD_FUNCTIONALITY
+_AUTOGRAD_KEYS = (DispatchKey.AutogradCPU, DispatchKey.AutogradCUDA, DispatchKey.AutogradOther)
+AUTOGRAD_BIT = _meta.AUTOGRAD_BIT
+
+# entries whose op aten does not define, or defines with another schema (tests assert these are empty)
+SKIPPED: list[str] = []
+
+
+# ---------------------------------------------------------------------------
+# runtime helpers of the generated kernels
+# ---------------------------------------------------------------------------
+
+
+def _plain(redispatch: Any, ks: int, args: tuple[Any, ...]) -> Any:
+    """Runs the op below Autograd, with the Autograd keys excluded on this thread."""
+    tls = _dispatch.tls
+    prev = tls.exclude_not
+    tls.exclude_not = prev & _NOT_AUTOGRAD
+    try:
+        return redispatch(ks, *args)
+    finally:
+        tls.exclude_not = prev
+
+
+def _any_edge(edges: Any) -> bool:
+    for e in edges:
+        if e is not None:
+            return True
+    return False
+
+
+def _set_history_1(r: Any, node: Node) -> None:
+    impl = r._impl
+    dt = impl.dtype
+    if dt.is_floating_point:
+        m = AutogradMeta()
+        m.requires_grad = True
+        m.grad_fn = node
+        r._meta = m
+        keys = r._keys | AUTOGRAD_BIT
+        r._keys = keys
+        node._input_meta = ((impl.sizes, dt, keys & _BACKEND_BITS),)
+    else:
+        node._input_meta = (None,)
+
+
+def _set_history_list(rs: Any, node: Node) -> None:
+    meta: list[Any] = []
+    for i, r in enumerate(rs):
+        if r._impl.dtype.is_floating_point:
+            _meta.set_history(r, node, i)
+            meta.append(_meta.input_meta(r))
+        else:
+            meta.append(None)
+    node._input_meta = tuple(meta)
+
+
+def _set_history_multi(rs: Any, node: Node, differentiable: tuple[bool, ...]) -> None:
+    meta: list[Any] = []
+    for i, r in enumerate(rs):
+        if differentiable[i] and r is not None and r._impl.dtype.is_floating_point:
+            _meta.set_history(r, node, i)
+            meta.append(_meta.input_meta(r))
+        else:
+            meta.append(None)
+    node._input_meta = tuple(meta)
+
+
+def _assign_list(out: list[Any], offset: int, n: int, grads: Any, op: str) -> None:
+    grads = list(grads)
+    if len(grads) != n:
+        raise RuntimeError(f"{op}: the derivative formula returned {len(grads)} gradients for a list of {n} tensors")
+    out[offset : offset + n] = grads
+
+
+def _clone(t: Any) -> Any:
+    """self before an in-place op overwrites it (recorded, so double backward still reaches self)."""
+    return ops._call_clone(t, None)
+
+
+def _runtime_namespace() -> dict[str, Any]:
+    ns: dict[str, Any] = {"math": math, "ea": ea, "inf": math.inf, "nan": math.nan}
+    ns.update({k: v for k, v in vars(_formulas).items() if not k.startswith("__")})
+    ns.update(
+        _Node=Node,
+        _next_seq=_next_seq,
+        _edge=_meta.gradient_edge,
+        _any_edge=_any_edge,
+        _plain=_plain,
+        _check_no_requires_grad=_meta.check_no_requires_grad,
+        _check_inplace=_meta.check_inplace,
+        _anomaly=_anomaly,
+        _record_trace=record_trace,
+        _save=_meta.save,
+        _save_list=_meta.save_list,
+        _save_output=_meta.save_output,
+        _unpack=_meta.unpack,
+        _clone=_clone,
+        _tls=_dispatch.tls,
+        _NOT_AUTOGRAD=_NOT_AUTOGRAD,
+        _rebase_history=_meta.rebase_history,
+        _set_history_1=_set_history_1,
+        _set_history_list=_set_history_list,
+        _set_history_multi=_set_history_multi,
+        _mark_view=_meta.mark_view,
+        _assign_list=_assign_list,
+    )
+    return ns
+
+
+# ---------------------------------------------------------------------------
+# kernels that are not generated
+# ---------------------------------------------------------------------------
+
+
+def _tensors_in(args: tuple[Any, ...]) -> Any:
+    for a in args:
+        if isinstance(a, Tensor):
+            yield a
+        elif isinstance(a, (list, tuple)):
+            for x in a:
+                if isinstance(x, Tensor):
+                    yield x
+
+
+def _any_requires_grad(args: tuple[Any, ...]) -> bool:
+    return any(_meta.requires_grad(t) for t in _tensors_in(args))
+
+
+def _float_results(r: Any) -> bool:
+    return any(t._impl.dtype.is_floating_point for t in _tensors_in(r if isinstance(r, (list, tuple)) else (r,)))
+
+
+def _make_out_kernel(op: Any, schema: FunctionSchema) -> Any:
+    out_pos = [i for i, a in enumerate(schema.arguments) if a in schema.out_arguments]
+    name = schema.name
+
+    def out_kernel(ks: int, *args: Any) -> Any:
+        if _any_requires_grad(args) and any(
+            isinstance(args[i], Tensor) and args[i]._impl.dtype.is_floating_point for i in out_pos
+        ):
+            raise RuntimeError(
+                f"{name}(): functions with out=... arguments don't support automatic differentiation, but one of "
+                "the arguments requires grad."
+            )
+        return _plain(op.redispatch, ks, args)
+
+    out_kernel.__qualname__ = f"out_kernel[{schema.qualname}]"
+    return out_kernel
+
+
+def _make_non_differentiable_kernel(op: Any, schema: FunctionSchema) -> Any:
+    """Entries whose outputs are all non-differentiable (detach, factories like zeros_like)."""
+    is_view = schema.is_view
+
+    def kernel(ks: int, *args: Any) -> Any:
+        r = _plain(op.redispatch, ks, args)
+        if is_view:
+            for t in r if isinstance(r, (list, tuple)) else (r,):
+                _meta.mark_non_differentiable_view(t)
+        return r
+
+    kernel.__qualname__ = f"non_differentiable_kernel[{schema.qualname}]"
+    return kernel
+
+
+def autograd_fallback(op: Any, ks: int, *args: Any) -> Any:
+    """Operators without a derivatives.yaml entry: fine unless a gradient would be needed."""
+    needs = _any_requires_grad(args)
+    if needs and op.name.endswith("_") and _float_results(args[0] if args else None):
+        raise NotImplementedError(f"the derivative for '{op.name}' is not implemented.")
+    r = _plain(op.redispatch, ks, args)
+    if needs and _float_results(r):
+        raise NotImplementedError(f"the derivative for '{op.name}' is not implemented.")
+    return r
+
+
+# ---------------------------------------------------------------------------
+# install
+# ---------------------------------------------------------------------------
+
+
+def _load_yaml() -> tuple[list[dict[str, Any]], str]:
+    import yaml
+
+    text = importlib.resources.files("ember.autograd").joinpath("derivatives.yaml").read_text()
+    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class _LineLoader(loader_cls):  # type: ignore[valid-type, misc]
+        pass
+
+    def construct_mapping(loader: Any, node: Any, deep: bool = False) -> Any:
+        mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+        mapping["__line__"] = node.start_mark.line + 1
+        return mapping
+
+    _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    raw = yaml.load(text, Loader=_LineLoader) or []
+    return raw, text
+
+
+def _same_signature(a: FunctionSchema, b: FunctionSchema) -> bool:
+    """Argument names and types equal, ignoring alias annotations and defaults."""
+    if len(a.arguments) != len(b.arguments):
+        return False
+    for x, y in zip(a.arguments, b.arguments, strict=True):
+        if x.name != y.name or x.type.base != y.type.base or x.type.is_list != y.type.is_list:
+            return False
+        if x.type.optional != y.type.optional:
+            return False
+    return True
+
+
+def _schema_matches(entry: FunctionSchema, op: FunctionSchema) -> bool:
+    return _same_signature(entry, op) and [str(r.type) for r in entry.returns] == [str(r.type) for r in op.returns]
+
+
+_installed = False
+NODES: dict[str, type] = {}
+
+
+def install() -> None:
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    raw, text = _load_yaml()
+    entries = _codegen.parse_entries(raw)
+    ops_by_name = {op.qualname: op for op in _dispatch.all_ops() if op.namespace == "aten"}
+    schemas = {q: FunctionSchema.parse(op.schema) for q, op in ops_by_name.items()}
+
+    live: list[_codegen.Entry] = []
+    for e in entries:
+        op_schema = schemas.get(e.qualname)
+        if op_schema is None:
+            SKIPPED.append(f"{e.qualname}: aten has no such operator")
+            continue
+        if not _schema_matches(e.schema, op_schema):
+            SKIPPED.append(f"{e.qualname}: schema differs from aten's {op_schema.text}")
+            continue
+        live.append(e)
+    by_qualname = {e.qualname: e for e in live}
+
+    # which op gets which kernel
+    variants: dict[str, list[tuple[FunctionSchema, str]]] = {}
+    other: list[tuple[str, Any]] = []  # (qualname, kernel) not generated
+    by_base: dict[str, list[_codegen.Entry]] = {}
+    for e in live:
+        by_base.setdefault(e.schema.name, []).append(e)
+    for q, s in schemas.items():
+        op = ops_by_name[q]
+        kernels = op.kernels()
+        has_backend = any(
+            k in kernels for k in (DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.CompositeExplicitAutograd)
+        )
+        if not has_backend:
+            continue  # CompositeImplicitAutograd (or no kernel at all)
+        e = by_qualname.get(q)
+        if e is not None:
+            if e.all_outputs_non_differentiable:
+                other.append((q, _make_non_differentiable_kernel(op, s)))
+            else:
+                variants.setdefault(q, []).append((s, "inplace" if s.is_inplace else "functional"))
+            continue
+        if s.is_out:
+            other.append((q, _make_out_kernel(op, s)))
+            continue
+        if s.is_inplace:
+            base = by_base.get(s.name[:-1], [])
+            match = next((x for x in base if not x.schema.is_inplace and _same_signature(x.schema, s)), None)
+            if match is not None:
+                if match.all_outputs_non_differentiable:
+                    other.append((q, _make_non_differentiable_kernel(op, s)))
+                else:
+                    variants.setdefault(match.qualname, []).append((s, "inplace"))
+
+    source = _codegen.gen_module(live, variants)
+    ns = _runtime_namespace()
+    for q in schemas:
+        ns[f"_rd_{_codegen.mangle(q)}"] = ops_by_name[q].redispatch
+    mod = types.ModuleType("ember.autograd._generated", "Backward nodes and kernels generated from derivatives.yaml.")
+    mod.__dict__.update(ns)
+    mod.__dict__["SOURCE"] = source
+    mod.__dict__["SOURCE_HASH"] = hashlib.sha256(text.encode()).hexdigest()
+    code = compile(source, "<ember.autograd._generated>", "exec")
+    exec(code, mod.__dict__)
+    mod.__dict__["record_as_strided"] = _make_record_as_strided(mod)
+    sys.modules["ember.autograd._generated"] = mod
+    NODES.update(mod.NODES)
+
+    for q, k in mod.KERNELS.items():
+        _register(ops_by_name[q], k, f"ember.autograd._generated:{k.__name__}")
+    for q, k in other:
+        _register(ops_by_name[q], k, f"ember.autograd._kernels:{k.__qualname__}")
+    for key in _AUTOGRAD_KEYS:
+        _dispatch.register_fallback(key, autograd_fallback, name="ember.autograd._kernels:autograd_fallback")
+
+
+def _register(op: Any, fn: Any, name: str) -> None:
+    _dispatch.register_kernel(op, DispatchKey.Autograd, fn, with_keyset=True, name=name)
+
+
+def _make_record_as_strided(mod: Any) -> Any:
+    kernel = mod.KERNELS.get("as_strided")
+    backend_only = ~(AUTOGRAD_BIT | 0x8)
+
+    def record_as_strided(base: Any, sizes: Any, strides: Any, offset: int) -> Any:
+        if kernel is None:
+            raise NotImplementedError("derivatives.yaml has no entry for as_strided")
+        ks = (base._keys | _dispatch.tls.include) & backend_only & _dispatch.ALL_BITS
+        return kernel(ks, base, tuple(sizes), tuple(strides), offset)
+
+    return record_as_strided

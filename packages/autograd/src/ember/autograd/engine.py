@@ -1,0 +1,306 @@
+"""The Engine: runs the backward graph in dependency order.
+
+PyTorch's algorithm, without recursion (a 100k-node chain is a 100k-iteration loop):
+
+1. From a ``GraphRoot`` node whose edges are the roots, walk the graph once and count,
+   for every node, how many edges point at it (its *dependencies*).
+2. If only some inputs are wanted (``grad(outputs, inputs)``, ``backward(inputs=...)``)
+   mark the nodes that lead to them; the others are not run.
+3. A priority queue holds the nodes whose dependencies are all satisfied, the most
+   recently created first (highest sequence number; AccumulateGrad nodes first of all).
+   Running a node: tensor pre-hooks, captures, retains-grad hooks, node pre-hooks,
+   ``apply``, post-hooks, then each returned gradient is checked against the
+   receiving input's metadata (summed back to its shape when it was broadcast, cast
+   to its dtype) and added into that node's input buffer -- gradients of several
+   paths meeting at one input are summed there. The receiver's count drops by one;
+   at zero it is ready.
+4. Without ``retain_graph``, each node's saved tensors are released after it runs.
+
+Grad mode during the pass is ``create_graph``: with it on, the formulas' operations
+are recorded and the gradients are themselves differentiable.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from typing import Any
+
+from . import anomaly_mode
+from ._meta import AUTOGRAD_BIT
+from .grad_mode import _set_grad_enabled, _state
+from .graph import _BACKEND_BITS, AccumulateGrad, Node
+
+
+class GraphRoot(Node):
+    """Virtual first node: its outputs are the root gradients."""
+
+    __slots__ = ("grads",)
+
+    def __init__(self, edges: Sequence[tuple[Node, int]], grads: list[Any]) -> None:
+        Node.__init__(self)
+        self.next_edges = tuple(edges)
+        self.grads = grads
+        self._seq = 1 << 63
+
+    def apply(self, grads: list[Any]) -> list[Any]:
+        return self.grads
+
+
+class Target:
+    """An input of grad() / backward(inputs=): where its gradient arrives and what to do with it."""
+
+    __slots__ = ("index", "input_nr", "node", "tensor")
+
+    def __init__(self, index: int, node: Node, input_nr: int, tensor: Any) -> None:
+        self.index = index
+        self.node = node
+        self.input_nr = input_nr
+        self.tensor = tensor
+
+
+def _count_dependencies(root: Node) -> dict[Node, int]:
+    deps: dict[Node, int] = {}
+    stack = [root]
+    while stack:
+        fn = stack.pop()
+        for e in fn.next_edges:
+            if e is not None:
+                nxt = e[0]
+                c = deps.get(nxt)
+                if c is None:
+                    deps[nxt] = 1
+                    stack.append(nxt)
+                else:
+                    deps[nxt] = c + 1
+    return deps
+
+
+def _useful_nodes(root: Node, deps: dict[Node, int], wanted: set[Node]) -> set[Node]:
+    """Nodes that lead to a wanted node (or are one): the only nodes the pass visits."""
+    # a topological order (Kahn, on a copy of the counts), then children before parents
+    remaining = dict(deps)
+    order = [root]
+    i = 0
+    while i < len(order):
+        fn = order[i]
+        i += 1
+        for e in fn.next_edges:
+            if e is not None:
+                nxt = e[0]
+                c = remaining[nxt] - 1
+                remaining[nxt] = c
+                if c == 0:
+                    order.append(nxt)
+    useful: set[Node] = set()
+    for fn in reversed(order):
+        if fn in wanted:
+            useful.add(fn)
+            continue
+        for e in fn.next_edges:
+            if e is not None and e[0] in useful:
+                useful.add(fn)
+                break
+    return useful
+
+
+def execute(
+    root_edges: Sequence[tuple[Node, int]],
+    root_grads: list[Any],
+    keep_graph: bool,
+    create_graph: bool,
+    targets: list[Target] | None = None,
+    accumulate: bool = True,
+) -> list[Any] | None:
+    """Runs backward from `root_edges` with `root_grads`.
+
+    targets=None: every reachable node runs (leaves accumulate into .grad).
+    targets with accumulate=False (grad()): returns the gradient arriving at each target.
+    targets with accumulate=True (backward(inputs=)): only the targets' .grad are written.
+    """
+    root = GraphRoot(root_edges, root_grads)
+    deps = _count_dependencies(root)
+    useful: set[Node] | None = None
+    by_node: dict[Node, list[Target]] = {}
+    captured: list[Any] | None = None
+    runs_anyway: set[Node] = set()  # targets that still run (leaves under backward(inputs=))
+    if targets is not None:
+        for t in targets:
+            by_node.setdefault(t.node, []).append(t)
+            if accumulate and t.node.__class__ is AccumulateGrad:
+                runs_anyway.add(t.node)
+        useful = _useful_nodes(root, deps, set(by_node))
+        captured = [None] * len(targets)
+
+    prev_mode = _state.enabled
+    _set_grad_enabled(create_graph)
+    anomaly = anomaly_mode._anomaly
+    buffers: dict[Node, list[Any]] = {}
+    ready: list[tuple[int, int, Node]] = [(0, 0, root)]
+    tiebreak = 0
+    try:
+        while ready:
+            fn = heapq.heappop(ready)[2]
+            if fn is root:
+                outputs: Any = root_grads
+            else:
+                grads = buffers.pop(fn)
+                if fn._tensor_pre_hooks is not None or fn.__class__ is AccumulateGrad:
+                    grads = _call_tensor_pre_hooks(fn, grads)
+                if targets is not None:
+                    hits = by_node.get(fn)
+                    if hits is not None:
+                        for t in hits:
+                            g = grads[t.input_nr]
+                            if accumulate:
+                                if fn.__class__ is not AccumulateGrad and g is not None:
+                                    _accumulate_non_leaf(t.tensor, g)
+                            else:
+                                assert captured is not None
+                                captured[t.index] = g
+                        if fn not in runs_anyway and not _leads_further(fn, useful, by_node):
+                            continue
+                outputs = _call_function(fn, grads, keep_graph, anomaly)
+            edges = fn.next_edges
+            if len(outputs) != len(edges):
+                raise RuntimeError(
+                    f"Function {fn.name()} returned an incorrect number of gradients (expected {len(edges)}, "
+                    f"got {len(outputs)})"
+                )
+            for i, e in enumerate(edges):
+                if e is None:
+                    continue
+                nxt, nr = e
+                if useful is not None and nxt not in useful:
+                    continue
+                g = outputs[i]
+                buf = buffers.get(nxt)
+                if buf is None:
+                    buf = buffers[nxt] = [None] * len(nxt._input_meta)
+                if g is not None:
+                    g = _validate(fn, i, g, nxt._input_meta[nr])
+                    old = buf[nr]
+                    buf[nr] = g if old is None else old + g
+                c = deps[nxt] - 1
+                deps[nxt] = c
+                if c == 0:
+                    tiebreak += 1
+                    heapq.heappush(ready, (-nxt._seq, tiebreak, nxt))
+    finally:
+        _set_grad_enabled(prev_mode)
+    return captured
+
+
+def _leads_further(fn: Node, useful: set[Node] | None, by_node: dict[Node, list[Target]]) -> bool:
+    """A captured node runs only if some other target lies beyond it."""
+    if useful is None:
+        return True
+    return any(e is not None and e[0] in useful for e in fn.next_edges)
+
+
+def _call_tensor_pre_hooks(fn: Node, grads: list[Any]) -> list[Any]:
+    if fn.__class__ is AccumulateGrad:
+        m = fn.variable._meta  # type: ignore[attr-defined]
+        hooks = m.hooks if m is not None else None
+        if hooks and grads[0] is not None:
+            for h in tuple(hooks.values()):
+                r = h(grads[0])
+                if r is not None:
+                    grads[0] = r
+        return grads
+    assert fn._tensor_pre_hooks is not None
+    for nr, hooks in fn._tensor_pre_hooks.items():
+        if grads[nr] is None:
+            continue
+        for h in tuple(hooks.values()):
+            r = h(grads[nr])
+            if r is not None:
+                grads[nr] = r
+    return grads
+
+
+def _call_function(fn: Node, grads: list[Any], keep_graph: bool, anomaly: Any) -> Any:
+    if fn._retains_grad_hooks is not None:
+        for nr, h in fn._retains_grad_hooks.items():
+            if grads[nr] is not None:
+                h(grads[nr])
+    if fn._pre_hooks is not None:
+        for h in tuple(fn._pre_hooks.values()):
+            r = h(tuple(grads))
+            if r is not None:
+                grads = list(r)
+    for g in grads:
+        if g is not None:
+            break
+    else:
+        # no gradient reached this node: nothing to compute, nothing to send
+        if not keep_graph:
+            fn.release_variables()
+        return (None,) * len(fn.next_edges)
+    if anomaly.enabled:
+        try:
+            outputs = fn.apply(grads)
+        except Exception:
+            anomaly_mode.report_error(fn)
+            raise
+        if anomaly.check_nan:
+            anomaly_mode.check_nan(fn, outputs)
+    else:
+        outputs = fn.apply(grads)
+    if not keep_graph:
+        fn.release_variables()
+    if fn._post_hooks is not None:
+        for h in tuple(fn._post_hooks.values()):
+            r = h(tuple(outputs), tuple(grads))
+            if r is not None:
+                outputs = r
+    return outputs
+
+
+def _validate(fn: Node, i: int, g: Any, meta: Any) -> Any:
+    """Sums a broadcast gradient to the input's shape and casts it to its dtype (PyTorch's validate_outputs)."""
+    if meta is None:
+        return g
+    sizes, dtype, backend = meta
+    impl = g._impl
+    gsizes = impl.sizes
+    if gsizes != sizes:
+        if not _expandable(sizes, gsizes):
+            raise RuntimeError(
+                f"Function {fn.name()} returned an invalid gradient at index {i} - got {list(gsizes)} but expected "
+                f"shape compatible with {list(sizes)}"
+            )
+        from ._formulas import sum_to
+
+        g = sum_to(g, sizes)
+    if impl.dtype is not dtype:
+        g = g.to(dtype)
+    if (g._keys & _BACKEND_BITS) != backend:
+        raise RuntimeError(
+            f"Function {fn.name()} returned an invalid gradient at index {i} - expected device "
+            f"{'cuda' if backend == 2 else 'cpu'} but got {g.device}"
+        )
+    return g
+
+
+def _expandable(shape: Sequence[int], to: Sequence[int]) -> bool:
+    """`shape` broadcasts to `to`."""
+    if len(shape) > len(to):
+        return False
+    for a, b in zip(reversed(shape), reversed(to), strict=False):
+        if a != b and a != 1:
+            return False
+    return True
+
+
+def _accumulate_non_leaf(t: Any, g: Any) -> None:
+    """backward(inputs=[non_leaf]): its .grad gets the gradient, like retain_grad()."""
+    m = t._meta
+    if m.grad is None:
+        m.grad = g.clone() if not g.requires_grad or _state.enabled else g.detach().clone()
+    else:
+        m.grad = m.grad + g
+
+
+def is_differentiable(t: Any) -> bool:
+    return (t._keys & AUTOGRAD_BIT) != 0

@@ -100,8 +100,8 @@ def make_array(shape: tuple[int, ...], dtype: Any, *, low: float | None = None, 
 def tensor_from(a: np.ndarray, dtype: Any) -> Any:
     """An ember tensor of `dtype` holding the values of `a`."""
     if dtype == ea.bfloat16:
-        return ea.from_numpy(np.ascontiguousarray(a, dtype=np.float32)).to(ea.bfloat16)
-    return ea.from_numpy(np.ascontiguousarray(a).astype(np_dtype(dtype))).clone()
+        return ea.from_numpy(np.ascontiguousarray(a, dtype=np.float32).reshape(np.shape(a))).to(ea.bfloat16)
+    return ea.from_numpy(np.ascontiguousarray(a).astype(np_dtype(dtype)).reshape(np.shape(a))).clone()
 
 
 def make_tensor(shape: tuple[int, ...], dtype: Any, **kw: Any) -> Any:

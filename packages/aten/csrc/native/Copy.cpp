@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "TensorFactories.h"
+
 namespace ember::at::native {
 
 DEFINE_DISPATCH(copy_stub);
@@ -68,7 +70,7 @@ Tensor Tensor::contiguous(MemoryFormat fmt) const {
 }
 
 Tensor Tensor::clone() const {
-  Tensor out = empty_like(*this);
+  Tensor out = native::empty_like_preserve(*this, dtype(), device());
   out.copy_(*this);
   return out;
 }
@@ -153,15 +155,7 @@ Tensor zero_(const Tensor& self) {
 }
 
 Tensor clone(const Tensor& self, std::optional<MemoryFormat> memory_format) {
-  const MemoryFormat fmt = memory_format.value_or(MemoryFormat::Preserve);
-  Tensor out;
-  if (fmt == MemoryFormat::Preserve) {
-    out = empty_like(self);
-  } else if (fmt == MemoryFormat::Contiguous) {
-    out = empty(self.sizes(), self.dtype(), self.device());
-  } else {
-    out = empty(self.sizes(), self.dtype(), self.device()).contiguous(fmt);
-  }
+  Tensor out = empty_like_format(self, self.dtype(), self.device(), memory_format.value_or(MemoryFormat::Preserve));
   out.copy_(self);
   return out;
 }

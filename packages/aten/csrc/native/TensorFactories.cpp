@@ -1,29 +1,115 @@
-// Factory kernels: empty, empty_strided, scalar_tensor, _to_copy.
+// Factory kernels: empty, empty_strided, scalar_tensor, _to_copy, zeros/ones/full
+// (and their out= and _like / new_ forms), arange, linspace, logspace, eye.
+//
+// TensorOptions arrive as dtype / device / pin_memory (layout is dropped by the
+// codegen; requires_grad is set by the generated Python function afterwards).
+// An unspecified dtype is the default float dtype, except where PyTorch infers it
+// from the values: full (from fill_value) and arange (int64 for integer bounds).
+#include "TensorFactories.h"
+
+#include <cmath>
+
+#include <ember/aten/Dispatch.h>
+#include <ember/aten/Parallel.h>
 #include <ember/aten/TensorIterator.h>
 
 namespace ember::at::native {
 
 namespace {
+
 Device resolve_device(const std::optional<Device>& d) {
   if (!d) return Device(DeviceType::CPU);
   return *d;
 }
-}  // namespace
 
-Tensor empty_memory_format(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device,
-                           std::optional<bool> pin_memory, std::optional<MemoryFormat> memory_format) {
+void check_size_nonnegative(IntArrayRef size) {
   for (int64_t s : size) {
     EMBER_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", size);
   }
-  Tensor t = empty(size, dtype.value_or(get_default_dtype()), resolve_device(device));
-  if (memory_format && (*memory_format == MemoryFormat::ChannelsLast || *memory_format == MemoryFormat::ChannelsLast3d)) {
-    return t.contiguous(*memory_format);
+}
+
+Tensor new_tensor(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device) {
+  check_size_nonnegative(size);
+  return at::empty(size, dtype.value_or(get_default_dtype()), resolve_device(device));
+}
+
+// The dtype of full(size, v) without dtype=: bool -> bool, int -> int64, float -> default.
+ScalarType fill_value_dtype(const Scalar& v) {
+  if (v.isBoolean()) return ScalarType::Bool;
+  if (v.isIntegral(false)) return ScalarType::Long;
+  return get_default_dtype();
+}
+
+DimVector channels_last_strides(IntArrayRef sizes, MemoryFormat fmt) {
+  const int64_t nd = fmt == MemoryFormat::ChannelsLast ? 4 : 5;
+  EMBER_CHECK(static_cast<int64_t>(sizes.size()) == nd, "required rank ", nd, " tensor to use ",
+              nd == 4 ? "channels_last" : "channels_last_3d", " format");
+  const DimVector order = nd == 4 ? DimVector{1, 3, 2, 0} : DimVector{1, 4, 3, 2, 0};
+  DimVector strides(nd);
+  int64_t acc = 1;
+  for (int64_t d : order) {
+    strides[d] = acc;
+    acc *= std::max<int64_t>(sizes[d], 1);
   }
-  return t;
+  return strides;
+}
+
+}  // namespace
+
+// ---- allocation helpers (TensorFactories.h) ------------------------------------------
+
+Tensor empty_like_preserve(const Tensor& like, ScalarType dtype, Device device) {
+  if (like.is_non_overlapping_and_dense()) return at::empty_strided(like.sizes(), like.strides(), dtype, device);
+  // Dense strides in like's order: sort dims innermost-first by stride; a stride-0
+  // (broadcast) dim or a tie expresses no order and keeps the logical one.
+  const int64_t nd = like.dim();
+  DimVector perm(nd);
+  for (int64_t i = 0; i < nd; ++i) perm[i] = nd - 1 - i;  // innermost first
+  for (int64_t i = 1; i < nd; ++i) {
+    for (int64_t j = i; j > 0; --j) {
+      const int64_t s0 = like.stride(perm[j - 1]), s1 = like.stride(perm[j]);
+      if (s0 == 0 || s1 == 0 || s0 <= s1) break;
+      std::swap(perm[j - 1], perm[j]);
+    }
+  }
+  DimVector strides(nd);
+  int64_t acc = 1;
+  for (int64_t d : perm) {
+    strides[d] = acc;
+    acc *= std::max<int64_t>(like.size(d), 1);
+  }
+  return at::empty_strided(like.sizes(), strides, dtype, device);
+}
+
+Tensor empty_like_format(const Tensor& like, ScalarType dtype, Device device, MemoryFormat fmt) {
+  switch (fmt) {
+    case MemoryFormat::Preserve:
+      return empty_like_preserve(like, dtype, device);
+    case MemoryFormat::Contiguous:
+      return at::empty(like.sizes(), dtype, device);
+    default:
+      return at::empty_strided(like.sizes(), channels_last_strides(like.sizes(), fmt), dtype, device);
+  }
+}
+
+// ---- empty, empty_strided, scalar_tensor, _to_copy --------------------------------------
+
+Tensor empty_memory_format(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device,
+                           std::optional<bool> pin_memory, std::optional<MemoryFormat> memory_format) {
+  check_size_nonnegative(size);
+  const ScalarType dt = dtype.value_or(get_default_dtype());
+  const Device dev = resolve_device(device);
+  if (memory_format && (*memory_format == MemoryFormat::ChannelsLast || *memory_format == MemoryFormat::ChannelsLast3d)) {
+    return at::empty_strided(size, channels_last_strides(size, *memory_format), dt, dev);
+  }
+  EMBER_CHECK(!memory_format || *memory_format != MemoryFormat::Preserve,
+              "preserve memory format is unsupported by the empty operator");
+  return at::empty(size, dt, dev);
 }
 
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
                      std::optional<Device> device, std::optional<bool> pin_memory) {
+  check_size_nonnegative(size);
   return at::empty_strided(size, stride, dtype.value_or(get_default_dtype()), resolve_device(device));
 }
 
@@ -33,22 +119,280 @@ Tensor scalar_tensor(const Scalar& s, std::optional<ScalarType> dtype, std::opti
 }
 
 // The copy behind Tensor.to(): new memory of the requested dtype/device, laid out
-// like self when self is dense (preserve_format), then copy_.
+// like self (preserve_format) unless a format is asked for, then copy_.
 Tensor _to_copy(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
                 std::optional<bool> pin_memory, bool non_blocking, std::optional<MemoryFormat> memory_format) {
-  const ScalarType dt = dtype.value_or(self.dtype());
-  const Device dev = device ? *device : self.device();
-  const MemoryFormat fmt = memory_format.value_or(MemoryFormat::Preserve);
-  Tensor out;
-  if (fmt == MemoryFormat::Preserve && self.is_non_overlapping_and_dense()) {
-    out = at::empty_strided(self.sizes(), self.strides(), dt, dev);
-  } else if (fmt == MemoryFormat::ChannelsLast || fmt == MemoryFormat::ChannelsLast3d) {
-    out = at::empty(self.sizes(), dt, dev).contiguous(fmt);
-  } else {
-    out = at::empty(self.sizes(), dt, dev);
-  }
+  Tensor out = empty_like_format(self, dtype.value_or(self.dtype()), device ? *device : self.device(),
+                                 memory_format.value_or(MemoryFormat::Preserve));
   out.copy_(self);
   return out;
+}
+
+// ---- zeros, ones, full -------------------------------------------------------------------
+
+Tensor zeros_factory(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device,
+                     std::optional<bool> pin_memory) {
+  Tensor t = new_tensor(size, dtype, device);
+  t.zero_();
+  return t;
+}
+
+Tensor zeros_out(IntArrayRef size, const Tensor& out) {
+  check_size_nonnegative(size);
+  resize_output(out, size);
+  out.zero_();
+  return out;
+}
+
+Tensor ones_factory(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device,
+                    std::optional<bool> pin_memory) {
+  Tensor t = new_tensor(size, dtype, device);
+  t.fill_(Scalar(int64_t{1}));
+  return t;
+}
+
+Tensor ones_out(IntArrayRef size, const Tensor& out) {
+  check_size_nonnegative(size);
+  resize_output(out, size);
+  out.fill_(Scalar(int64_t{1}));
+  return out;
+}
+
+Tensor full_factory(IntArrayRef size, const Scalar& fill_value, std::optional<ScalarType> dtype,
+                    std::optional<Device> device, std::optional<bool> pin_memory) {
+  Tensor t = new_tensor(size, dtype.value_or(fill_value_dtype(fill_value)), device);
+  t.fill_(fill_value);
+  return t;
+}
+
+Tensor full_out(IntArrayRef size, const Scalar& fill_value, const Tensor& out) {
+  check_size_nonnegative(size);
+  resize_output(out, size);
+  out.fill_(fill_value);
+  return out;
+}
+
+// ---- *_like and new_* -----------------------------------------------------------------------
+
+namespace {
+Tensor like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
+            std::optional<MemoryFormat> memory_format) {
+  return empty_like_format(self, dtype.value_or(self.dtype()), device.value_or(self.device()),
+                           memory_format.value_or(MemoryFormat::Preserve));
+}
+}  // namespace
+
+Tensor empty_like_factory(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
+                          std::optional<bool> pin_memory, std::optional<MemoryFormat> memory_format) {
+  return like(self, dtype, device, memory_format);
+}
+
+Tensor zeros_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
+                  std::optional<bool> pin_memory, std::optional<MemoryFormat> memory_format) {
+  Tensor t = like(self, dtype, device, memory_format);
+  t.zero_();
+  return t;
+}
+
+Tensor ones_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
+                 std::optional<bool> pin_memory, std::optional<MemoryFormat> memory_format) {
+  Tensor t = like(self, dtype, device, memory_format);
+  t.fill_(Scalar(int64_t{1}));
+  return t;
+}
+
+Tensor full_like(const Tensor& self, const Scalar& fill_value, std::optional<ScalarType> dtype,
+                 std::optional<Device> device, std::optional<bool> pin_memory,
+                 std::optional<MemoryFormat> memory_format) {
+  Tensor t = like(self, dtype, device, memory_format);
+  t.fill_(fill_value);
+  return t;
+}
+
+Tensor new_empty(const Tensor& self, IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device,
+                 std::optional<bool> pin_memory) {
+  return new_tensor(size, dtype.value_or(self.dtype()), device.value_or(self.device()));
+}
+
+Tensor new_empty_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
+                         std::optional<Device> device, std::optional<bool> pin_memory) {
+  check_size_nonnegative(size);
+  return at::empty_strided(size, stride, dtype.value_or(self.dtype()), device.value_or(self.device()));
+}
+
+Tensor new_zeros(const Tensor& self, IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device,
+                 std::optional<bool> pin_memory) {
+  Tensor t = new_empty(self, size, dtype, device, pin_memory);
+  t.zero_();
+  return t;
+}
+
+Tensor new_ones(const Tensor& self, IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device,
+                std::optional<bool> pin_memory) {
+  Tensor t = new_empty(self, size, dtype, device, pin_memory);
+  t.fill_(Scalar(int64_t{1}));
+  return t;
+}
+
+Tensor new_full(const Tensor& self, IntArrayRef size, const Scalar& fill_value, std::optional<ScalarType> dtype,
+                std::optional<Device> device, std::optional<bool> pin_memory) {
+  Tensor t = new_empty(self, size, dtype, device, pin_memory);
+  t.fill_(fill_value);
+  return t;
+}
+
+// ---- arange -----------------------------------------------------------------------------------
+
+namespace {
+
+// Values are computed on the CPU in `out`'s dtype's accumulate type (int64 for
+// integers, double otherwise), then copied to out's device.
+template <typename scalar_t>
+void arange_fill(const Scalar& start, const Scalar& end, const Scalar& step, const Tensor& out) {
+  using acc_t = std::conditional_t<std::is_integral_v<scalar_t>, int64_t, double>;
+  const acc_t xstart = start.to<acc_t>(), xend = end.to<acc_t>(), xstep = step.to<acc_t>();
+  double size_d;
+  if constexpr (std::is_same_v<scalar_t, int64_t>) {
+    size_d = std::ceil(static_cast<double>(end.to<int64_t>() - start.to<int64_t>()) / step.to<int64_t>());
+  } else {
+    size_d = std::ceil((end.to<double>() - start.to<double>()) / step.to<double>());
+  }
+  EMBER_CHECK(xstep > 0 || xstep < 0, "step must be nonzero");
+  EMBER_CHECK(std::isfinite(static_cast<double>(xstart)) && std::isfinite(static_cast<double>(xend)),
+              "unsupported range: ", xstart, " -> ", xend);
+  EMBER_CHECK((xstep > 0 && xend >= xstart) || (xstep < 0 && xend <= xstart),
+              "upper bound and larger bound inconsistent with step sign");
+  EMBER_CHECK(size_d >= 0 && size_d <= static_cast<double>(std::numeric_limits<int64_t>::max()),
+              "invalid size, possible overflow?");
+  const int64_t n = static_cast<int64_t>(size_d);
+  resize_output(out, {n});
+  if (n == 0) return;
+  Tensor buf = out.is_cpu() && out.is_contiguous() ? out : at::empty({n}, out.dtype(), Device(DeviceType::CPU));
+  scalar_t* p = static_cast<scalar_t*>(buf.data_ptr());
+  parallel_for(0, n, GRAIN_SIZE, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      p[i] = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(xstart + static_cast<acc_t>(i) * xstep));
+    }
+  });
+  if (!buf.is_same(out)) out.copy_(buf);
+}
+
+ScalarType arange_dtype(std::initializer_list<const Scalar*> values) {
+  for (const Scalar* v : values) {
+    if (v->isFloatingPoint()) return get_default_dtype();
+  }
+  return ScalarType::Long;
+}
+
+}  // namespace
+
+Tensor arange_out(const Scalar& start, const Scalar& end, const Scalar& step, const Tensor& out) {
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(out.dtype(), "arange", [&] { arange_fill<scalar_t>(start, end, step, out); });
+  return out;
+}
+
+Tensor arange_end_out(const Scalar& end, const Tensor& out) {
+  return arange_out(Scalar(int64_t{0}), end, Scalar(int64_t{1}), out);
+}
+
+Tensor arange_start_step(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<ScalarType> dtype,
+                         std::optional<Device> device, std::optional<bool> pin_memory) {
+  Tensor out = at::empty({0}, dtype.value_or(arange_dtype({&start, &end, &step})), resolve_device(device));
+  return arange_out(start, end, step, out);
+}
+
+Tensor arange_end(const Scalar& end, std::optional<ScalarType> dtype, std::optional<Device> device,
+                  std::optional<bool> pin_memory) {
+  return arange_start_step(Scalar(int64_t{0}), end, Scalar(int64_t{1}), dtype, device, pin_memory);
+}
+
+// ---- linspace, logspace ------------------------------------------------------------------------
+
+namespace {
+
+// PyTorch's linspace: the first half counts up from start, the second half down
+// from end, so both ends are exact. Floating dtypes step in their own type (half
+// types in float), integers in double.
+template <typename scalar_t>
+void linspace_fill(const Scalar& start, const Scalar& end, int64_t steps, std::optional<double> base, scalar_t* p) {
+  using step_t = std::conditional_t<std::is_integral_v<scalar_t>, double, opmath_t<scalar_t>>;
+  const step_t s = static_cast<step_t>(start.to<double>());
+  const step_t e = static_cast<step_t>(end.to<double>());
+  const step_t step = steps > 1 ? (e - s) / static_cast<step_t>(steps - 1) : step_t(0);
+  const int64_t halfway = steps / 2;
+  parallel_for(0, steps, GRAIN_SIZE, [&](int64_t b, int64_t end_i) {
+    for (int64_t i = b; i < end_i; ++i) {
+      const step_t x = steps == 1  ? s
+                       : i < halfway ? s + step * static_cast<step_t>(i)
+                                     : e - step * static_cast<step_t>(steps - i - 1);
+      const auto v = base ? static_cast<step_t>(std::pow(*base, static_cast<double>(x))) : x;
+      if constexpr (std::is_integral_v<scalar_t>) {
+        p[i] = static_cast<scalar_t>(static_cast<int64_t>(v));  // through int64: no UB for negative -> uint8
+      } else {
+        p[i] = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(v));
+      }
+    }
+  });
+}
+
+Tensor space_out(const Scalar& start, const Scalar& end, int64_t steps, std::optional<double> base, const Tensor& out,
+                 const char* name) {
+  EMBER_CHECK(steps >= 0, "number of steps must be non-negative");
+  resize_output(out, {steps});
+  if (steps == 0) return out;
+  Tensor buf = out.is_cpu() && out.is_contiguous() ? out : at::empty({steps}, out.dtype(), Device(DeviceType::CPU));
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(out.dtype(), name, [&] {
+    linspace_fill<scalar_t>(start, end, steps, base, static_cast<scalar_t*>(buf.data_ptr()));
+  });
+  if (!buf.is_same(out)) out.copy_(buf);
+  return out;
+}
+
+}  // namespace
+
+Tensor linspace_out(const Scalar& start, const Scalar& end, int64_t steps, const Tensor& out) {
+  return space_out(start, end, steps, std::nullopt, out, "linspace");
+}
+
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::optional<ScalarType> dtype,
+                std::optional<Device> device, std::optional<bool> pin_memory) {
+  EMBER_CHECK(steps >= 0, "number of steps must be non-negative");
+  return linspace_out(start, end, steps, new_tensor({steps}, dtype, device));
+}
+
+Tensor logspace_out(const Scalar& start, const Scalar& end, int64_t steps, double base, const Tensor& out) {
+  return space_out(start, end, steps, base, out, "logspace");
+}
+
+Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base, std::optional<ScalarType> dtype,
+                std::optional<Device> device, std::optional<bool> pin_memory) {
+  EMBER_CHECK(steps >= 0, "number of steps must be non-negative");
+  return logspace_out(start, end, steps, base, new_tensor({steps}, dtype, device));
+}
+
+// ---- eye ----------------------------------------------------------------------------------------
+
+Tensor eye_m_out(int64_t n, int64_t m, const Tensor& out) {
+  EMBER_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  EMBER_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+  resize_output(out, {n, m});
+  out.zero_();
+  const int64_t k = std::min(n, m);
+  if (k > 0) out.as_strided({k}, {out.stride(0) + out.stride(1)}).fill_(Scalar(int64_t{1}));
+  return out;
+}
+
+Tensor eye_out(int64_t n, const Tensor& out) { return eye_m_out(n, n, out); }
+
+Tensor eye_m(int64_t n, int64_t m, std::optional<ScalarType> dtype, std::optional<Device> device,
+             std::optional<bool> pin_memory) {
+  EMBER_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  EMBER_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+  return eye_m_out(n, m, new_tensor({n, m}, dtype, device));
+}
+
+Tensor eye(int64_t n, std::optional<ScalarType> dtype, std::optional<Device> device, std::optional<bool> pin_memory) {
+  return eye_m(n, n, dtype, device, pin_memory);
 }
 
 }  // namespace ember::at::native

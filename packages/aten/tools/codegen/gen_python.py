@@ -58,6 +58,24 @@ def py_default(a: Argument) -> str | None:
         raise ValueError(f"cannot translate default {d!r} of {a.name}") from e
 
 
+# TensorOptions arguments of factory functions (a schema with pin_memory is a factory).
+OPTION_NAMES = ("dtype", "layout", "device", "pin_memory")
+
+
+def is_factory(s: FunctionSchema) -> bool:
+    """Factories take TensorOptions; their Python signature adds `requires_grad=False` (PyTorch's)."""
+    return any(a.name == "pin_memory" for a in s.arguments)
+
+
+def options_free_key(s: FunctionSchema) -> tuple[str, ...]:
+    """A factory's argument types without its TensorOptions: what its out= overload shares with it."""
+    return tuple(
+        str(a.type).replace("(a!)", "").replace("(a)", "")
+        for a in s.arguments
+        if a not in s.out_arguments and a.name not in OPTION_NAMES
+    )
+
+
 def type_kind(t: Type) -> str:
     """Short type tags used by the overload resolver."""
     if t.base == "Tensor":
@@ -262,63 +280,99 @@ class PythonGen:
                 if "*" not in params and not any(p.startswith("*") for p in params):
                     params.append("*")
                 params.append("out=None")
-            L.append(f"def {pyfn}({', '.join(params)}):")
+            factory = is_factory(s)
+            if factory:
+                if "*" not in params and not any(p.startswith("*") for p in params):
+                    params.append("*")
+                params.append("requires_grad=False")
+            # a varargs size list may also be passed by keyword (zeros(size=(2, 3)))
+            def_params = params + (["**_kw"] if varargs else [])
+            L.append(f"def {pyfn}({', '.join(def_params)}):")
             if varargs:
-                vn = "input" if (not method and args[0].name == "self") else py_name(
-                    next(a for a in args if not a.kwarg_only).name
-                )
                 vn = py_name(next(a for a in args if not a.kwarg_only).name)
-                L.append(f"    {vn} = _varargs({vn})")
+                L.append(f"    {vn} = _varargs_kw({vn}, _kw, {vn!r}) if _kw else _varargs({vn})")
             cargs = self.call_args(s, method, None)
+            ret = "_r = " if factory else "return "
             if out_fn is not None:
                 L.append("    if out is None:")
-                L.append(f"        return _call_{mangle(s)}({', '.join(cargs)})")
+                L.append(f"        {ret}_call_{mangle(s)}({', '.join(cargs)})")
+                if factory:
+                    L.append("    else:")
                 n_out = len(out_fn.schema.out_arguments)
                 ocargs = self.call_args(out_fn.schema, method, None)
+                ind = "        " if factory else "    "
                 if n_out == 1:
-                    L.append(f"    return _call_{mangle(out_fn.schema)}({', '.join(ocargs + ['out'])})")
+                    L.append(f"{ind}{ret}_call_{mangle(out_fn.schema)}({', '.join(ocargs + ['out'])})")
                 else:
-                    L.append(f"    return _call_{mangle(out_fn.schema)}({', '.join(ocargs)}, *_out_tuple(out, {n_out}))")
+                    L.append(f"{ind}{ret}_call_{mangle(out_fn.schema)}({', '.join(ocargs)}, *_out_tuple(out, {n_out}))")
             else:
-                L.append(f"    return _call_{mangle(s)}({', '.join(cargs)})")
+                L.append(f"    {ret}_call_{mangle(s)}({', '.join(cargs)})")
+            if factory:
+                L.append("    if requires_grad:")
+                L.append("        _r.requires_grad_(True)")
+                L.append("    return _r")
             L.append("")
             self.emit_pyi(name, s, params, method, out_fn is not None)
             return pyfn
         # several functional overloads: resolve at call time
         cands = []
+        any_factory = False
         for f in functional:
             s = f.schema
             m = mangle(s)
             params, args, varargs = self.api_params(s, method)
             out_fn = None
+            adapt_out = False
             if not method:
                 for o in outs:
                     if o.schema.functional_signature_key == s.functional_signature_key:
                         out_fn = o
+                if out_fn is None and is_factory(s):
+                    # arange(end, *, dtype, ...) pairs with arange.out(end, *, out)
+                    for o in outs:
+                        if o.schema.functional_signature_key == options_free_key(s):
+                            out_fn, adapt_out = o, True
             if out_fn is not None:
                 if "*" not in params and not any(p.startswith("*") for p in params):
                     params.append("*")
                 params.append("out=None")
+            if is_factory(s):
+                any_factory = True
             binder = f"_bind_{'m' if method else 'f'}_{m}"
             cargs = self.call_args(s, method, None)
-            L.append(f"def {binder}({', '.join(params)}):")
+            L.append(f"def {binder}({', '.join(params + (['**_kw'] if varargs else []))}):")
             if varargs:
                 vn = py_name(next(a for a in args if not a.kwarg_only).name)
-                L.append(f"    {vn} = _varargs({vn})")
+                L.append(f"    {vn} = _varargs_kw({vn}, _kw, {vn!r}) if _kw else _varargs({vn})")
             out_expr = "out" if out_fn is not None else "None"
             L.append(f"    return ({', '.join(cargs)}{',' if len(cargs) == 1 else ''}), {out_expr}")
             kinds = [type_kind(a.type) for a in s.arguments if a not in s.out_arguments]
             call_out = f"_call_{mangle(out_fn.schema)}" if out_fn is not None else "None"
+            if adapt_out:
+                # the resolver passes the functional overload's arguments: drop the options
+                assert out_fn is not None
+                call_out = f"_outcall_{'m' if method else 'f'}_{m}"
+                ocargs = self.call_args(out_fn.schema, method, None)
+                n_out = len(out_fn.schema.out_arguments)
+                outs_p = [f"_out{i}" for i in range(n_out)]
+                L.append(f"def {call_out}({', '.join(cargs + outs_p)}):")
+                L.append(f"    return _call_{mangle(out_fn.schema)}({', '.join(ocargs + outs_p)})")
             sig = f"({', '.join(params)})"
             cands.append(f"({binder}, {kinds!r}, _call_{m}, {call_out}, {sig!r})")
             self.emit_pyi(name, s, params, method, out_fn is not None, overload=True)
         L.append(f"_cands_{'m' if method else 'f'}_{name} = [{', '.join(cands)}]")
+        rg = "requires_grad=False, " if any_factory else ""
+        ret = "_r = " if any_factory else "return "
         if method:
-            L.append(f"def {pyfn}(self, *args, **kwargs):")
-            L.append(f"    return _resolve({name!r}, _cands_m_{name}, (self, *args), kwargs)")
+            L.append(f"def {pyfn}(self, *args, {rg}**kwargs):")
+            L.append(f"    {ret}_resolve({name!r}, _cands_m_{name}, (self, *args), kwargs)")
         else:
-            L.append(f"def {pyfn}(*args, **kwargs):")
-            L.append(f"    return _resolve({name!r}, _cands_f_{name}, args, kwargs)")
+            L.append(f"def {pyfn}(*args, {rg}**kwargs):")
+            L.append(f"    {ret}_resolve({name!r}, _cands_f_{name}, args, kwargs)")
+        if any_factory:
+            L.append("    if requires_grad:")
+            L.append("        _r.requires_grad_(True)")
+            L.append("    return _r")
         L.append("")
         return pyfn
 
@@ -339,6 +393,9 @@ class PythonGen:
             pname, _, default = p.partition("=")
             if pname == "out":
                 typed.append("out: Tensor | Sequence[Tensor] | None = None")
+                continue
+            if pname == "requires_grad" and pname not in by_py:
+                typed.append("requires_grad: bool = False")
                 continue
             a = by_py.get(pname)
             ty = pyi_type(a.type) if a else "object"
@@ -373,6 +430,16 @@ class PythonGen:
             ")",
             "from ember.aten import _memory_format as _mf",
             "from ember.aten import _dtypes",
+            "",
+            "",
+            "def _varargs_kw(pos, kw, name):",
+            "    # f(size=(2, 3)) for a varargs f(*size)",
+            "    bad = [k for k in kw if k != name]",
+            "    if bad:",
+            "        raise TypeError(f\"got an unexpected keyword argument '{bad[0]}'\")",
+            "    if pos:",
+            "        raise TypeError(f\"got multiple values for argument '{name}'\")",
+            "    return _varargs((kw[name],))",
             "",
         ]
         self.emit_return_types()

@@ -35,6 +35,26 @@ inline To convert(From v) {
   }
 }
 
+// A 2-d tile where one side is strided along dim 0 (a transpose): copy it in
+// square blocks, so the strided side's cache lines are reused across the block
+// instead of being fetched once per element.
+template <typename T>
+void copy_2d_blocked(char* out, const char* in, int64_t n, int64_t m, const int64_t* strides) {
+  constexpr int64_t B = 32;
+  const int64_t os0 = strides[0], is0 = strides[1], os1 = strides[2], is1 = strides[3];
+  for (int64_t j0 = 0; j0 < m; j0 += B) {
+    const int64_t j1 = std::min(m, j0 + B);
+    for (int64_t i0 = 0; i0 < n; i0 += B) {
+      const int64_t i1 = std::min(n, i0 + B);
+      for (int64_t j = j0; j < j1; ++j) {
+        char* o = out + j * os1;
+        const char* s = in + j * is1;
+        for (int64_t i = i0; i < i1; ++i) *reinterpret_cast<T*>(o + i * os0) = *reinterpret_cast<const T*>(s + i * is0);
+      }
+    }
+  }
+}
+
 void copy_kernel(TensorIterator& iter, bool /*non_blocking*/) {
   const ScalarType dst = iter.dtype(0);
   const ScalarType src = iter.dtype(1);
@@ -42,6 +62,20 @@ void copy_kernel(TensorIterator& iter, bool /*non_blocking*/) {
     // Same dtype: byte moves, memcpy on contiguous runs.
     const int64_t isz = static_cast<int64_t>(c10::elementSize(dst));
     iter.for_each([isz](char** data, const int64_t* strides, int64_t n, int64_t m) {
+      const bool transposed = m > 1 && n > 1 && ((strides[0] == isz && strides[3] == isz && strides[1] != isz) ||
+                                                 (strides[1] == isz && strides[2] == isz && strides[0] != isz));
+      if (transposed) {
+        switch (isz) {
+          case 1:
+            return copy_2d_blocked<uint8_t>(data[0], data[1], n, m, strides);
+          case 2:
+            return copy_2d_blocked<uint16_t>(data[0], data[1], n, m, strides);
+          case 4:
+            return copy_2d_blocked<uint32_t>(data[0], data[1], n, m, strides);
+          default:
+            return copy_2d_blocked<uint64_t>(data[0], data[1], n, m, strides);
+        }
+      }
       for (int64_t j = 0; j < m; ++j) {
         char* out = data[0] + j * strides[2];
         const char* in = data[1] + j * strides[3];

@@ -438,7 +438,8 @@ def keys_of_list(tensors: Iterable[Any] | None) -> int:
     if tensors is not None:
         for t in tensors:
             ks |= getattr(t, "_keys", 0)
-    return ks
+    # a list without tensors (cat([])) still reaches a kernel, which names the problem
+    return ks or CPU_KEYS
 
 
 def set_view_base(r: Any, src: Any) -> None:

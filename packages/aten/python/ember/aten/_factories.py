@@ -84,6 +84,14 @@ def tensor(
     return out
 
 
+def new_tensor(t: Tensor, data: Any, dtype: Any, device: Any, requires_grad: builtins.bool) -> Tensor:
+    """Tensor.new_tensor: tensor(data) with t's dtype and device unless given."""
+    return tensor(
+        data, dtype=t.dtype if dtype is None else dtype, device=t.device if device is None else device,
+        requires_grad=requires_grad,
+    )
+
+
 def as_tensor(data: Any, dtype: _dtype_cls | None = None, device: Any = None) -> Tensor:
     """Like tensor(), but shares memory with a Tensor or NumPy array when dtype and device allow."""
     dev = _to_device(device)

@@ -409,6 +409,14 @@ class Tensor:
 
         return _factories.tensor_to(self, *args, **kwargs)
 
+    def new_tensor(
+        self, data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, layout: Any = None,
+        pin_memory: bool = False,
+    ) -> Tensor:
+        from . import _factories
+
+        return _factories.new_tensor(self, data, dtype, device, requires_grad)
+
     def cpu(self, memory_format: Any = None) -> Tensor:
         return self.to("cpu")
 

@@ -227,3 +227,21 @@ def processes_with_env(marker: str) -> list[int]:
         if needle in env and stat[stat.rindex(")") + 2] != "Z":
             out.append(int(entry))
     return out
+
+
+# ---- process targets for test_multiprocessing.py -----------------------------------------
+
+
+def echo_and_modify(q_in, q_out):
+    t = q_in.get()
+    q_out.put((t.shape, t.stride(), t.storage_offset(), t.untyped_storage().is_shared(), t.tolist()))
+    q_in.get()
+    t.fill_(7)  # visible to the sender: the memory is shared
+    q_out.put(ea.tensor([1.5, 2.5]))  # and back the other way
+    q_in.get()  # wait until the parent has looked
+
+
+def send_temporary(q, done):
+    q.put(ea.tensor([1.0, 2.0, 3.0]))  # dropped by the sender at once
+    q.put(ea.tensor([4.0]))  # never received
+    done.wait(30)

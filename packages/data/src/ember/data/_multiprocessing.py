@@ -15,8 +15,9 @@ never as pickled bytes:
   appears in /dev/shm, and the kernel frees the memory when the last mapping and fd
   are gone -- even if a process dies;
 - "file_system": the handle is the name of a refcounted /dev/shm segment. The sender
-  must keep its tensor alive until the receiver has mapped it (the receiver then holds
-  its own reference); the DataLoader does so with acknowledgements (see dataloader.py).
+  holds a reference for the receiver until the receiver, having mapped the segment (and
+  so holding its own), tells it so through the same resource sharer (``_HandOver``); a
+  sender that exits first lets go of what it still holds, so nothing stays in /dev/shm.
 
 The receiver maps the storage and rebuilds a Tensor over it; the memory is released
 when the last process drops its last tensor over it. CUDA tensors are pickled by value.
@@ -24,8 +25,10 @@ when the last process drops its last tensor over it. CUDA tensors are pickled by
 
 from __future__ import annotations
 
+import itertools
 import os
-from multiprocessing import reduction
+import threading
+from multiprocessing import reduction, resource_sharer, util
 from typing import Any
 
 from ember.aten import Tensor
@@ -81,8 +84,50 @@ def _rebuild_storage_fd(df: Any, nbytes: int) -> StorageImpl:
         os.close(fd)
 
 
-def _rebuild_storage_filename(name: str, nbytes: int) -> StorageImpl:
-    return StorageImpl._new_shared_filename(name, nbytes)
+# file_system hand-over: storages this process has sent and not yet seen mapped, by key.
+_held: dict[int, StorageImpl] = {}
+_held_pid: int | None = None
+_held_lock = threading.Lock()
+_held_keys = itertools.count()
+
+
+def _release_held() -> None:
+    with _held_lock:
+        _held.clear()
+
+
+def _hand_over(storage: StorageImpl) -> Any:
+    """Keeps `storage` referenced until a receiver fetches the returned identifier (or this
+    process exits); the identifier travels with the segment's name."""
+    global _held_pid
+    with _held_lock:
+        if _held_pid != os.getpid():
+            # First use in this process (or a forked child's copy): start afresh, and let
+            # go of everything at exit -- multiprocessing's children end with os._exit.
+            _held.clear()
+            _held_pid = os.getpid()
+            util.Finalize(None, _release_held, exitpriority=100)
+        key = next(_held_keys)
+        _held[key] = storage
+
+    def send(conn: Any, pid: int) -> None:
+        _held.pop(key, None)
+        conn.send(True)
+
+    def close() -> None:
+        _held.pop(key, None)
+
+    return resource_sharer._resource_sharer.register(send, close)
+
+
+def _rebuild_storage_filename(name: str, nbytes: int, hand_over: Any) -> StorageImpl:
+    storage = StorageImpl._new_shared_filename(name, nbytes)  # takes this process's reference
+    try:
+        with resource_sharer._resource_sharer.get_connection(hand_over) as conn:
+            conn.recv()  # the sender has dropped the reference it held for us
+    except (OSError, EOFError):
+        pass  # the sender is gone: what it held went with it; the mapping is ours
+    return storage
 
 
 def _rebuild_storage_bytes(data: bytes, device: str) -> StorageImpl:
@@ -95,7 +140,7 @@ def reduce_storage(storage: StorageImpl) -> tuple[Any, tuple[Any, ...]]:
     storage.share_memory_(_sharing_strategy)
     name = storage._share_filename()
     if name:
-        return (_rebuild_storage_filename, (name, storage.nbytes))
+        return (_rebuild_storage_filename, (name, storage.nbytes, _hand_over(storage)))
     return (_rebuild_storage_fd, (reduction.DupFd(storage._share_fd()), storage.nbytes))
 
 

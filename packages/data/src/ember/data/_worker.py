@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import queue
 import random
-from collections import deque
 from dataclasses import dataclass
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
@@ -129,7 +128,6 @@ def _worker_loop(
     worker_id: int,
     num_workers: int,
     persistent_workers: bool,
-    hold_sent_batches: bool,
 ) -> None:
     # See NOTE [ DataLoader worker protocol ] in dataloader.py.
     watchdog = _ManagerWatchdog()
@@ -152,12 +150,6 @@ def _worker_loop(
             fetcher = _fetch.create_fetcher(dataset_kind, dataset, auto_collation, collate_fn, drop_last)
         except Exception:
             init_exception = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
-
-        # file_system sharing: batches sent but not yet mapped by the main process stay
-        # referenced here (else their segment could be unlinked in between); each task
-        # message says how many of this worker's batches the main process has received.
-        sent: deque[Any] = deque()
-        n_released = 0
 
         iteration_end = False
         while watchdog.is_alive():
@@ -182,10 +174,7 @@ def _worker_loop(
                 # Shutting down, or the stream ended: tasks still queued are not answered;
                 # the sentinel follows.
                 continue
-            idx, index, n_received = r
-            while n_released < n_received and sent:
-                sent.popleft()
-                n_released += 1
+            idx, index = r
             data: Any
             if init_exception is not None:
                 data = init_exception  # every task answers it: this worker cannot fetch
@@ -203,8 +192,6 @@ def _worker_loop(
                         # The main process re-raises it (with this traceback).
                         data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
             _send(data_queue, idx, data, worker_id)
-            if hold_sent_batches:
-                sent.append(data)
             del data, idx, index, r  # drop this worker's references before blocking again
     except KeyboardInterrupt:
         # Ctrl-C reaches the whole process group; the main process handles it.

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from multiprocessing.reduction import ForkingPickler
 from typing import Any, Generic, TypeVar
 
-from . import _collate, _fetch, _multiprocessing, _pin_memory, _random, _worker
+from . import _collate, _fetch, _pin_memory, _random, _worker
 from ._utils import ExceptionWrapper
 from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -408,10 +408,7 @@ def _decode(r: tuple[Any, Any]) -> tuple[Any, Any]:
 #   main process: the iterator below (and, with pin_memory, a pinning thread).
 #   N workers:    _worker._worker_loop, each with its own copy of the dataset.
 #   index_queues[w] (one per worker)  main -> worker w:
-#       (send_idx, indices, n_received)  a task: fetch + collate these indices; n_received
-#                                        = how many of w's results the main process has
-#                                        taken so far (w may drop what it still holds of
-#                                        them: the file_system sharing strategy needs it)
+#       (send_idx, indices)              a task: fetch + collate these indices
 #       _ResumeIteration(seed)           persistent workers only: a new epoch starts
 #       None                             the sentinel: exit
 #   worker_result_queue (one, shared)  workers -> main:
@@ -452,8 +449,8 @@ def _decode(r: tuple[Any, Any]) -> tuple[Any, Any]:
 #   3. the sentinel None to every worker's index queue;
 #   4. join each worker (bounded), then terminate whatever is still alive;
 #   5. close the queues without waiting for their feeder threads.
-#   Batches still in the result queue are never unpickled: their fds die with the queue
-#   (file_descriptor) or their segments with the workers that held them (file_system).
+#   Batches still in the result queue are never unpickled: what their workers held for
+#   them (a duplicate fd, or a segment reference) is let go when those workers exit.
 #   The memory of batches already yielded is released when the user drops them.
 
 
@@ -482,7 +479,6 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._worker_pids_set = False
         self._shutdown = False
         self._workers_done_event = ctx.Event()
-        self._hold_sent_batches = _multiprocessing.get_sharing_strategy() == "file_system"
 
         self._index_queues: list[Any] = []
         self._workers: list[Any] = []
@@ -490,7 +486,6 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._index_queues, self._workers, self._worker_result_queue, self._workers_done_event,
         )
         self._workers_status = [True for _ in range(self._num_workers)]
-        self._workers_n_received = [0 for _ in range(self._num_workers)]
         try:
             for i in range(self._num_workers):
                 index_queue = ctx.Queue()
@@ -502,7 +497,6 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                         self._dataset_kind, self._dataset, index_queue, self._worker_result_queue,
                         self._workers_done_event, self._auto_collation, self._collate_fn, self._drop_last,
                         self._base_seed, self._worker_init_fn, i, self._num_workers, self._persistent_workers,
-                        self._hold_sent_batches,
                     ),
                 )
                 w.daemon = True
@@ -538,7 +532,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._workers_status = [True for _ in range(self._num_workers)]
         if not first_iter:
             # Persistent workers, a new epoch: each worker answers the resume after the
-            # tasks it still had; those stale results are received (and counted) and dropped.
+            # tasks it still had; those stale results are received and dropped.
             for idx in range(self._num_workers):
                 self._index_queues[idx].put(_worker._ResumeIteration())
             resume_iteration_cnt = self._num_workers
@@ -602,13 +596,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             return False, None
         if not self._pin_memory:
             r = _decode(r)
-        info = self._task_info.get(r[0]) if isinstance(r[0], int) else None
-        if info is not None:
-            self._workers_n_received[info[0]] += 1
-            if isinstance(r[1], _ReceiveError):
-                # If its worker is dying, say so rather than report the broken hand-over.
-                self._workers[info[0]].join(timeout=1.0)
-                self._check_workers()
+        if isinstance(r[1], _ReceiveError) and r[0] in self._task_info:
+            # If its worker is dying, say so rather than report the broken hand-over.
+            self._workers[self._task_info[r[0]][0]].join(timeout=1.0)
+            self._check_workers()
         return True, r
 
     def _get_data(self) -> Any:
@@ -706,9 +697,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         else:
             # The least busy worker: a slow one does not hold batches back.
             worker_queue_idx = min(active, key=lambda w: self._workers_num_tasks[w])
-        self._index_queues[worker_queue_idx].put(
-            (self._send_idx, index, self._workers_n_received[worker_queue_idx])
-        )
+        self._index_queues[worker_queue_idx].put((self._send_idx, index))
         self._task_info[self._send_idx] = (worker_queue_idx,)
         self._workers_num_tasks[worker_queue_idx] += 1
         self._tasks_outstanding += 1

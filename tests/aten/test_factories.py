@@ -224,6 +224,17 @@ def test_tensor_dtype_inference(float64_default: None) -> None:
     assert ea.tensor(np.float32(1.5)).dtype == ea.float32
     assert ea.tensor(np.int16(3)).dtype == ea.int16
     assert ea.tensor([np.int64(1), 2]).dtype == ea.int64
+    # tensors and NumPy scalars inside the data keep their dtype, promoted with the rest
+    i32 = ea.tensor(1, dtype=ea.int32)
+    assert ea.tensor([i32, i32]).dtype == ea.int32
+    assert ea.tensor([i32, 5]).dtype == ea.int64
+    assert ea.tensor([ea.tensor(1.5, dtype=ea.float16), 2]).dtype == ea.float16
+    assert ea.tensor([ea.tensor(1.5, dtype=ea.float16), 2.5]).dtype == ea.float64
+    assert ea.tensor([np.float32(1.5), np.float32(2.0)]).dtype == ea.float32
+    assert ea.tensor([np.float64(1.5), 2]).dtype == ea.float64
+    assert ea.tensor([np.uint8(200), True]).tolist() == [200, 1]
+    assert ea.tensor([np.array(2), np.array(3)]).dtype == ea.int64
+    assert ea.tensor([[np.bool_(True)], [False]]).dtype == ea.bool
 
 
 def test_tensor_errors() -> None:

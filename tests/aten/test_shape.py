@@ -176,6 +176,21 @@ def test_contiguous_returns_self_or_a_copy() -> None:
         x.contiguous(memory_format=ea.channels_last)
 
 
+def test_view_signatures() -> None:
+    x = _arange(4, 6)
+    assert x.view(24).shape == x.view((24,)).shape == x.view([24]).shape == x.view(size=(24,)).shape == (24,)
+    assert x.view(2, -1).shape == (2, 12)
+    assert x.view(ea.int32).dtype == x.view(dtype=ea.int32).dtype == ea.int32
+    with pytest.raises(TypeError, match="invalid combination of arguments"):
+        x.view(shape=(24,))
+    with pytest.raises(TypeError, match="invalid combination of arguments"):
+        x.view(24, size=(24,))
+    assert x.permute(dims=(1, 0)).shape == (6, 4)
+    assert x.reshape(shape=(3, 8)).shape == (3, 8)
+    assert x.expand(size=(2, 4, 6)).shape == (2, 4, 6)
+    assert ea.flip(x, dims=(0,)).shape == (4, 6)
+
+
 # ---- view(dtype) ------------------------------------------------------------------------------
 
 

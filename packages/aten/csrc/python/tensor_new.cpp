@@ -12,8 +12,34 @@ using namespace ember::at;
 
 namespace {
 
-// Dtype category of the Python data: 0 bool, 1 int, 2 float.
-void infer_shape_and_category(py::handle obj, size_t depth, DimVector& shape, int& category, bool& any) {
+// A NumPy scalar or 0-d array (np.float32(1.5), np.array(2)): its value and dtype.
+bool unpack_numpy_scalar(py::handle obj, Scalar& value, std::optional<ScalarType>& dtype) {
+  const char* type_name = Py_TYPE(obj.ptr())->tp_name;  // np.float64 is also a Python float
+  if (std::strncmp(type_name, "numpy.", 6) != 0 || !py::hasattr(obj, "dtype") || !py::hasattr(obj, "ndim")) return false;
+  if (obj.attr("ndim").cast<int64_t>() != 0) return false;
+  const std::string kind = py::str(obj.attr("dtype").attr("kind"));
+  if (kind == "b") {
+    value = Scalar(obj.attr("item")().cast<bool>());
+  } else if (kind == "i" || kind == "u") {
+    value = Scalar(obj.attr("item")().cast<int64_t>());
+  } else if (kind == "f") {
+    value = Scalar(obj.attr("item")().cast<double>());
+  } else {
+    return false;
+  }
+  try {
+    dtype = c10::parseScalarType(py::str(obj.attr("dtype").attr("name")));
+  } catch (const std::exception&) {
+    dtype = value.isFloatingPoint() ? get_default_dtype() : value.type();
+  }
+  return true;
+}
+
+// The shape of the data and the dtype PyTorch infers for it: a Python bool is bool,
+// an int int64, a float the default dtype; a tensor or NumPy scalar keeps its dtype;
+// the elements' dtypes are promoted together (promote_types).
+void infer_shape_and_dtype(py::handle obj, size_t depth, DimVector& shape, std::optional<ScalarType>& dtype) {
+  auto merge = [&dtype](ScalarType t) { dtype = dtype ? c10::promoteTypes(*dtype, t) : t; };
   if (python::is_tensor(obj)) {
     Tensor t = python::unpack_tensor(obj);
     EMBER_CHECK_VALUE(t.dim() == 0 || depth < shape.size() || shape.size() == depth,
@@ -21,16 +47,15 @@ void infer_shape_and_category(py::handle obj, size_t depth, DimVector& shape, in
     if (depth == shape.size()) {
       for (int64_t s : t.sizes()) shape.push_back(s);
     }
-    category = std::max(category, c10::typeCategory(t.dtype()));
-    any = true;
+    merge(t.dtype());
     return;
   }
   Scalar s;
-  if (python::unpack_number(obj, s)) {
+  std::optional<ScalarType> np_dtype;
+  if (unpack_numpy_scalar(obj, s, np_dtype) || python::unpack_number(obj, s)) {
     EMBER_CHECK_VALUE(depth == shape.size(), "tensor(): expected a sequence at depth ", depth,
                       " (all rows must have the same nesting), got a number");
-    category = std::max(category, s.isFloatingPoint() ? 2 : (s.isBoolean() ? 0 : 1));
-    any = true;
+    merge(np_dtype ? *np_dtype : (s.isFloatingPoint() ? get_default_dtype() : s.type()));
     return;
   }
   EMBER_CHECK_TYPE(PySequence_Check(obj.ptr()) && !PyUnicode_Check(obj.ptr()) && !PyBytes_Check(obj.ptr()),
@@ -43,7 +68,7 @@ void infer_shape_and_category(py::handle obj, size_t depth, DimVector& shape, in
     EMBER_CHECK_VALUE(shape[depth] == n, "expected sequence of length ", shape[depth], " at dim ", depth, " (got ", n, ")");
   }
   py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
-  for (Py_ssize_t i = 0; i < n; ++i) infer_shape_and_category(seq[i], depth + 1, shape, category, any);
+  for (Py_ssize_t i = 0; i < n; ++i) infer_shape_and_dtype(seq[i], depth + 1, shape, dtype);
 }
 
 template <typename T>
@@ -56,7 +81,8 @@ void fill_from(py::handle obj, T*& out) {
     return;
   }
   Scalar s;
-  if (python::unpack_number(obj, s)) {
+  std::optional<ScalarType> np_dtype;
+  if (unpack_numpy_scalar(obj, s, np_dtype) || python::unpack_number(obj, s)) {
     *out++ = s.to<T>();
     return;
   }
@@ -66,18 +92,10 @@ void fill_from(py::handle obj, T*& out) {
 
 Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype, std::optional<Device> device) {
   DimVector shape;
-  int category = 0;
-  bool any = false;
-  infer_shape_and_category(data, 0, shape, category, any);
-  ScalarType dt;
-  if (dtype) {
-    dt = *dtype;
-  } else if (!any) {
-    dt = get_default_dtype();  // tensor([]) is float32
-  } else {
-    dt = category == 2 ? get_default_dtype() : (category == 1 ? ScalarType::Long : ScalarType::Bool);
-    // tensors inside lists keep their own dtype category
-  }
+  std::optional<ScalarType> inferred;
+  infer_shape_and_dtype(data, 0, shape, inferred);
+  // tensor([]) is the default dtype
+  const ScalarType dt = dtype ? *dtype : inferred.value_or(get_default_dtype());
   Tensor out = empty(shape, dt, Device(DeviceType::CPU));
   EMBER_DISPATCH_ALL_TYPES(dt, "tensor", [&] {
     scalar_t* p = static_cast<scalar_t*>(out.data_ptr());

@@ -16,6 +16,7 @@ from typing import Any
 
 from ember.c10py import DispatchKey, DispatchKeySet, TensorImpl
 from ember.c10py import device as _device_cls
+from ember.c10py import dtype as _dtype_cls
 
 from . import _C
 
@@ -403,6 +404,20 @@ class Tensor:
         from . import _factories
 
         return _factories.to_numpy(self, force=force)
+
+    def view(self, *size: Any, **kwargs: Any) -> Tensor:
+        """view(*shape) or view(dtype): PyTorch's two signatures, told apart here rather than
+        by the overload resolver, because view is on every model's hot path."""
+        from ._generated import _ops
+
+        if kwargs:
+            key = next(iter(kwargs))
+            if size or len(kwargs) != 1 or key not in ("size", "dtype"):
+                raise TypeError(f"view() received an invalid combination of arguments - got {tuple(size)}, {kwargs}")
+            size = (kwargs[key],)
+        if len(size) == 1 and type(size[0]) is _dtype_cls:
+            return _ops._call_view_dtype(self, size[0])
+        return _ops._call_view(self, _ops._varargs(size))
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         from . import _factories

@@ -171,6 +171,27 @@ def test_fill_and_zero() -> None:
     assert h.tolist() == [1.5, 1.5]
 
 
+@pytest.mark.parametrize(
+    ("dtype", "ok", "bad", "name"),
+    [(ea.int8, [127, -128, 1.9], [128, -129, 1e3, float("nan")], "int8_t"),
+     (ea.uint8, [255, -1, -255], [256, -256], "uint8_t"),
+     (ea.int16, [32767], [40000], "int16_t"), (ea.int32, [2**31 - 1, -(2**31)], [2**31, 1e10], "int"),
+     (ea.int64, [2**63 - 1, 1e18], [1e19, float("inf")], "int64_t"),
+     (ea.float16, [65504.0, float("inf"), float("nan")], [1e5, -70000], "c10::Half"),
+     (ea.float32, [3e38, float("-inf")], [1e39], "float"), (ea.bool, [2, -1.5, float("nan")], [], "")],
+)
+def test_fill_value_must_fit_the_dtype(dtype: Any, ok: list[Any], bad: list[Any], name: str) -> None:
+    for v in ok:
+        ea.zeros(1, dtype=dtype).fill_(v)
+        ea.full((1,), v, dtype=dtype)
+    for v in bad:
+        with pytest.raises(RuntimeError, match=f"value cannot be converted to type {name} without overflow"):
+            ea.zeros(1, dtype=dtype).fill_(v)
+        with pytest.raises(RuntimeError, match="without overflow"):
+            ea.full((2,), v, dtype=dtype)
+    assert ea.zeros(1, dtype=ea.uint8).fill_(-1).item() == 255
+
+
 # ---- Tensor.to ---------------------------------------------------------------------------------
 
 

@@ -55,6 +55,20 @@ def test_values_and_out() -> None:
     assert ea.full((2, 2), 2.5, out=out) is out and out.tolist() == [[2.5, 2.5], [2.5, 2.5]]
 
 
+def test_empty_strided_and_scalar_tensor() -> None:
+    e = ea.empty_strided((2, 3), (1, 2))
+    assert e.shape == (2, 3) and e.stride() == (1, 2) and e.dtype == ea.float32
+    assert ea.empty_strided((2, 2), (0, 1), dtype=ea.int8).stride() == (0, 1)
+    with pytest.raises(RuntimeError, match="negative dimension"):
+        ea.empty_strided((-1,), (1,))
+    s = ea.scalar_tensor(3)
+    assert s.shape == () and s.dtype == ea.float32 and s.item() == 3.0
+    assert ea.scalar_tensor(True, dtype=ea.bool).item() is True
+    with pytest.raises(RuntimeError, match="preserve memory format is unsupported by the empty operator"):
+        ea.empty(2, memory_format=ea.preserve_format)
+    assert ea.empty(2, 3, 4, 5, memory_format=ea.channels_last).is_contiguous(memory_format=ea.channels_last)
+
+
 def test_full_infers_dtype_from_fill_value(float64_default: None) -> None:
     assert ea.full((2,), True).dtype == ea.bool
     assert ea.full((2,), 3).dtype == ea.int64

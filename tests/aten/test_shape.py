@@ -363,6 +363,17 @@ def test_constant_pad_nd_value_and_cropping() -> None:
     assert ea.constant_pad_nd(x, (0, 0, -2, 0)).shape == (0, 3)
 
 
+def test_huge_sizes_raise_instead_of_wrapping() -> None:
+    with pytest.raises(RuntimeError, match="overflows int64"):
+        ea.zeros(3).repeat(2**62)
+    with pytest.raises(RuntimeError, match="overflows int64"):
+        ea.constant_pad_nd(ea.zeros(2), (2**62, 2**62))
+    with pytest.raises(RuntimeError, match="overflow"):
+        ea.zeros(2).repeat_interleave(2**62)
+    with pytest.raises(RuntimeError, match="overflow"):
+        ea.zeros(2).expand(2**62, 2)
+
+
 def test_diag_family() -> None:
     v = ea.tensor([1.0, 2.0])
     np.testing.assert_array_equal(_np(ea.diag(v, -1)), np.diag([1.0, 2.0], -1))

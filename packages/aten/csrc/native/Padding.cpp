@@ -19,7 +19,9 @@ Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value)
     const int64_t k = 2 * (self.dim() - 1 - d);
     const int64_t lo = pad[k], hi = pad[k + 1];
     const int64_t n = self.size(d);
-    const int64_t new_n = n + lo + hi;
+    int64_t new_n;
+    EMBER_CHECK(!__builtin_add_overflow(n, lo, &new_n) && !__builtin_add_overflow(new_n, hi, &new_n),
+                "constant_pad_nd: padding ", lo, " and ", hi, " of dimension ", d, " overflows int64");
     EMBER_CHECK(new_n >= 0, "The input size ", n, ", plus negative padding ", lo, " and ", hi,
                 " resulted in a negative output size, which is invalid. Check dimension ", d, " of your input.");
     shape[d] = new_n;

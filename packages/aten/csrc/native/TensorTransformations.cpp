@@ -154,7 +154,8 @@ Tensor repeat(const Tensor& self, IntArrayRef repeats) {
   for (int64_t s : self.sizes()) padded.push_back(s);
   for (int64_t d = 0; d < nd; ++d) {
     EMBER_CHECK(repeats[d] >= 0, "Trying to create tensor with negative dimension ", repeats[d], ": ", repeats);
-    target[d] = padded[d] * repeats[d];
+    EMBER_CHECK(!__builtin_mul_overflow(padded[d], repeats[d], &target[d]), "repeat: the size ", padded[d],
+                " repeated ", repeats[d], " times overflows int64");
   }
   Tensor result = empty(target, self.dtype(), self.device());
   if (result.numel() == 0) return result;

@@ -363,6 +363,17 @@ def test_constant_pad_nd_value_and_cropping() -> None:
     assert ea.constant_pad_nd(x, (0, 0, -2, 0)).shape == (0, 3)
 
 
+def test_out_aliasing_the_input_is_an_error() -> None:
+    x = _arange(3, 3)
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        ea.diag(x, out=x)
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        ea.tril(x, out=x.t())
+    y = _arange(3, 3)
+    assert ea.triu(y, out=y) is y  # the same tensor is the in-place form
+    np.testing.assert_array_equal(_np(y), np.triu(np.arange(9.0).reshape(3, 3)))
+
+
 def test_huge_sizes_raise_instead_of_wrapping() -> None:
     with pytest.raises(RuntimeError, match="overflows int64"):
         ea.zeros(3).repeat(2**62)

@@ -125,6 +125,14 @@ Tensor index_select_rows(const Tensor& self, int64_t dim, const std::vector<int6
   return out;
 }
 
+// out= must not share memory with the input it is computed from (it is resized and
+// written while the input is read).
+void check_out_not_alias(const Tensor& out, const Tensor& self) {
+  EMBER_CHECK(!out.is_alias_of(self) || self.numel() == 0,
+              "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+              "memory location. Please clone() the tensor before performing the operation.");
+}
+
 std::vector<int64_t> read_repeats(const Tensor& repeats) {
   EMBER_CHECK(repeats.dtype() == ScalarType::Long || repeats.dtype() == ScalarType::Int,
               "repeats has to be Long or Int tensor");
@@ -316,6 +324,7 @@ Tensor triangle_out(const Tensor& self, const Tensor& out, const char* name, boo
   if (!result.defined()) {
     result = empty_like_preserve(self, self.dtype(), self.device());
   } else if (!result.is_same(self)) {
+    check_out_not_alias(result, self);
     EMBER_CHECK(result.dtype() == self.dtype(), "Expected out tensor to have dtype ", c10::toString(self.dtype()),
                 ", but got ", c10::toString(result.dtype()), " instead");
     resize_output(result, self.sizes());
@@ -350,6 +359,7 @@ Tensor diag_out(const Tensor& self, int64_t diagonal, const Tensor& out) {
   EMBER_CHECK(self.dim() == 1 || self.dim() == 2, "diag(): Supports 1D or 2D tensors. Got ", self.dim(), "D");
   Tensor result = out;
   if (result.defined()) {
+    check_out_not_alias(result, self);
     EMBER_CHECK(can_cast(self.dtype(), result.dtype()), "diag: result type ", c10::toString(self.dtype()),
                 " can't be cast to the desired output type ", c10::toString(result.dtype()));
   }

@@ -228,6 +228,7 @@ def test_split_chunk_tensor_split_return_tuples_of_views() -> None:
         assert isinstance(parts, tuple)
         for p in parts:
             assert p._base is x
+    assert isinstance(x.unbind(1), tuple) and isinstance(ea.unbind(x), tuple)
     assert [p.shape[0] for p in x.chunk(3)] == [3, 3, 1]
     assert [p.shape[0] for p in x.tensor_split(3)] == [3, 2, 2]
     assert [p.shape[0] for p in ea.tensor_split(x, ea.tensor(3))] == [3, 2, 2]

@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include <ember/aten/Parallel.h>
-#include <ember/aten/ShapeUtils.h>
 #include <ember/aten/TensorIterator.h>
 
 #include "Joins.h"

@@ -187,12 +187,16 @@ class PythonGen:
         elif s.is_view:
             src = py_name(s.view_source or "self")
             if s.returns[0].type.is_list:
+                # a Tensor[] return is a tuple in Python, as PyTorch's (split, unbind, ...)
+                L.append("    r = tuple(r)")
                 L.append(f"    _set_view_base_list(r, {src})")
             else:
                 L.append(f"    _set_view_base(r, {src})")
             L.append("    return r")
         elif len(s.returns) > 1 and all(r.name for r in s.returns):
             L.append(f"    return _rt_{s.name}(*r)")
+        elif len(s.returns) == 1 and s.returns[0].type.is_tensor_list:
+            L.append("    return tuple(r)")
         else:
             L.append("    return r")
         L.append(f"_op_{m}._call = _call_{m}")

@@ -156,5 +156,117 @@ inline Vectorized<float> exp(Vectorized<float> x) {
   return Vectorized<float>::make(res);
 }
 
+
+// ---- elementwise math used by the unary and activation kernels -------------------
+// Lane masks: a comparison of two V gives an integer vector (all ones / zeros per
+// lane) that selects with GCC's vector `?:`; that compiles to blends, no branches.
+
+namespace detail {
+typedef int32_t VI32 __attribute__((vector_size(EMBER_VEC_BYTES)));
+inline Vectorized<float>::V as_float(VI32 i) {
+  Vectorized<float>::V f;
+  std::memcpy(&f, &i, sizeof(f));
+  return f;
+}
+inline VI32 as_int(Vectorized<float>::V f) {
+  VI32 i;
+  std::memcpy(&i, &f, sizeof(i));
+  return i;
+}
+}  // namespace detail
+
+// |x|; for floating types the sign bit is cleared (abs(-0.0) = 0.0, NaN stays NaN).
+template <typename T>
+inline Vectorized<T> abs(Vectorized<T> a) {
+  if constexpr (std::is_same_v<T, float>) {
+    return Vectorized<float>::make(detail::as_float(detail::as_int(a.v) & 0x7fffffff));
+  } else {
+    Vectorized<T> r;
+    for (int i = 0; i < Vectorized<T>::size(); ++i) {
+      if constexpr (std::is_floating_point_v<T>) {
+        r.v[i] = std::fabs(a.v[i]);
+      } else if constexpr (std::is_signed_v<T>) {
+        r.v[i] = a.v[i] < 0 ? static_cast<T>(-a.v[i]) : a.v[i];
+      } else {
+        r.v[i] = a.v[i];
+      }
+    }
+    return r;
+  }
+}
+
+// sqrt of each lane: one vsqrtps/vsqrtpd (the kernels are built with -fno-math-errno).
+template <typename T>
+inline Vectorized<T> sqrt(Vectorized<T> a) {
+  Vectorized<T> r;
+  for (int i = 0; i < Vectorized<T>::size(); ++i) r.v[i] = std::sqrt(a.v[i]);
+  return r;
+}
+
+// Natural log for float lanes (Cephes' logf): x = m 2^e with m in [sqrt(1/2), sqrt(2)),
+// log(x) = e ln2 + log1p(m - 1) with a degree-9 polynomial; ln2 split in two parts.
+// Subnormals are scaled by 2^23 first. Accurate to ~1 ulp; log(0) = -inf,
+// log(x < 0) = NaN, log(inf) = inf, NaN stays NaN, as std::log.
+inline Vectorized<float> log(Vectorized<float> x) {
+  using V = Vectorized<float>::V;
+  using detail::VI32;
+  const V xin = x.v;
+  const VI32 tiny = xin < 1.17549435e-38f;  // subnormal (or zero / negative: fixed below)
+  const V xs = tiny ? xin * 8388608.0f : xin;
+  const VI32 bits = detail::as_int(xs);
+  VI32 e = ((bits >> 23) & 0xff) - 126;
+  e = tiny ? e - 23 : e;
+  V m = detail::as_float((bits & 0x007fffff) | 0x3f000000);  // in [0.5, 1)
+  const VI32 below = m < 0.707106781186547524f;
+  V ef = __builtin_convertvector(e, V);
+  ef = below ? ef - 1.0f : ef;
+  m = below ? (m + m) - 1.0f : m - 1.0f;
+  const V z = m * m;
+  V y = m * 7.0376836292E-2f - 1.1514610310E-1f;
+  y = y * m + 1.1676998740E-1f;
+  y = y * m - 1.2420140846E-1f;
+  y = y * m + 1.4249322787E-1f;
+  y = y * m - 1.6668057665E-1f;
+  y = y * m + 2.0000714765E-1f;
+  y = y * m - 2.4999993993E-1f;
+  y = y * m + 3.3333331174E-1f;
+  y = y * m * z;
+  y = y + ef * -2.12194440e-4f;
+  y = y - 0.5f * z;
+  V r = m + y;
+  r = r + ef * 0.693359375f;
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  r = (xin == inf) ? V{} + inf : r;
+  r = (xin == 0.0f) ? V{} - inf : r;
+  r = (xin < 0.0f) ? V{} + nan : r;
+  r = (xin != xin) ? xin : r;
+  return Vectorized<float>::make(r);
+}
+
+// tanh for float lanes: an odd polynomial below |x| = 0.625 (Cephes' tanhf),
+// 1 - 2 / (exp(2|x|) + 1) with x's sign above. ~1 ulp; +-0, +-inf and NaN exact.
+inline Vectorized<float> tanh(Vectorized<float> x) {
+  using V = Vectorized<float>::V;
+  const V xin = x.v;
+  const V ax = abs(x).v;
+  const V s = xin * xin;
+  V p = s * -5.70498872745E-3f + 2.06390887954E-2f;
+  p = p * s - 5.37397155531E-2f;
+  p = p * s + 1.33314422036E-1f;
+  p = p * s - 3.33332819422E-1f;
+  const V small = xin + (xin * s) * p;
+  const V axc = ax > 10.0f ? V{} + 10.0f : ax;  // tanh(10) rounds to 1; NaN passes through
+  const V e = exp(Vectorized<float>::make(axc + axc)).v;
+  V big = 1.0f - 2.0f / (e + 1.0f);
+  big = detail::as_float(detail::as_int(big) | (detail::as_int(xin) & static_cast<int32_t>(0x80000000u)));
+  return Vectorized<float>::make(ax < 0.625f ? small : big);
+}
+
+// 1 / (1 + exp(-x)): exp(-x) overflowing to inf gives 0, as the scalar formula.
+inline Vectorized<float> sigmoid(Vectorized<float> x) {
+  return Vectorized<float>(1.0f) / (Vectorized<float>(1.0f) + exp(-x));
+}
+
 }  // namespace CPU_CAPABILITY
 }  // namespace ember::at::vec

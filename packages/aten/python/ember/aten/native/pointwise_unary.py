@@ -1,0 +1,14 @@
+"""Composite kernels of the unary pointwise family (see csrc/native/UnaryOps.cpp for the rest)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def positive(self: Any) -> Any:
+    """positive(input) -> Tensor: `input` itself; bool tensors are rejected as by unary `+`."""
+    from ember.aten import bool as _bool
+
+    if self.dtype == _bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self

@@ -86,7 +86,7 @@ def test_requires_grad_keyword() -> None:
               ea.ones(2).new_zeros(3, requires_grad=True), ea.tensor([1.0], requires_grad=True)):
         assert t.requires_grad and t.is_leaf
     assert not ea.zeros(2).requires_grad
-    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+    with pytest.raises(RuntimeError, match="only Tensors of floating point.*dtype can require gradients"):
         ea.zeros(2, dtype=ea.int64, requires_grad=True)
 
 

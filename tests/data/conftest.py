@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import data_helpers  # noqa: E402
+import data_helpers
 
 # Seconds: a test past SOFT_DEADLINE fails (TimeoutError raised in it); past HARD_DEADLINE
 # the whole run is stopped with every thread's traceback (a hang inside C code).

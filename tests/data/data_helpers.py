@@ -13,9 +13,8 @@ import random
 import signal
 import time
 
-import numpy as np
-
 import ember.aten as ea
+import numpy as np
 from ember.data import Dataset, IterableDataset, get_worker_info
 
 SHM_GLOB = "/dev/shm/ember_*"

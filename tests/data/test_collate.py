@@ -5,10 +5,9 @@ from __future__ import annotations
 import collections
 from typing import NamedTuple
 
+import ember.aten as ea
 import numpy as np
 import pytest
-
-import ember.aten as ea
 from ember.data import collate, default_collate, default_convert
 from ember.data._collate import default_collate_fn_map
 
@@ -30,8 +29,11 @@ def test_tensors_are_stacked() -> None:
 
 
 def test_tensors_of_different_sizes_are_an_error() -> None:
-    with pytest.raises(RuntimeError, match=r"stack expects each tensor to be equal size, but got \[2\] at entry 0 "
-                                           r"and \[3\] at entry 1"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"stack expects each tensor to be equal size, but got \[2\] at entry 0 "
+        r"and \[3\] at entry 1",
+    ):
         default_collate([ea.tensor([1, 2]), ea.tensor([1, 2, 3])])
 
 
@@ -49,8 +51,9 @@ def test_numpy_arrays_and_scalars() -> None:
     assert arrays.dtype == ea.int32 and arrays.tolist() == [[1, 2], [3, 4]]
     scalars = default_collate([np.float32(1.5), np.float32(2.0)])
     assert scalars.dtype == ea.float32 and scalars.tolist() == [1.5, 2.0]
-    with pytest.raises(TypeError, match="default_collate: batch must contain tensors, numpy arrays, numbers, "
-                                        "dicts or lists; found <U1"):
+    with pytest.raises(
+        TypeError, match="default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found <U1"
+    ):
         default_collate([np.array(["a"]), np.array(["b"])])
     with pytest.raises(TypeError, match="found object"):
         default_collate([np.array([None], dtype=object)] * 2)
@@ -83,8 +86,7 @@ def test_named_tuples_and_sequences() -> None:
 
 def test_nested_structures() -> None:
     batch = [
-        {"img": ea.tensor([[float(i)]]), "meta": {"id": i, "tags": ("t", i * 1.0)}, "name": f"s{i}"}
-        for i in range(3)
+        {"img": ea.tensor([[float(i)]]), "meta": {"id": i, "tags": ("t", i * 1.0)}, "name": f"s{i}"} for i in range(3)
     ]
     out = default_collate(batch)
     assert out["img"].shape == (3, 1, 1)
@@ -95,8 +97,11 @@ def test_nested_structures() -> None:
 
 
 def test_unsupported_type() -> None:
-    with pytest.raises(TypeError, match="default_collate: batch must contain tensors, numpy arrays, numbers, "
-                                        "dicts or lists; found <class 'object'>"):
+    with pytest.raises(
+        TypeError,
+        match="default_collate: batch must contain tensors, numpy arrays, numbers, "
+        "dicts or lists; found <class 'object'>",
+    ):
         default_collate([object(), object()])
 
 
@@ -108,8 +113,9 @@ def test_custom_collate_fn_map() -> None:
     def collate_box(batch, *, collate_fn_map=None):
         return sum(b.v for b in batch)
 
-    out = collate([{"b": Box(1), "n": 1}, {"b": Box(2), "n": 2}],
-                  collate_fn_map={**default_collate_fn_map, Box: collate_box})
+    out = collate(
+        [{"b": Box(1), "n": 1}, {"b": Box(2), "n": 2}], collate_fn_map={**default_collate_fn_map, Box: collate_box}
+    )
     assert out["b"] == 3 and out["n"].tolist() == [1, 2]
 
 

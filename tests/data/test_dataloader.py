@@ -3,18 +3,16 @@ content of batches, shuffling, seeding, workers, persistent workers, pinning."""
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import time
 import warnings
 
-import numpy as np
-import pytest
-
 import data_helpers as h
 import ember.aten as ea
 import ember.data as ed
+import numpy as np
+import pytest
 from ember.data import (
     BatchSampler,
     DataLoader,
@@ -45,34 +43,55 @@ def expected_range_batches(order, batch_size, drop_last=False, width=3):
 # ---- arguments and len() ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kwargs,exc,msg", [
-    (dict(num_workers=-1), ValueError, "num_workers option should be non-negative"),
-    (dict(timeout=-1), ValueError, "timeout option should be non-negative"),
-    (dict(prefetch_factor=2), ValueError, "prefetch_factor option could only be specified in multiprocessing"),
-    (dict(num_workers=1, prefetch_factor=-1), ValueError, "prefetch_factor option should be non-negative"),
-    (dict(persistent_workers=True), ValueError, "persistent_workers option needs num_workers > 0"),
-    (dict(sampler=[0, 1], shuffle=True), ValueError, "sampler option is mutually exclusive with shuffle"),
-    (dict(batch_sampler=[[0]], batch_size=2), ValueError,
-     "batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and drop_last"),
-    (dict(batch_sampler=[[0]], drop_last=True), ValueError, "batch_sampler option is mutually exclusive"),
-    (dict(batch_size=None, drop_last=True), ValueError,
-     "batch_size=None option disables auto-batching and is mutually exclusive with drop_last"),
-    (dict(multiprocessing_context="fork"), ValueError,
-     "multiprocessing_context can only be used with multi-process loading"),
-    (dict(num_workers=1, multiprocessing_context="nope"), ValueError,
-     "multiprocessing_context option should specify a valid start method"),
-    (dict(num_workers=1, multiprocessing_context=3), TypeError,
-     "multiprocessing_context option should be a valid context object or a string"),
-    (dict(batch_size=0), ValueError, "batch_size should be a positive integer value, but got batch_size=0"),
-])
+@pytest.mark.parametrize(
+    "kwargs,exc,msg",
+    [
+        (dict(num_workers=-1), ValueError, "num_workers option should be non-negative"),
+        (dict(timeout=-1), ValueError, "timeout option should be non-negative"),
+        (dict(prefetch_factor=2), ValueError, "prefetch_factor option could only be specified in multiprocessing"),
+        (dict(num_workers=1, prefetch_factor=-1), ValueError, "prefetch_factor option should be non-negative"),
+        (dict(persistent_workers=True), ValueError, "persistent_workers option needs num_workers > 0"),
+        (dict(sampler=[0, 1], shuffle=True), ValueError, "sampler option is mutually exclusive with shuffle"),
+        (
+            dict(batch_sampler=[[0]], batch_size=2),
+            ValueError,
+            "batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and drop_last",
+        ),
+        (dict(batch_sampler=[[0]], drop_last=True), ValueError, "batch_sampler option is mutually exclusive"),
+        (
+            dict(batch_size=None, drop_last=True),
+            ValueError,
+            "batch_size=None option disables auto-batching and is mutually exclusive with drop_last",
+        ),
+        (
+            dict(multiprocessing_context="fork"),
+            ValueError,
+            "multiprocessing_context can only be used with multi-process loading",
+        ),
+        (
+            dict(num_workers=1, multiprocessing_context="nope"),
+            ValueError,
+            "multiprocessing_context option should specify a valid start method",
+        ),
+        (
+            dict(num_workers=1, multiprocessing_context=3),
+            TypeError,
+            "multiprocessing_context option should be a valid context object or a string",
+        ),
+        (dict(batch_size=0), ValueError, "batch_size should be a positive integer value, but got batch_size=0"),
+    ],
+)
 def test_argument_errors(kwargs, exc, msg) -> None:
     with pytest.raises(exc, match=msg):
         DataLoader(h.RangeDataset(4), **kwargs)
 
 
 def test_iterable_dataset_argument_errors() -> None:
-    for kwargs, what in ((dict(shuffle=True), "shuffle"), (dict(sampler=[0]), "sampler"),
-                         (dict(batch_sampler=[[0]]), "batch_sampler")):
+    for kwargs, what in (
+        (dict(shuffle=True), "shuffle"),
+        (dict(sampler=[0]), "sampler"),
+        (dict(batch_sampler=[[0]]), "batch_sampler"),
+    ):
         with pytest.raises(ValueError, match=f"DataLoader with IterableDataset: expected unspecified {what} option"):
             DataLoader(h.UnshardedStream(), **kwargs)
 
@@ -96,9 +115,16 @@ def test_defaults_match_pytorch() -> None:
     assert DataLoader(h.RangeDataset(4), batch_size=None).collate_fn is ed.default_convert
 
 
-@pytest.mark.parametrize("n,batch_size,drop_last,expected", [
-    (10, 3, False, 4), (10, 3, True, 3), (9, 3, True, 3), (10, None, False, 10), (0, 4, False, 0),
-])
+@pytest.mark.parametrize(
+    "n,batch_size,drop_last,expected",
+    [
+        (10, 3, False, 4),
+        (10, 3, True, 3),
+        (9, 3, True, 3),
+        (10, None, False, 10),
+        (0, 4, False, 0),
+    ],
+)
 def test_len_map_style(n, batch_size, drop_last, expected) -> None:
     loader = DataLoader(h.RangeDataset(n), batch_size=batch_size, drop_last=drop_last)
     assert len(loader) == expected == len(list(loader))
@@ -136,8 +162,13 @@ def test_sequential_batches_are_the_same_for_any_number_of_workers(num_workers, 
 def test_shuffled_batches_are_reproducible_and_the_same_for_0_1_2_workers() -> None:
     runs = {}
     for num_workers in (0, 1, 2):
-        loader = DataLoader(h.RangeDataset(20), batch_size=4, shuffle=True, num_workers=num_workers,
-                            generator=ea.Generator().manual_seed(7))
+        loader = DataLoader(
+            h.RangeDataset(20),
+            batch_size=4,
+            shuffle=True,
+            num_workers=num_workers,
+            generator=ea.Generator().manual_seed(7),
+        )
         runs[num_workers] = [as_lists(loader), as_lists(loader)]  # two epochs
     assert runs[0] == runs[1] == runs[2]
     epoch0, epoch1 = runs[0]
@@ -209,7 +240,8 @@ def test_getitems_fetches_a_whole_batch(num_workers) -> None:
             return [i * 10 for i in indices]
 
     assert [b.tolist() for b in DataLoader(Batched(), batch_size=4, num_workers=num_workers)] == [
-        [0, 10, 20, 30], [40, 50],
+        [0, 10, 20, 30],
+        [40, 50],
     ]
 
 
@@ -226,11 +258,14 @@ def test_spawn_context_gives_the_same_batches() -> None:
     assert as_lists(loader) == expected_range_batches(list(range(9)), 4)
 
 
-def test_file_system_sharing_strategy() -> None:
-    ed.set_sharing_strategy("file_system")
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_file_system_sharing_strategy(context) -> None:
+    ed.set_sharing_strategy("file_system")  # a spawned worker takes it from the main process
     try:
-        loader = DataLoader(h.RangeDataset(12), batch_size=3, num_workers=2, persistent_workers=True)
-        for _ in range(2):  # the second epoch exercises the workers' held-batch releases
+        loader = DataLoader(
+            h.RangeDataset(12), batch_size=3, num_workers=2, persistent_workers=True, multiprocessing_context=context
+        )
+        for _ in range(2):  # a second epoch with the same (persistent) workers
             batches = list(loader)
             assert as_lists(batches) == expected_range_batches(list(range(12)), 3)
             assert all(b[0].untyped_storage()._share_filename().startswith("/ember_") for b in batches)
@@ -251,8 +286,14 @@ class WhoAmI(Dataset):
 
     def __getitem__(self, i):
         info = get_worker_info()
-        return {"i": i, "worker": info.id, "num_workers": info.num_workers, "pid": os.getpid(),
-                "same_dataset": info.dataset is self, "tag": getattr(self, "tag", None)}
+        return {
+            "i": i,
+            "worker": info.id,
+            "num_workers": info.num_workers,
+            "pid": os.getpid(),
+            "same_dataset": info.dataset is self,
+            "tag": getattr(self, "tag", None),
+        }
 
 
 def test_get_worker_info_and_worker_init_fn() -> None:
@@ -271,8 +312,11 @@ def test_get_worker_info_and_worker_init_fn() -> None:
 
 def test_too_many_workers_warns(monkeypatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
-    with pytest.warns(UserWarning, match="This DataLoader will create 2 worker processes in total. Our suggested "
-                                         "max number of worker in current system is 1"):
+    with pytest.warns(
+        UserWarning,
+        match="This DataLoader will create 2 worker processes in total. Our suggested "
+        "max number of worker in current system is 1",
+    ):
         DataLoader(h.RangeDataset(2), num_workers=2)
 
 
@@ -390,8 +434,9 @@ def _settled_count(folder, wait=0.3):
 
 @pytest.mark.parametrize("num_workers,prefetch_factor", [(2, 3), (1, 1)])
 def test_prefetch_factor_bounds_the_batches_in_flight(tmp_path, num_workers, prefetch_factor) -> None:
-    loader = DataLoader(Logged(str(tmp_path)), batch_size=None, num_workers=num_workers,
-                        prefetch_factor=prefetch_factor)
+    loader = DataLoader(
+        Logged(str(tmp_path)), batch_size=None, num_workers=num_workers, prefetch_factor=prefetch_factor
+    )
     it = iter(loader)
     assert _settled_count(tmp_path) == prefetch_factor * num_workers
     assert next(it) == 0
@@ -401,8 +446,9 @@ def test_prefetch_factor_bounds_the_batches_in_flight(tmp_path, num_workers, pre
 
 def test_seeding_of_workers_is_base_seed_plus_worker_id() -> None:
     def run(seed):
-        loader = DataLoader(h.RandomDrawDataset(), batch_size=None, num_workers=2,
-                            generator=ea.Generator().manual_seed(seed))
+        loader = DataLoader(
+            h.RandomDrawDataset(), batch_size=None, num_workers=2, generator=ea.Generator().manual_seed(seed)
+        )
         return list(loader)
 
     a, b, c = run(3), run(3), run(4)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 import ember.aten as ea
+import pytest
 from ember.data import (
     ChainDataset,
     ConcatDataset,

@@ -12,11 +12,11 @@ import socket
 import struct
 import tarfile
 import threading
-
-import numpy as np
-import pytest
+from typing import ClassVar
 
 import ember.aten as ea
+import numpy as np
+import pytest
 from ember.data import DataLoader
 from ember.data.datasets import CIFAR10, CIFAR100, KMNIST, MNIST, FashionMNIST, NpyFolder
 from ember.data.datasets import utils as dutils
@@ -115,7 +115,7 @@ def test_mnist_transforms_and_loader(tmp_path) -> None:
 
 
 def test_mnist_missing_files_say_how_to_get_them(tmp_path) -> None:
-    with pytest.raises(RuntimeError, match="not found in .*MNIST/raw. You can use download=True to download it"):
+    with pytest.raises(RuntimeError, match=r"not found in .*MNIST/raw\. You can use download=True to download it"):
         MNIST(str(tmp_path))
 
 
@@ -169,7 +169,7 @@ def test_cifar100_binary_has_fine_and_coarse_labels(tmp_path) -> None:
 
 
 def test_cifar_corrupt_and_missing(tmp_path) -> None:
-    with pytest.raises(RuntimeError, match="Dataset not found or corrupted. You can use download=True"):
+    with pytest.raises(RuntimeError, match=r"Dataset not found or corrupted\. You can use download=True"):
         CIFAR10(str(tmp_path))
     write_cifar10(str(tmp_path))
     with open(tmp_path / "cifar-10-batches-bin" / "test_batch.bin", "ab") as f:
@@ -193,8 +193,12 @@ def test_npy_folder(tmp_path) -> None:
     (tmp_path / "dog" / "notes.txt").write_text("not a sample")
     ds = NpyFolder(str(tmp_path), target_transform=lambda y: -y)
     assert ds.classes == ["cat", "dog"] and ds.class_to_idx == {"cat": 0, "dog": 1}
-    assert [os.path.relpath(p, tmp_path) for p, _ in ds.samples] == ["cat/z.npy", "dog/a.npy", "dog/b.npy",
-                                                                     "dog/sub/c.npy"]
+    assert [os.path.relpath(p, tmp_path) for p, _ in ds.samples] == [
+        "cat/z.npy",
+        "dog/a.npy",
+        "dog/b.npy",
+        "dog/sub/c.npy",
+    ]
     assert ds.targets == [0, 1, 1, 1]
     x, y = ds[2]
     np.testing.assert_array_equal(x.numpy(), arrays[str(tmp_path / "dog" / "b.npy")])
@@ -207,7 +211,9 @@ def test_npy_folder_errors(tmp_path) -> None:
     with pytest.raises(FileNotFoundError, match="Couldn't find any class folder in"):
         NpyFolder(str(tmp_path))
     (tmp_path / "empty").mkdir()
-    with pytest.raises(FileNotFoundError, match="Found no valid file for the classes empty. Supported extensions are: .npy"):
+    with pytest.raises(
+        FileNotFoundError, match=r"Found no valid file for the classes empty\. Supported extensions are: \.npy"
+    ):
         NpyFolder(str(tmp_path))
     assert len(NpyFolder(str(tmp_path), allow_empty=True)) == 0
     np.save(tmp_path / "empty" / "obj.npy", np.array([{"a": 1}], dtype=object))
@@ -341,8 +347,8 @@ def test_mnist_download(tmp_path, server) -> None:
     srv = server(files)
 
     class LocalMNIST(MNIST):
-        mirrors = [_closed_port_url(), srv.url]
-        resources = [(name, sha(data)) for name, data in files.items()]
+        mirrors: ClassVar[list[str]] = [_closed_port_url(), srv.url]
+        resources: ClassVar[list[tuple[str, str]]] = [(name, sha(data)) for name, data in files.items()]
 
     ds = LocalMNIST(str(tmp_path), train=False, download=True)
     assert len(ds) == 3 and sorted(os.listdir(tmp_path / "LocalMNIST" / "raw")) == sorted(files)
@@ -355,8 +361,10 @@ def test_mnist_download(tmp_path, server) -> None:
 def test_real_mnist_resources_are_sha256_pinned() -> None:
     for cls in (MNIST, FashionMNIST, KMNIST):
         assert [name for name, _ in cls.resources] == [
-            "train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
-            "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz",
+            "train-images-idx3-ubyte.gz",
+            "train-labels-idx1-ubyte.gz",
+            "t10k-images-idx3-ubyte.gz",
+            "t10k-labels-idx1-ubyte.gz",
         ]
         assert all(len(h) == 64 and int(h, 16) >= 0 for _, h in cls.resources)
     assert len({h for cls in (MNIST, FashionMNIST, KMNIST) for _, h in cls.resources}) == 12
@@ -374,7 +382,7 @@ def test_cifar10_download_extracts_the_binary_archive(tmp_path, server) -> None:
     srv = server({"cifar-10-binary.tar.gz": archive})
 
     class LocalCIFAR10(CIFAR10):
-        urls = [srv.url + "cifar-10-binary.tar.gz"]
+        urls: ClassVar[list[str]] = [srv.url + "cifar-10-binary.tar.gz"]
         tgz_sha256 = sha(archive)
 
     ds = LocalCIFAR10(str(tmp_path), train=True, download=True)
@@ -389,6 +397,6 @@ def test_extract_refuses_paths_outside_the_target(tmp_path) -> None:
         tar.addfile(info, io.BytesIO(b"x"))
     (tmp_path / "a.tar.gz").write_bytes(buf.getvalue())
     (tmp_path / "out").mkdir()
-    with pytest.raises(RuntimeError, match="refusing to extract '../evil.txt'"):
+    with pytest.raises(RuntimeError, match=r"refusing to extract '\.\./evil\.txt'"):
         dutils.extract_archive(str(tmp_path / "a.tar.gz"), str(tmp_path / "out"))
     assert not (tmp_path / "evil.txt").exists()

@@ -12,9 +12,8 @@ import textwrap
 import time
 import uuid
 
-import pytest
-
 import data_helpers as h
+import pytest
 
 HELPERS_DIR = os.path.dirname(os.path.abspath(h.__file__))
 SCRIPT_DEADLINE = 60  # seconds
@@ -46,8 +45,14 @@ def run_script(body: str, *, timeout: float = SCRIPT_DEADLINE) -> tuple[dict, su
     marker = uuid.uuid4().hex
     env = dict(os.environ, EMBER_DATA_TEST_MARKER=marker)
     code = PRELUDE + textwrap.dedent(body) + EPILOGUE
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -63,7 +68,7 @@ def run_script(body: str, *, timeout: float = SCRIPT_DEADLINE) -> tuple[dict, su
         os.kill(pid, signal.SIGKILL)
     assert left == [], f"processes of the script outlived it\nstderr:\n{err}"
     lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
-    result = json.loads(lines[-1][len("RESULT "):]) if lines else {}
+    result = json.loads(lines[-1][len("RESULT ") :]) if lines else {}
     pids = [proc.pid, *result.get("pids", [])]
     segments = [p for p in h.shm_entries() if any(os.path.basename(p).startswith(f"ember_{pid}_") for pid in pids)]
     assert segments == [], f"shared-memory segments left behind: {segments}"
@@ -131,7 +136,7 @@ def test_exception_in_getitem_keeps_its_type_and_the_worker_traceback(context) -
     text = result["error"]
     assert text.startswith("Caught DatasetError in DataLoader worker process 0.\nOriginal Traceback (most recent call")
     assert 'data_helpers.py", line' in text and "in __getitem__" in text
-    assert "raise self.exc(f\"index {i} is bad\")" in text and text.rstrip().endswith("DatasetError: index 5 is bad")
+    assert 'raise self.exc(f"index {i} is bad")' in text and text.rstrip().endswith("DatasetError: index 5 is bad")
     assert result["children"] == []
 
 
@@ -215,7 +220,9 @@ HOWS = ["break", "del", "gc", "exception", "KeyboardInterrupt", "CtrlC"]
 
 @pytest.mark.parametrize("strategy", ["file_descriptor", "file_system"])
 def test_leaving_early_stops_the_workers_and_frees_shared_memory(strategy) -> None:
-    result, proc = run_script(EARLY_EXITS + textwrap.dedent(f"""
+    result, proc = run_script(
+        EARLY_EXITS
+        + textwrap.dedent(f"""
         ed.set_sharing_strategy({strategy!r})
         result["pids"] = []
         for how in {HOWS!r}:
@@ -227,7 +234,8 @@ def test_leaving_early_stops_the_workers_and_frees_shared_memory(strategy) -> No
             shm = sorted(p for p in h.shm_entries() if any(f"ember_{{pid}}_" in p for pid in [os.getpid(), *pids]))
             result[how] = dict(pids=pids, children=children, stopped_in=stopped_in, shm=shm)
             result["pids"] += pids
-    """))
+    """)
+    )
     assert proc.returncode == 0, proc.stderr
     for how in HOWS:
         r = result[how]

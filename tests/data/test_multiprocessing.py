@@ -6,12 +6,11 @@ import multiprocessing as mp
 import os
 import time
 
-import numpy as np
-import pytest
-
 import data_helpers as h
 import ember.aten as ea
 import ember.data as ed
+import numpy as np
+import pytest
 from ember.c10py import StorageImpl
 from ember.data import _multiprocessing
 
@@ -23,9 +22,14 @@ def strategy(request):
     ed.set_sharing_strategy("file_descriptor")
 
 
-@pytest.mark.parametrize("strategy_name,context", [
-    ("file_descriptor", "fork"), ("file_system", "fork"), ("file_descriptor", "spawn"),
-])
+@pytest.mark.parametrize(
+    "strategy_name,context",
+    [
+        ("file_descriptor", "fork"),
+        ("file_system", "fork"),
+        ("file_descriptor", "spawn"),
+    ],
+)
 def test_tensor_round_trip_shares_memory(strategy_name, context) -> None:
     ed.set_sharing_strategy(strategy_name)
     try:
@@ -116,5 +120,3 @@ def test_non_leaf_tensors_requiring_grad_are_refused() -> None:
     t._meta.grad_fn = object()
     with pytest.raises(RuntimeError, match="Cowardly refusing to serialize non-leaf tensor which requires_grad"):
         _multiprocessing.reduce_tensor(t)
-
-

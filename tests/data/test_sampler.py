@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import collections
 
-import pytest
-
 import ember.aten as ea
+import pytest
 from ember.data import (
     BatchSampler,
     DistributedSampler,
@@ -100,7 +99,7 @@ def test_weighted_random_sampler_follows_the_weights() -> None:
 def test_weighted_random_sampler_without_replacement() -> None:
     out = list(WeightedRandomSampler([1.0, 5.0, 0.5, 2.0], 4, replacement=False, generator=gen(1)))
     assert sorted(out) == [0, 1, 2, 3]
-    with pytest.raises(RuntimeError, match="cannot sample n_sample > prob_dist.size"):
+    with pytest.raises(RuntimeError, match=r"cannot sample n_sample > prob_dist\.size"):
         list(WeightedRandomSampler([1.0, 2.0], 3, replacement=False))
 
 
@@ -115,10 +114,13 @@ def test_weighted_random_sampler_errors() -> None:
         list(WeightedRandomSampler([1.0, -1.0], 1))
 
 
-@pytest.mark.parametrize("drop_last,expected", [
-    (False, [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]),
-    (True, [[0, 1, 2], [3, 4, 5], [6, 7, 8]]),
-])
+@pytest.mark.parametrize(
+    "drop_last,expected",
+    [
+        (False, [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]),
+        (True, [[0, 1, 2], [3, 4, 5], [6, 7, 8]]),
+    ],
+)
 def test_batch_sampler(drop_last, expected) -> None:
     s = BatchSampler(SequentialSampler(range(10)), batch_size=3, drop_last=drop_last)
     assert list(s) == expected and len(s) == len(expected)

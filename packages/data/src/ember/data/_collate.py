@@ -18,9 +18,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 import ember.aten as ea
+import numpy as np
 from ember.aten import Tensor
 
 from . import _multiprocessing, _worker
@@ -109,21 +108,23 @@ def collate(batch: list[Any], *, collate_fn_map: CollateFnMap | None = None) -> 
         except TypeError:
             return fields
     if _is_namedtuple(elem):
-        return elem_type(*(collate(list(samples), collate_fn_map=collate_fn_map) for samples in zip(*batch)))
+        return elem_type(
+            *(collate(list(samples), collate_fn_map=collate_fn_map) for samples in zip(*batch, strict=True))
+        )
     if isinstance(elem, collections.abc.Sequence):
         it = iter(batch)
         elem_size = len(next(it))
         if not all(len(e) == elem_size for e in it):
             raise RuntimeError("each element in list of batch should be of equal size")
-        transposed = list(zip(*batch))
+        transposed = list(zip(*batch, strict=True))
         if isinstance(elem, tuple):
             return [collate(list(samples), collate_fn_map=collate_fn_map) for samples in transposed]
         try:
             if isinstance(elem, collections.abc.MutableSequence):
-                clone = copy.copy(elem)
+                seq_clone: Any = copy.copy(elem)
                 for i, samples in enumerate(transposed):
-                    clone[i] = collate(list(samples), collate_fn_map=collate_fn_map)
-                return clone
+                    seq_clone[i] = collate(list(samples), collate_fn_map=collate_fn_map)
+                return seq_clone
             return elem_type([collate(list(samples), collate_fn_map=collate_fn_map) for samples in transposed])  # type: ignore[call-arg]
         except TypeError:
             return [collate(list(samples), collate_fn_map=collate_fn_map) for samples in transposed]
@@ -133,21 +134,10 @@ def collate(batch: list[Any], *, collate_fn_map: CollateFnMap | None = None) -> 
 def _stack(batch: list[Tensor]) -> Tensor:
     """``stack(batch, 0)``, into shared memory when running in a DataLoader worker."""
     elem = batch[0]
-    shape = tuple(elem.shape)
-    for i, t in enumerate(batch):
-        if tuple(t.shape) != shape:
-            raise RuntimeError(
-                f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 and "
-                f"{list(t.shape)} at entry {i}"
-            )
-    sizes = (len(batch), *shape)
     if _worker.get_worker_info() is not None and elem.device.type == "cpu":
-        out = _multiprocessing.new_shared_tensor(sizes, elem.dtype)
-    else:
-        out = ea.empty(sizes, dtype=elem.dtype, device=elem.device)
-    for i, t in enumerate(batch):
-        out[i].copy_(t)
-    return out
+        sizes = (len(batch), *elem.shape)
+        return ea.stack(batch, 0, out=_multiprocessing.new_shared_tensor(sizes, elem.dtype))
+    return ea.stack(batch, 0)
 
 
 def collate_tensor_fn(batch: list[Tensor], *, collate_fn_map: CollateFnMap | None = None) -> Tensor:

@@ -27,14 +27,15 @@ from __future__ import annotations
 
 import itertools
 import os
+import pickle
 import threading
 from multiprocessing import reduction, resource_sharer, util
 from typing import Any
 
 from ember.aten import Tensor
 from ember.aten._tensor import _wrap
-from ember.c10py import StorageImpl, TensorImpl
 from ember.c10py import _C as _c10
+from ember.c10py import StorageImpl, TensorImpl
 
 __all__ = ["get_all_sharing_strategies", "get_sharing_strategy", "set_sharing_strategy"]
 
@@ -51,9 +52,7 @@ def set_sharing_strategy(new_strategy: str) -> None:
     """Sets how tensors are shared between processes (PyTorch's torch.multiprocessing.set_sharing_strategy)."""
     global _sharing_strategy
     if new_strategy not in _ALL_STRATEGIES:
-        raise ValueError(
-            f"unknown sharing strategy {new_strategy!r}; expected one of {sorted(_ALL_STRATEGIES)}"
-        )
+        raise ValueError(f"unknown sharing strategy {new_strategy!r}; expected one of {sorted(_ALL_STRATEGIES)}")
     _sharing_strategy = new_strategy
 
 
@@ -117,13 +116,13 @@ def _hand_over(storage: StorageImpl) -> Any:
     def close() -> None:
         _held.pop(key, None)
 
-    return resource_sharer._resource_sharer.register(send, close)
+    return resource_sharer._resource_sharer.register(send, close)  # type: ignore[attr-defined]
 
 
 def _rebuild_storage_filename(name: str, nbytes: int, hand_over: Any) -> StorageImpl:
     storage = StorageImpl._new_shared_filename(name, nbytes)  # takes this process's reference
     try:
-        with resource_sharer._resource_sharer.get_connection(hand_over) as conn:
+        with resource_sharer._resource_sharer.get_connection(hand_over) as conn:  # type: ignore[attr-defined]
             conn.recv()  # the sender has dropped the reference it held for us
     except (OSError, EOFError):
         pass  # the sender is gone: what it held went with it; the mapping is ours
@@ -148,7 +147,11 @@ def reduce_storage(storage: StorageImpl) -> tuple[Any, tuple[Any, ...]]:
 
 
 def _rebuild_tensor(
-    storage: StorageImpl, dtype: Any, sizes: tuple[int, ...], strides: tuple[int, ...], offset: int,
+    storage: StorageImpl,
+    dtype: Any,
+    sizes: tuple[int, ...],
+    strides: tuple[int, ...],
+    offset: int,
     requires_grad: bool,
 ) -> Tensor:
     t = _wrap(TensorImpl(storage, dtype, sizes, strides, offset))
@@ -165,7 +168,7 @@ def reduce_tensor(t: Tensor) -> tuple[Any, tuple[Any, ...]]:
             "before serializing (e.g., putting it on the queue)."
         )
     if t.device.type != "cpu":
-        return t.__reduce_ex__(reduction.ForkingPickler.HIGHEST_PROTOCOL)  # type: ignore[no-any-return]
+        return t.__reduce_ex__(pickle.HIGHEST_PROTOCOL)  # type: ignore[no-any-return]
     impl = t._impl
     return (
         _rebuild_tensor,

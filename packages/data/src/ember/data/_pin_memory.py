@@ -15,9 +15,8 @@ from typing import Any
 
 from ember.aten import Tensor
 from ember.aten._tensor import _wrap
-from ember.c10py import TensorImpl
 from ember.c10py import _C as _c10
-from ember.c10py import cuda
+from ember.c10py import TensorImpl, cuda
 
 from ._utils import ExceptionWrapper
 

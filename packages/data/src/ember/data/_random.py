@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
 from ember.aten import _C as _aten_C
 
 Generator = _aten_C.Generator

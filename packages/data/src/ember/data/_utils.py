@@ -33,7 +33,7 @@ class ExceptionWrapper:
     def __init__(self, exc_info: tuple[Any, Any, Any] | None = None, where: str = "in background") -> None:
         if exc_info is None:
             exc_info = sys.exc_info()
-        self.exc_type: type[BaseException] = exc_info[0]
+        self.exc_type: type[BaseException] = exc_info[0]  # type: ignore[assignment]
         self.exc_msg = "".join(traceback.format_exception(*exc_info))
         self.where = where
 

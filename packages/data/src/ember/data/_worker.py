@@ -128,12 +128,17 @@ def _worker_loop(
     worker_id: int,
     num_workers: int,
     persistent_workers: bool,
+    sharing_strategy: str,
 ) -> None:
     # See NOTE [ DataLoader worker protocol ] in dataloader.py.
     watchdog = _ManagerWatchdog()
     try:
         import ember.aten as ea
 
+        from . import _multiprocessing
+
+        # A spawned worker starts with the defaults: use the main process's strategy.
+        _multiprocessing.set_sharing_strategy(sharing_strategy)
         # Workers run side by side: one intra-op thread each, or they oversubscribe the CPUs.
         ea.set_num_threads(1)
         seed = base_seed + worker_id

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from multiprocessing.reduction import ForkingPickler
 from typing import Any, Generic, TypeVar
 
-from . import _collate, _fetch, _pin_memory, _random, _worker
+from . import _collate, _fetch, _multiprocessing, _pin_memory, _random, _worker
 from ._utils import ExceptionWrapper
 from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -180,7 +180,7 @@ class DataLoader(Generic[T_co]):
                 sampler = SequentialSampler(dataset)  # type: ignore[arg-type]
 
         if batch_size is not None and batch_sampler is None:
-            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)  # type: ignore[arg-type]
 
         self.batch_size = batch_size
         self.drop_last = drop_last
@@ -230,7 +230,12 @@ class DataLoader(Generic[T_co]):
 
     def __setattr__(self, attr: str, val: Any) -> None:
         if self.__initialized and attr in (
-            "batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers",
+            "batch_size",
+            "batch_sampler",
+            "sampler",
+            "drop_last",
+            "dataset",
+            "persistent_workers",
         ):
             raise ValueError(f"{attr} attribute should not be set after {self.__class__.__name__} is initialized")
         super().__setattr__(attr, val)
@@ -483,7 +488,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._index_queues: list[Any] = []
         self._workers: list[Any] = []
         _live_worker_resources[id(self)] = (
-            self._index_queues, self._workers, self._worker_result_queue, self._workers_done_event,
+            self._index_queues,
+            self._workers,
+            self._worker_result_queue,
+            self._workers_done_event,
         )
         self._workers_status = [True for _ in range(self._num_workers)]
         try:
@@ -494,9 +502,20 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 w = ctx.Process(
                     target=_worker._worker_loop,
                     args=(
-                        self._dataset_kind, self._dataset, index_queue, self._worker_result_queue,
-                        self._workers_done_event, self._auto_collation, self._collate_fn, self._drop_last,
-                        self._base_seed, self._worker_init_fn, i, self._num_workers, self._persistent_workers,
+                        self._dataset_kind,
+                        self._dataset,
+                        index_queue,
+                        self._worker_result_queue,
+                        self._workers_done_event,
+                        self._auto_collation,
+                        self._collate_fn,
+                        self._drop_last,
+                        self._base_seed,
+                        self._worker_init_fn,
+                        i,
+                        self._num_workers,
+                        self._persistent_workers,
+                        _multiprocessing.get_sharing_strategy(),
                     ),
                 )
                 w.daemon = True
@@ -515,8 +534,11 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             pin_memory_thread = threading.Thread(
                 target=_pin_memory._pin_memory_loop,
                 args=(
-                    self._worker_result_queue, self._data_queue, cuda.current_device(),
-                    self._pin_memory_thread_done_event, _decode,
+                    self._worker_result_queue,
+                    self._data_queue,
+                    cuda.current_device(),
+                    self._pin_memory_thread_done_event,
+                    _decode,
                 ),
             )
             pin_memory_thread.daemon = True
@@ -647,9 +669,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             assert not self._shutdown and self._tasks_outstanding > 0
             idx, data = self._get_data()
             self._tasks_outstanding -= 1
-            if self._dataset_kind == _DatasetKind.Iterable and isinstance(
-                data, _worker._IterableDatasetStopIteration
-            ):
+            if self._dataset_kind == _DatasetKind.Iterable and isinstance(data, _worker._IterableDatasetStopIteration):
                 if self._persistent_workers:
                     self._workers_status[data.worker_id] = False
                 else:

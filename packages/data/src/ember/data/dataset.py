@@ -133,7 +133,9 @@ class StackDataset(Dataset[T_co]):
             if callable(getitems):
                 items = getitems(indices)
                 if len(items) != len(indices):
-                    raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, got {len(items)}")
+                    raise ValueError(
+                        f"Nested dataset's output size mismatch. Expected {len(indices)}, got {len(items)}"
+                    )
                 return list(items)
             return [dataset[i] for i in indices]
 
@@ -225,9 +227,7 @@ class Subset(Dataset[T_co]):
         return len(self.indices)
 
 
-def random_split(
-    dataset: Dataset[T], lengths: Sequence[int | float], generator: Any = None
-) -> list[Subset[T]]:
+def random_split(dataset: Dataset[T], lengths: Sequence[int | float], generator: Any = None) -> list[Subset[T]]:
     """Splits `dataset` into non-overlapping random subsets of the given lengths, or of the
     given fractions of ``len(dataset)`` (floors, then the remainder handed out one by one,
     round robin). Reproducible under ``generator=`` (default: the default generator).
@@ -240,7 +240,7 @@ def random_split(
         for i, frac in enumerate(lengths):
             if frac < 0 or frac > 1:
                 raise ValueError(f"Fraction at index {i} is not between 0 and 1")
-            subset_lengths.append(int(math.floor(n * frac)))
+            subset_lengths.append(math.floor(n * frac))
         remainder = n - sum(subset_lengths)
         for i in range(remainder):
             subset_lengths[i % len(subset_lengths)] += 1
@@ -252,8 +252,9 @@ def random_split(
                 )
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    indices = _random.randperm(int(sum(lengths)), generator)
+    sizes = [int(x) for x in lengths]
+    indices = _random.randperm(sum(sizes), generator)
     return [
         Subset(dataset, indices[offset - length : offset])
-        for offset, length in zip(itertools.accumulate(int(x) for x in lengths), (int(x) for x in lengths))
+        for offset, length in zip(itertools.accumulate(sizes), sizes, strict=True)
     ]

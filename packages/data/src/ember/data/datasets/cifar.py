@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
-
-import numpy as np
+from typing import Any, ClassVar
 
 import ember.aten as ea
+import numpy as np
 
 from .utils import check_integrity, download_and_extract_archive
 from .vision import VisionDataset
@@ -57,14 +56,25 @@ class CIFAR10(VisionDataset):
     """
 
     base_folder = "cifar-10-batches-bin"
-    urls = ["https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz"]
+    urls: ClassVar[list[str]] = ["https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz"]
     filename = "cifar-10-binary.tar.gz"
     tgz_sha256 = "c4a38c50a1bc5f3a1c5537f2155ab9d68f9f25eb1ed8d9ddda3db29a59bca1dd"
-    train_list = [f"data_batch_{i}.bin" for i in range(1, 6)]
-    test_list = ["test_batch.bin"]
+    train_list: ClassVar[list[str]] = [f"data_batch_{i}.bin" for i in range(1, 6)]
+    test_list: ClassVar[list[str]] = ["test_batch.bin"]
     meta_file = "batches.meta.txt"
     label_bytes = 1
-    default_classes = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
+    default_classes: ClassVar[list[str]] = [
+        "airplane",
+        "automobile",
+        "bird",
+        "cat",
+        "deer",
+        "dog",
+        "frog",
+        "horse",
+        "ship",
+        "truck",
+    ]
 
     def __init__(
         self,
@@ -135,14 +145,14 @@ class CIFAR100(CIFAR10):
     fine labels (as torchvision); ``coarse_targets`` the coarse ones."""
 
     base_folder = "cifar-100-binary"
-    urls = ["https://www.cs.toronto.edu/~kriz/cifar-100-binary.tar.gz"]
+    urls: ClassVar[list[str]] = ["https://www.cs.toronto.edu/~kriz/cifar-100-binary.tar.gz"]
     filename = "cifar-100-binary.tar.gz"
     tgz_sha256 = "58a81ae192c23a4be8b1804d68e518ed807d710a4eb253b1f2a199162a40d8ec"
-    train_list = ["train.bin"]
-    test_list = ["test.bin"]
+    train_list: ClassVar[list[str]] = ["train.bin"]
+    test_list: ClassVar[list[str]] = ["test.bin"]
     meta_file = "fine_label_names.txt"
     label_bytes = 2
-    default_classes = [str(i) for i in range(100)]
+    default_classes: ClassVar[list[str]] = [str(i) for i in range(100)]
 
     def _set_targets(self, label_columns: np.ndarray) -> None:
         self.coarse_targets = label_columns[:, 0].astype(np.int64).tolist()

@@ -15,9 +15,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 import ember.aten as ea
+import numpy as np
 
 from .vision import VisionDataset
 
@@ -160,7 +159,12 @@ class NpyFolder(DatasetFolder):
         allow_empty: bool = False,
     ) -> None:
         super().__init__(
-            root, loader, NPY_EXTENSIONS if is_valid_file is None else None, transform=transform,
-            target_transform=target_transform, is_valid_file=is_valid_file, allow_empty=allow_empty,
+            root,
+            loader,
+            NPY_EXTENSIONS if is_valid_file is None else None,
+            transform=transform,
+            target_transform=target_transform,
+            is_valid_file=is_valid_file,
+            allow_empty=allow_empty,
         )
         self.imgs = self.samples

@@ -15,19 +15,18 @@ from __future__ import annotations
 import gzip
 import os
 from collections.abc import Callable
-from typing import Any
-
-import numpy as np
+from typing import Any, ClassVar
 
 import ember.aten as ea
+import numpy as np
 
 from .utils import check_integrity, download_url
 from .vision import VisionDataset
 
-__all__ = ["FashionMNIST", "KMNIST", "MNIST", "read_idx"]
+__all__ = ["KMNIST", "MNIST", "FashionMNIST", "read_idx"]
 
 # IDX type code -> NumPy dtype (big-endian).
-_IDX_TYPES = {
+_IDX_TYPES: dict[int, np.dtype[Any]] = {
     0x08: np.dtype(np.uint8),
     0x09: np.dtype(np.int8),
     0x0B: np.dtype(">i2"),
@@ -55,7 +54,9 @@ def read_idx(path: str) -> np.ndarray:
     dtype = _IDX_TYPES[code]
     expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if len(data) - header != expected:
-        raise ValueError(f"{path}: IDX header says {shape} of {dtype} ({expected} bytes), the file holds {len(data) - header}")
+        raise ValueError(
+            f"{path}: IDX header says {shape} of {dtype} ({expected} bytes), the file holds {len(data) - header}"
+        )
     arr = np.frombuffer(data, dtype=dtype, offset=header).reshape(shape)
     return arr.astype(dtype.newbyteorder("="), copy=True)
 
@@ -73,19 +74,27 @@ class MNIST(VisionDataset):
     >>> image, label = ds[0]      # uint8 tensor (1, 28, 28), int
     """
 
-    mirrors = [
+    mirrors: ClassVar[list[str]] = [
         "https://ossci-datasets.s3.amazonaws.com/mnist/",
         "https://storage.googleapis.com/cvdf-datasets/mnist/",
     ]
-    resources = [
+    resources: ClassVar[list[tuple[str, str]]] = [
         ("train-images-idx3-ubyte.gz", "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609"),
         ("train-labels-idx1-ubyte.gz", "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c"),
         ("t10k-images-idx3-ubyte.gz", "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6"),
         ("t10k-labels-idx1-ubyte.gz", "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6"),
     ]
-    classes = [
-        "0 - zero", "1 - one", "2 - two", "3 - three", "4 - four",
-        "5 - five", "6 - six", "7 - seven", "8 - eight", "9 - nine",
+    classes: ClassVar[list[str]] = [
+        "0 - zero",
+        "1 - one",
+        "2 - two",
+        "3 - three",
+        "4 - four",
+        "5 - five",
+        "6 - six",
+        "7 - seven",
+        "8 - eight",
+        "9 - nine",
     ]
 
     def __init__(
@@ -104,9 +113,7 @@ class MNIST(VisionDataset):
         images = read_idx(self._find(f"{prefix}-images-idx3-ubyte"))
         labels = read_idx(self._find(f"{prefix}-labels-idx1-ubyte"))
         if images.ndim != 3 or labels.ndim != 1 or len(images) != len(labels):
-            raise ValueError(
-                f"{self.__class__.__name__}: images {images.shape} and labels {labels.shape} do not match"
-            )
+            raise ValueError(f"{self.__class__.__name__}: images {images.shape} and labels {labels.shape} do not match")
         self.data = ea.from_numpy(np.ascontiguousarray(images, dtype=np.uint8))
         self.targets = ea.from_numpy(labels.astype(np.int64))
 
@@ -161,24 +168,35 @@ class MNIST(VisionDataset):
 class FashionMNIST(MNIST):
     """Zalando's Fashion-MNIST: MNIST's format and sizes, ten kinds of clothing."""
 
-    mirrors = ["http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"]
-    resources = [
+    mirrors: ClassVar[list[str]] = ["http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"]
+    resources: ClassVar[list[tuple[str, str]]] = [
         ("train-images-idx3-ubyte.gz", "3aede38d61863908ad78613f6a32ed271626dd12800ba2636569512369268a84"),
         ("train-labels-idx1-ubyte.gz", "a04f17134ac03560a47e3764e11b92fc97de4d1bfaf8ba1a3aa29af54cc90845"),
         ("t10k-images-idx3-ubyte.gz", "346e55b948d973a97e58d2351dde16a484bd415d4595297633bb08f03db6a073"),
         ("t10k-labels-idx1-ubyte.gz", "67da17c76eaffca5446c3361aaab5c3cd6d1c2608764d35dfb1850b086bf8dd5"),
     ]
-    classes = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
+    classes: ClassVar[list[str]] = [
+        "T-shirt/top",
+        "Trouser",
+        "Pullover",
+        "Dress",
+        "Coat",
+        "Sandal",
+        "Shirt",
+        "Sneaker",
+        "Bag",
+        "Ankle boot",
+    ]
 
 
 class KMNIST(MNIST):
     """Kuzushiji-MNIST: MNIST's format and sizes, ten cursive Japanese characters."""
 
-    mirrors = ["http://codh.rois.ac.jp/kmnist/dataset/kmnist/"]
-    resources = [
+    mirrors: ClassVar[list[str]] = ["http://codh.rois.ac.jp/kmnist/dataset/kmnist/"]
+    resources: ClassVar[list[tuple[str, str]]] = [
         ("train-images-idx3-ubyte.gz", "51467d22d8cc72929e2a028a0428f2086b092bb31cfb79c69cc0a90ce135fde4"),
         ("train-labels-idx1-ubyte.gz", "e38f9ebcd0f3ebcdec7fc8eabdcdaef93bb0df8ea12bee65224341c8183d8e17"),
         ("t10k-images-idx3-ubyte.gz", "edd7a857845ad6bb1d0ba43fe7e794d164fe2dce499a1694695a792adfac43c5"),
         ("t10k-labels-idx1-ubyte.gz", "20bb9a0ef54c7db3efc55a92eef5582c109615df22683c380526788f98e42a1c"),
     ]
-    classes = ["o", "ki", "su", "tsu", "na", "ha", "ma", "ya", "re", "wo"]
+    classes: ClassVar[list[str]] = ["o", "ki", "su", "tsu", "na", "ha", "ma", "ya", "re", "wo"]

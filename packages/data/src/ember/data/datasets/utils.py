@@ -62,9 +62,7 @@ def _fetch(url: str, part: str) -> None:
             shutil.copyfileobj(response, f, _CHUNK)
 
 
-def download_url(
-    urls: str | Sequence[str], root: str, filename: str | None = None, sha256: str | None = None
-) -> str:
+def download_url(urls: str | Sequence[str], root: str, filename: str | None = None, sha256: str | None = None) -> str:
     """Downloads a file to ``root/filename`` from the first of `urls` that works and returns
     its path. Nothing is downloaded if a file with the right SHA-256 is already there.
 
@@ -125,7 +123,10 @@ def extract_archive(from_path: str, to_path: str | None = None) -> str:
 
 
 def download_and_extract_archive(
-    urls: str | Sequence[str], download_root: str, extract_root: str | None = None, filename: str | None = None,
+    urls: str | Sequence[str],
+    download_root: str,
+    extract_root: str | None = None,
+    filename: str | None = None,
     sha256: str | None = None,
 ) -> None:
     archive = download_url(urls, download_root, filename, sha256)

@@ -4,6 +4,7 @@ content of batches, shuffling, seeding, workers, persistent workers, pinning."""
 from __future__ import annotations
 
 import os
+import pickle
 import random
 import time
 import warnings
@@ -256,6 +257,14 @@ def test_tensor_dataset_through_workers() -> None:
 def test_spawn_context_gives_the_same_batches() -> None:
     loader = DataLoader(h.RangeDataset(9), batch_size=4, num_workers=2, multiprocessing_context="spawn")
     assert as_lists(loader) == expected_range_batches(list(range(9)), 4)
+
+
+def test_unpicklable_arguments_with_spawn_fail_cleanly() -> None:
+    # A spawned worker receives its arguments pickled: a local lambda cannot be. The error
+    # surfaces from iter(), and no worker is left behind (the fixture checks).
+    loader = DataLoader(h.RangeDataset(4), num_workers=2, multiprocessing_context="spawn", collate_fn=lambda b: b)
+    with pytest.raises((AttributeError, pickle.PicklingError), match="lambda"):
+        iter(loader)
 
 
 @pytest.mark.parametrize("context", ["fork", "spawn"])

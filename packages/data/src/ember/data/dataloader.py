@@ -417,11 +417,14 @@ def _decode(r: tuple[Any, Any]) -> tuple[Any, Any]:
 #       _ResumeIteration(seed)           persistent workers only: a new epoch starts
 #       None                             the sentinel: exit
 #   worker_result_queue (one, shared)  workers -> main:
-#       (send_idx, payload)              payload = the pickled batch, ExceptionWrapper or
-#                                        _IterableDatasetStopIteration. Pickling puts each
-#                                        tensor's storage in shared memory (a batch is
-#                                        collated straight into it) and sends a handle
-#                                        (fd or name), not its bytes: see _multiprocessing.py
+#       (send_idx, payload)              payload = bytes: the batch, an ExceptionWrapper or
+#                                        _IterableDatasetStopIteration, pickled by the worker
+#                                        itself (what cannot be pickled arrives as an error).
+#                                        Pickling puts each tensor's storage in shared memory
+#                                        (a batch is collated straight into it) and sends a
+#                                        handle (fd or name), not its bytes: see
+#                                        _multiprocessing.py. Unpickling (_decode, in the main
+#                                        process) maps the memory.
 #       (_ResumeIteration, None)         the acknowledgement of a resume
 #   workers_done_event                 set by the main process when shutting down.
 #

@@ -132,14 +132,21 @@ class SlowDataset(Dataset):
 
 
 class SlowFirstDataset(Dataset):
-    """Index 0 is slow: with two workers, later batches are ready first."""
+    """Index 0 is fetched only after index 3 (round robin over two workers: after batch 1
+    was sent), so later batches are ready first. Each fetch leaves a file in `folder`."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
 
     def __len__(self) -> int:
         return 8
 
     def __getitem__(self, i: int):
-        if i == 0:
-            time.sleep(0.5)
+        if i == 0 and get_worker_info() is not None:
+            deadline = time.monotonic() + 20
+            while not os.path.exists(os.path.join(self.folder, "3")) and time.monotonic() < deadline:
+                time.sleep(0.01)
+        open(os.path.join(self.folder, str(i)), "w").close()
         return i
 
 

@@ -316,7 +316,7 @@ def gen_node_class(w: Writer, entry: Entry) -> None:
     w("def apply(node, grads):", 1)
     all_grads = set().union(*(f.grads for f in entry.formulas)) if entry.formulas else set()
     w("grad = grads[0]", 2)
-    if len(outs) == 1:
+    if len(outs) == 1 and not s.returns[0].type.is_list:
         w("if grad is None:", 2)
     else:
         for i, o in enumerate(outs):

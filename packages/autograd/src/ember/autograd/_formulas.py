@@ -606,6 +606,47 @@ def logsumexp_backward(grad: Any, self: Any, result: Any, dim: Any, keepdim: boo
     return g * (self - r).exp()
 
 
+def reverse_cumsum(grad: Any, dim: int) -> Any:
+    """sum over k >= i of grad[k] along `dim` (the gradient of cumsum)."""
+    if grad.dim() == 0:
+        return grad
+    return grad.flip((dim,)).cumsum(dim).flip((dim,))
+
+
+def cumprod_backward(grad: Any, self: Any, dim: int, result: Any) -> Any:
+    if self.dim() == 0 or self.numel() == 0:
+        return grad
+    d = _wrap_dim(dim, self.dim())
+    if not bool((self == 0).any()):
+        return reverse_cumsum(grad * result, d) / self
+    # with zeros: g_i = P_{i-1} * R_i, R_i = grad_i + x_{i+1} R_{i+1}, P = exclusive cumprod (a scan along dim)
+    n = self.shape[d]
+    ones = new_zeros(self, tuple(s if i != d else 1 for i, s in enumerate(self.shape))) + 1
+    exclusive = ops._call_cat([ones, self.narrow(d, 0, n - 1)], d).cumprod(d) if n > 1 else ones
+    parts: list[Any] = [None] * n
+    r = grad.narrow(d, n - 1, 1)
+    parts[n - 1] = r
+    for i in range(n - 2, -1, -1):
+        r = grad.narrow(d, i, 1) + self.narrow(d, i + 1, 1) * r
+        parts[i] = r
+    return exclusive * ops._call_cat(parts, d)
+
+
+def logcumsumexp_backward(grad: Any, self: Any, result: Any, dim: int) -> Any:
+    if self.dim() == 0:
+        return grad
+    d = _wrap_dim(dim, self.dim())
+    c = ops._call_amax(result, (d,), True)
+    c = where(c.isinf(), 0.0, c)
+    return (self - c).exp() * reverse_cumsum(grad * (c - result).exp(), d)
+
+
+def cummaxmin_backward(grad: Any, self: Any, indices: Any, dim: int) -> Any:
+    if self.dim() == 0:
+        return grad
+    return new_zeros(grad, tuple(self.shape)).scatter_add(dim, indices, grad)
+
+
 # ---------------------------------------------------------------------------
 # indexing
 # ---------------------------------------------------------------------------

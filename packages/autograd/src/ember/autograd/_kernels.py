@@ -20,9 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib.resources
+import linecache
+import marshal
 import math
+import os
 import sys
 import types
+from pathlib import Path
 from typing import Any
 
 import ember.aten as ea
@@ -193,9 +197,11 @@ def _make_non_differentiable_kernel(op: Any, schema: FunctionSchema) -> Any:
 
     def kernel(ks: int, *args: Any) -> Any:
         r = _plain(op.redispatch, ks, args)
-        if is_view:
-            for t in r if isinstance(r, (list, tuple)) else (r,):
-                _meta.mark_non_differentiable_view(t)
+        for t in r if isinstance(r, (list, tuple)) else (r,):
+            if isinstance(t, Tensor):
+                t._keys &= ~AUTOGRAD_BIT  # a view copies its input's key set: this one never requires grad
+                if is_view:
+                    _meta.mark_non_differentiable_view(t)
         return r
 
     kernel.__qualname__ = f"non_differentiable_kernel[{schema.qualname}]"
@@ -218,25 +224,6 @@ def autograd_fallback(op: Any, ks: int, *args: Any) -> Any:
 # ---------------------------------------------------------------------------
 
 
-def _load_yaml() -> tuple[list[dict[str, Any]], str]:
-    import yaml
-
-    text = importlib.resources.files("ember.autograd").joinpath("derivatives.yaml").read_text()
-    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-    class _LineLoader(loader_cls):  # type: ignore[valid-type, misc]
-        pass
-
-    def construct_mapping(loader: Any, node: Any, deep: bool = False) -> Any:
-        mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-        mapping["__line__"] = node.start_mark.line + 1
-        return mapping
-
-    _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
-    raw = yaml.load(text, Loader=_LineLoader) or []
-    return raw, text
-
-
 def _same_signature(a: FunctionSchema, b: FunctionSchema) -> bool:
     """Argument names and types equal, ignoring alias annotations and defaults."""
     if len(a.arguments) != len(b.arguments):
@@ -255,83 +242,152 @@ def _schema_matches(entry: FunctionSchema, op: FunctionSchema) -> bool:
 
 _installed = False
 NODES: dict[str, type] = {}
+_CACHE_VERSION = "1"
 
 
-def install() -> None:
-    global _installed
-    if _installed:
-        return
-    _installed = True
-    raw, text = _load_yaml()
-    entries = _codegen.parse_entries(raw)
-    ops_by_name = {op.qualname: op for op in _dispatch.all_ops() if op.namespace == "aten"}
-    schemas = {q: FunctionSchema.parse(op.schema) for q, op in ops_by_name.items()}
+def _plan(text: str, schemas: dict[str, FunctionSchema], backend_ops: set[str]) -> tuple[str, list[Any], list[str]]:
+    """Generated source, registration plan [(qualname, "generated" | "out" | "nondiff")], skipped entries."""
+    import yaml
 
+    raw = yaml.load(text, Loader=_line_loader())  # noqa: S506 (a safe loader with line numbers)
+    entries = _codegen.parse_entries(raw or [])
+    skipped: list[str] = []
     live: list[_codegen.Entry] = []
     for e in entries:
         op_schema = schemas.get(e.qualname)
         if op_schema is None:
-            SKIPPED.append(f"{e.qualname}: aten has no such operator")
-            continue
-        if not _schema_matches(e.schema, op_schema):
-            SKIPPED.append(f"{e.qualname}: schema differs from aten's {op_schema.text}")
-            continue
-        live.append(e)
+            skipped.append(f"{e.qualname}: aten has no such operator")
+        elif not _schema_matches(e.schema, op_schema):
+            skipped.append(f"{e.qualname}: schema differs from aten's {op_schema.text}")
+        else:
+            live.append(e)
     by_qualname = {e.qualname: e for e in live}
-
-    # which op gets which kernel
-    variants: dict[str, list[tuple[FunctionSchema, str]]] = {}
-    other: list[tuple[str, Any]] = []  # (qualname, kernel) not generated
     by_base: dict[str, list[_codegen.Entry]] = {}
     for e in live:
         by_base.setdefault(e.schema.name, []).append(e)
+    variants: dict[str, list[tuple[FunctionSchema, str]]] = {}
+    plan: list[tuple[str, str]] = []
     for q, s in schemas.items():
-        op = ops_by_name[q]
-        kernels = op.kernels()
-        has_backend = any(
-            k in kernels for k in (DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.CompositeExplicitAutograd)
-        )
-        if not has_backend:
+        if q not in backend_ops:
             continue  # CompositeImplicitAutograd (or no kernel at all)
         e = by_qualname.get(q)
-        if e is not None:
-            if e.all_outputs_non_differentiable:
-                other.append((q, _make_non_differentiable_kernel(op, s)))
-            else:
-                variants.setdefault(q, []).append((s, "inplace" if s.is_inplace else "functional"))
+        if e is None and s.is_out:
+            plan.append((q, "out"))
             continue
-        if s.is_out:
-            other.append((q, _make_out_kernel(op, s)))
-            continue
-        if s.is_inplace:
-            base = by_base.get(s.name[:-1], [])
-            match = next((x for x in base if not x.schema.is_inplace and _same_signature(x.schema, s)), None)
-            if match is not None:
-                if match.all_outputs_non_differentiable:
-                    other.append((q, _make_non_differentiable_kernel(op, s)))
-                else:
-                    variants.setdefault(match.qualname, []).append((s, "inplace"))
+        if e is None and s.is_inplace:
+            e = next((x for x in by_base.get(s.name[:-1], []) if not x.schema.is_inplace
+                      and _same_signature(x.schema, s)), None)
+        if e is None:
+            continue  # the fallback handles it
+        if e.all_outputs_non_differentiable:
+            plan.append((q, "nondiff"))
+        else:
+            variants.setdefault(e.qualname, []).append((s, "inplace" if s.is_inplace else "functional"))
+            plan.append((q, "generated"))
+    return _codegen.gen_module(live, variants), plan, skipped
 
-    source = _codegen.gen_module(live, variants)
-    ns = _runtime_namespace()
-    for q in schemas:
-        ns[f"_rd_{_codegen.mangle(q)}"] = ops_by_name[q].redispatch
+
+def _line_loader() -> Any:
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class LineLoader(base):  # type: ignore[valid-type, misc]
+        pass
+
+    def construct_mapping(loader: Any, node: Any, deep: bool = False) -> Any:
+        mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+        mapping["__line__"] = node.start_mark.line + 1
+        return mapping
+
+    LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    return LineLoader
+
+
+def _cache_dir() -> Path | None:
+    if os.environ.get("EMBER_AUTOGRAD_CACHE", "1") == "0":
+        return None
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(root) / "ember" / "autograd"
+
+
+def _cache_load(key: str) -> Any:
+    d = _cache_dir()
+    if d is None:
+        return None
+    try:
+        return marshal.loads((d / f"derivatives-{key}.bin").read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+
+
+def _cache_store(key: str, value: Any) -> None:
+    d = _cache_dir()
+    if d is None:
+        return
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = d / f".derivatives-{key}.{os.getpid()}.tmp"
+        tmp.write_bytes(marshal.dumps(value))
+        os.replace(tmp, d / f"derivatives-{key}.bin")
+    except OSError:
+        pass  # a read-only home: generate on every import
+
+
+def install() -> None:
+    """Generates (or loads from the cache) the derivative kernels and registers every Autograd kernel.
+
+    The generated source and its code object are cached on disk (``~/.cache/ember/autograd``,
+    ``EMBER_AUTOGRAD_CACHE=0`` disables it), keyed by derivatives.yaml, the generator, the
+    Python version and aten's operator schemas: a later import only loads and runs it.
+    """
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    text = importlib.resources.files("ember.autograd").joinpath("derivatives.yaml").read_text()
+    ops_by_name = {op.qualname: op for op in _dispatch.all_ops() if op.namespace == "aten"}
+    backend = (DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.CompositeExplicitAutograd)
+    backend_ops = {q for q, op in ops_by_name.items() if any(op.has_kernel_for(k) for k in backend)}
+    h = hashlib.sha256()
+    for part in (_CACHE_VERSION, sys.version, text, Path(_codegen.__file__).read_text(), Path(__file__).read_text()):
+        h.update(part.encode())
+    for q in sorted(ops_by_name):
+        h.update(f"{ops_by_name[q].schema}|{q in backend_ops}\n".encode())
+    key = h.hexdigest()[:32]
+    filename = f"<ember.autograd._generated {key[:12]}>"
+    cached = _cache_load(key)
+    if cached is not None:
+        source, code, plan, skipped = cached
+    else:
+        schemas = {q: FunctionSchema.parse(op.schema) for q, op in ops_by_name.items()}
+        source, plan, skipped = _plan(text, schemas, backend_ops)
+        code = compile(source, filename, "exec")
+        _cache_store(key, (source, code, plan, skipped))
+    SKIPPED[:] = skipped
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # tracebacks show formulas
+
     mod = types.ModuleType("ember.autograd._generated", "Backward nodes and kernels generated from derivatives.yaml.")
-    mod.__dict__.update(ns)
+    mod.__dict__.update(_runtime_namespace())
+    for q, op in ops_by_name.items():
+        mod.__dict__[f"_rd_{_codegen.mangle(q)}"] = op.redispatch
     mod.__dict__["SOURCE"] = source
-    mod.__dict__["SOURCE_HASH"] = hashlib.sha256(text.encode()).hexdigest()
-    code = compile(source, "<ember.autograd._generated>", "exec")
     exec(code, mod.__dict__)
     mod.__dict__["record_as_strided"] = _make_record_as_strided(mod)
     sys.modules["ember.autograd._generated"] = mod
     NODES.update(mod.NODES)
 
-    for q, k in mod.KERNELS.items():
-        _register(ops_by_name[q], k, f"ember.autograd._generated:{k.__name__}")
-    for q, k in other:
-        _register(ops_by_name[q], k, f"ember.autograd._kernels:{k.__qualname__}")
-    for key in _AUTOGRAD_KEYS:
-        _dispatch.register_fallback(key, autograd_fallback, name="ember.autograd._kernels:autograd_fallback")
+    for q, kind in plan:
+        op = ops_by_name[q]
+        if kind == "generated":
+            k = mod.KERNELS[q]
+            _register(op, k, f"ember.autograd._generated:{k.__name__}")
+        else:
+            s = FunctionSchema.parse(op.schema)
+            fn = _make_out_kernel(op, s) if kind == "out" else _make_non_differentiable_kernel(op, s)
+            _register(op, fn, f"ember.autograd._kernels:{fn.__qualname__}")
+    for key_ in _AUTOGRAD_KEYS:
+        _dispatch.register_fallback(key_, autograd_fallback, name="ember.autograd._kernels:autograd_fallback")
 
 
 def _register(op: Any, fn: Any, name: str) -> None:

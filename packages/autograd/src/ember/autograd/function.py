@@ -78,6 +78,7 @@ class BackwardCFunction(Node, FunctionCtx):
         self.needs_input_grad: tuple[bool, ...] = ()
         self._saved: Any = None
         self._input_is_tensor: tuple[bool, ...] = ()
+        self._output_meta: tuple[Any, ...] = ()  # every tensor output (to materialize zeros)
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
@@ -98,7 +99,7 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def apply(self, grads: list[Any]) -> Any:
         if self.materialize_grads:
-            grads = [g if g is not None else _zeros(meta) for g, meta in zip(grads, self._input_meta, strict=True)]
+            grads = [g if g is not None else _zeros(meta) for g, meta in zip(grads, self._output_meta, strict=True)]
         cls = self._forward_cls
         result = cls.backward(self, *grads)
         if not isinstance(result, tuple):
@@ -213,10 +214,12 @@ def _wrap_outputs(ctx: BackwardCFunction, args: tuple[Any, ...], outputs: Any) -
     non_diff = {id(t) for t in ctx.non_differentiable}
     new_outs: list[Any] = []
     metas: list[Any] = []
+    out_metas: list[Any] = []
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
             new_outs.append(o)
             metas.append(None)
+            out_metas.append(None)
             continue
         is_input = any(o is a for a in args)
         differentiable = id(o) not in non_diff and o.dtype.is_floating_point
@@ -244,7 +247,9 @@ def _wrap_outputs(ctx: BackwardCFunction, args: tuple[Any, ...], outputs: Any) -
             _meta.set_history(o, ctx, i)
         new_outs.append(o)
         metas.append(_meta.input_meta(o) if differentiable else None)
+        out_metas.append(_meta.input_meta(o))
     ctx._input_meta = tuple(metas)
+    ctx._output_meta = tuple(out_metas)
     # save after the outputs exist: an output is saved without its grad_fn (no cycle)
     if ctx.to_save:
         out_ids = {id(o): o for o in new_outs if isinstance(o, Tensor)}

@@ -22,7 +22,6 @@ import ember.aten as ea
 from ember.aten._tensor import Tensor
 
 from ._api import grad as _grad
-from .grad_mode import no_grad
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
@@ -70,8 +69,8 @@ def _check_inputs(inputs: Sequence[Any]) -> list[int]:
 
 
 def _eval(func: Callable[..., Any], inputs: Sequence[Any], out_mask: list[bool]) -> list[np.ndarray]:
-    with no_grad():
-        outs = _as_tuple(func(*inputs))
+    # grad mode stays on: gradgradcheck's function computes a gradient inside
+    outs = _as_tuple(func(*inputs))
     return [np.array(o.detach().to(ea.float64).numpy(), copy=True) for o, m in zip(outs, out_mask, strict=True) if m]
 
 

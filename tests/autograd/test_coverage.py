@@ -1,0 +1,134 @@
+"""derivatives.yaml covers aten: every entry matches an operator, every differentiable operator
+has an entry, names follow PyTorch, and operators without one fail clearly."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import t
+
+import ember.aten as ea
+from ember.aten import _dispatch
+from ember.aten._schema import FunctionSchema
+from ember.autograd import _codegen, _kernels
+from ember.c10py import DispatchKey
+
+_BACKEND = (DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.CompositeExplicitAutograd)
+
+
+def test_every_entry_matches_an_aten_operator() -> None:
+    assert _kernels.SKIPPED == []
+
+
+def _needs_autograd_kernel() -> list[str]:
+    missing = []
+    for op in _dispatch.all_ops():
+        if op.namespace != "aten":
+            continue
+        kernels = op.kernels()
+        if not any(k in kernels for k in _BACKEND):
+            continue  # CompositeImplicitAutograd: differentiated through the ops it calls
+        s = FunctionSchema.parse(op.schema)
+        if not s.tensor_arguments:
+            continue  # factories: nothing to differentiate
+        if DispatchKey.Autograd not in kernels:
+            missing.append(op.qualname)
+    return missing
+
+
+def test_every_operator_with_a_kernel_has_an_autograd_kernel() -> None:
+    # an op added to aten without a derivatives.yaml entry (or output_differentiability: [False]) fails here
+    assert _needs_autograd_kernel() == []
+
+
+@pytest.mark.parametrize(
+    ("make", "name"),
+    [
+        (lambda x, y: x + y, "AddBackward0"),
+        (lambda x, y: x - y, "SubBackward0"),
+        (lambda x, y: x * y, "MulBackward0"),
+        (lambda x, y: x / y, "DivBackward0"),
+        (lambda x, y: x.exp(), "ExpBackward0"),
+        (lambda x, y: -x, "NegBackward0"),
+        (lambda x, y: x.sum(), "SumBackward0"),
+        (lambda x, y: x.t(), "TBackward0"),
+        (lambda x, y: x.clone(), "CloneBackward0"),
+        (lambda x, y: x.view(4), "ViewBackward0"),
+        (lambda x, y: x.expand(3, 2, 2), "ExpandBackward0"),
+        (lambda x, y: x[0], "SelectBackward0"),
+        (lambda x, y: x[:, 1:], "SliceBackward0"),
+        (lambda x, y: x.transpose(0, 1), "TransposeBackward0"),
+        (lambda x, y: x.unsqueeze(0), "UnsqueezeBackward0"),
+        (lambda x, y: x.permute(1, 0), "PermuteBackward0"),
+        (lambda x, y: x.to(ea.float32), "ToCopyBackward0"),
+        (lambda x, y: x.as_strided((2,), (1,)), "AsStridedBackward0"),
+        (lambda x, y: x.unbind(0)[0], "UnbindBackward0"),
+        (lambda x, y: x.clone().copy_(y), "CopyBackwards"),
+    ],
+)
+def test_node_names_follow_pytorch(make, name) -> None:  # type: ignore[no-untyped-def]
+    x = t([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = t([[1.0, 1.0], [2.0, 2.0]], requires_grad=True)
+    out = make(x, y)
+    assert type(out.grad_fn).__name__ == name
+    assert f"grad_fn=<{name}>" in repr(out)
+
+
+def test_generated_module_is_introspectable() -> None:
+    import ember.autograd._generated as gen
+
+    assert "class MulBackward0" in gen.SOURCE
+    assert gen.NODES["mul.Tensor"].__name__ == "MulBackward0"
+    assert "mul_.Tensor" in gen.KERNELS  # the in-place variant comes from the same entry
+
+
+def test_entry_errors_are_reported() -> None:
+    with pytest.raises(_codegen.DerivativesError, match="has no argument 'other'"):
+        _codegen.parse_entries([{"name": "neg(Tensor self) -> Tensor", "other": "grad"}])
+    with pytest.raises(_codegen.DerivativesError, match="'alpha' is not a Tensor argument"):
+        _codegen.parse_entries([{"name": "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+                                 "alpha": "grad"}])
+    with pytest.raises(_codegen.DerivativesError, match="bad formula"):
+        _codegen.parse_entries([{"name": "neg(Tensor self) -> Tensor", "self": "grad +"}])
+    with pytest.raises(_codegen.DerivativesError, match="listed twice"):
+        _codegen.parse_entries([{"name": "neg(Tensor self) -> Tensor"}, {"name": "neg(Tensor self) -> Tensor"}])
+
+
+def test_formula_attributes_save_values_not_tensors() -> None:
+    (e,) = _codegen.parse_entries([{
+        "name": "sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        "self": "sum_backward(grad, self.shape, dim, keepdim)",
+    }])
+    f = e.formulas[0]
+    assert f.tensors == set()  # self is not saved, only its shape
+    assert f.values == {"self__shape": ("self", "shape")}
+    assert f.scalars == {"dim", "keepdim"}
+
+
+def test_operator_without_derivative_raises() -> None:
+    from ember.aten import library
+
+    lib = library.Library("agtest", "DEF")
+    lib.define("twice(Tensor x) -> Tensor")
+    lib.define("count(Tensor x) -> Tensor")
+    lib.impl("twice", lambda x: x * 2, "CPU")
+    lib.impl("count", lambda x: ea.tensor([x.numel()]), "CPU")
+    try:
+        plain = ea.ops.agtest.twice(t([1.0, 2.0]))
+        assert plain.tolist() == [2.0, 4.0]
+        x = t([1.0, 2.0], requires_grad=True)
+        with pytest.raises(NotImplementedError, match="the derivative for 'twice' is not implemented."):
+            ea.ops.agtest.twice(x)
+        assert ea.ops.agtest.count(x).tolist() == [2]  # an integer result needs no derivative
+    finally:
+        lib._destroy()
+
+
+def test_non_differentiable_input_requiring_grad() -> None:
+    x = t([1.0, 2.0], requires_grad=True)
+    idx = ea.tensor([1, 0])
+    assert ea.index_select(x, 0, idx).grad_fn.name() == "IndexSelectBackward0"
+    # the condition of where is non-differentiable by declaration: a float condition is not supported
+    # anyway, so check the generic rule on a hand-made entry instead
+    (e,) = _codegen.parse_entries([{"name": "index_select(Tensor self, int dim, Tensor index) -> Tensor",
+                                    "self": "grad"}])
+    assert e.differentiable_inputs == ["self"] and e.non_differentiable == set()

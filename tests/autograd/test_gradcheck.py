@@ -1,0 +1,218 @@
+"""gradcheck of every differentiable operator over its OpInfo samples (float64), and
+gradgradcheck of the pointwise, reduction, matmul, conv, pooling, softmax, norm and loss
+ops. The tables are the OpInfo database of tests/aten: an operator added there (with
+``supports_autograd=True``, the default) is checked here with no change to this file.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from opinfo import op_db
+from opinfo.core import OpInfo, SampleInput
+
+import ember.aten as ea
+from ember.autograd import gradcheck, gradgradcheck, no_grad
+
+# kinds whose second derivatives are checked too (the nn kernels add their own kinds)
+GRADGRAD_KINDS = {"unary", "binary", "pointwise", "reduction", "matmul", "conv", "pooling", "softmax", "norm", "loss"}
+GRADGRAD_NAMES = {"sum", "mean", "prod", "amax", "amin", "var", "std", "logsumexp", "linalg_vector_norm", "norm",
+                  "matmul", "mm", "bmm", "softmax", "log_softmax"}
+
+AUTOGRAD_OPS = [op for op in op_db if op.supports_autograd and ea.float64 in op.dtypes]
+
+
+def _is_float_tensor(x: Any) -> bool:
+    return isinstance(x, ea.Tensor) and x.dtype.is_floating_point
+
+
+def _finite(x: Any) -> bool:
+    return not _is_float_tensor(x) or x.numel() == 0 or bool(np.isfinite(x.detach().numpy()).all())
+
+
+def _flatten(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any], Any]:
+    """The float tensors of a call (also inside lists), and a function rebuilding the call from them."""
+    leaves: list[Any] = []
+
+    def take(x: Any) -> Any:
+        if _is_float_tensor(x):
+            leaves.append(x.detach().clone().requires_grad_(True))
+            return ("leaf", len(leaves) - 1)
+        if isinstance(x, (list, tuple)) and any(_is_float_tensor(v) for v in x):
+            return (type(x), [take(v) for v in x])
+        return ("const", x)
+
+    spec_args = [take(a) for a in args]
+    spec_kwargs = {k: take(v) for k, v in kwargs.items()}
+
+    def build(flat: tuple[Any, ...]) -> tuple[list[Any], dict[str, Any]]:
+        def put(spec: Any) -> Any:
+            if spec[0] == "leaf":
+                return flat[spec[1]]
+            if spec[0] == "const":
+                return spec[1]
+            return spec[0](put(s) for s in spec[1])
+
+        return [put(s) for s in spec_args], {k: put(s) for k, s in spec_kwargs.items()}
+
+    return leaves, build
+
+
+def grad_samples(op: OpInfo, limit: int, max_numel: int = 64) -> Iterator[tuple[str, list[Any], Any]]:
+    """(description, leaves, fn(*leaves)) for up to `limit` usable float64 samples of `op`."""
+    n = 0
+    for s in op.sample_inputs(op, ea.float64):
+        args = (s.input, *s.args)
+        leaves, build = _flatten(args, s.kwargs)
+        if not leaves or not all(_finite(x) for x in leaves):
+            continue
+        if sum(x.numel() for x in leaves) > max_numel:
+            continue
+
+        def fn(*flat: Any, _build: Any = build) -> Any:
+            a, kw = _build(flat)
+            return op.op(*a, **kw)
+
+        with no_grad():
+            try:
+                out = fn(*leaves)
+            except Exception:  # noqa: BLE001 (a sample meant for an error check)
+                continue
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        if not any(_is_float_tensor(o) for o in outs) or not all(_finite(o) for o in outs):
+            continue
+        yield f"sample {n}: {[tuple(x.shape) for x in leaves]}", leaves, fn
+        n += 1
+        if n >= limit:
+            return
+
+
+def _ids(ops: list[OpInfo]) -> list[str]:
+    return [op.name for op in ops]
+
+
+@pytest.mark.parametrize("op", AUTOGRAD_OPS, ids=_ids(AUTOGRAD_OPS))
+def test_gradcheck(op: OpInfo) -> None:
+    checked = 0
+    for what, leaves, fn in grad_samples(op, op.gradcheck_sample_limit):
+        assert gradcheck(fn, tuple(leaves), eps=1e-6, atol=1e-5, rtol=1e-3), what
+        checked += 1
+    assert checked > 0, f"{op.name}: no float64 sample usable for gradcheck"
+
+
+INPLACE_OPS = [op for op in AUTOGRAD_OPS if op.inplace is not None and op.supports_inplace_autograd]
+
+
+@pytest.mark.parametrize("op", INPLACE_OPS, ids=_ids(INPLACE_OPS))
+def test_gradcheck_inplace_variant(op: OpInfo) -> None:
+    """The in-place variant on a non-leaf (x.clone()) has the same gradients."""
+    checked = 0
+    for s in op.sample_inputs(op, ea.float64):
+        if s.broadcasts_input or not _is_float_tensor(s.input):
+            continue
+        leaves, build = _flatten((s.input, *s.args), s.kwargs)
+        if not leaves or not all(_finite(x) for x in leaves) or sum(x.numel() for x in leaves) > 64:
+            continue
+
+        def fn(*flat: Any, _build: Any = build) -> Any:
+            a, kw = _build(flat)
+            return op.inplace(a[0].clone(), *a[1:], **kw)
+
+        with no_grad():
+            try:
+                out = fn(*leaves)
+            except Exception:  # noqa: BLE001
+                continue
+        if not _is_float_tensor(out) or not _finite(out):
+            continue
+        assert gradcheck(fn, tuple(leaves))
+        checked += 1
+        if checked >= 2:
+            break
+    assert checked > 0, f"{op.name}_: no usable sample"
+
+
+GRADGRAD_OPS = [op for op in AUTOGRAD_OPS if op.kind in GRADGRAD_KINDS or op.name in GRADGRAD_NAMES]
+
+
+@pytest.mark.parametrize("op", GRADGRAD_OPS, ids=_ids(GRADGRAD_OPS))
+def test_gradgradcheck(op: OpInfo) -> None:
+    checked = 0
+    for what, leaves, fn in grad_samples(op, 2, max_numel=24):
+        assert gradgradcheck(fn, tuple(leaves), eps=1e-6, atol=1e-5, rtol=1e-3), what
+        checked += 1
+    assert checked > 0, f"{op.name}: no float64 sample usable for gradgradcheck"
+
+
+def test_gradcheck_detects_a_wrong_formula() -> None:
+    from ember.autograd import Function, GradcheckError
+
+    class WrongSquare(Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            (x,) = ctx.saved_tensors
+            return g * x  # should be 2 * g * x
+
+    x = ea.tensor([1.0, 2.0, 3.0], dtype=ea.float64, requires_grad=True)
+    with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
+        gradcheck(WrongSquare.apply, (x,))
+    assert gradcheck(WrongSquare.apply, (x,), raise_exception=False) is False
+    with pytest.raises(GradcheckError, match="fast mode"):
+        gradcheck(WrongSquare.apply, (x,), fast_mode=True)
+
+
+def test_gradcheck_fast_mode_passes_on_correct_gradients() -> None:
+    x = ea.tensor([[0.5, -1.5], [2.0, 0.25]], dtype=ea.float64, requires_grad=True)
+    y = ea.tensor([1.5, -0.5], dtype=ea.float64, requires_grad=True)
+    assert gradcheck(lambda a, b: (a * b).exp() / (b * b + 1), (x, y), fast_mode=True)
+
+
+def test_gradcheck_warns_on_float32() -> None:
+    x = ea.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.warns(UserWarning, match="not a double precision"):
+        gradcheck(lambda a: a * 2, (x,), atol=1e-2, rtol=1e-2, eps=1e-3)
+
+
+def test_gradcheck_rejects_overlapping_inputs() -> None:
+    x = ea.tensor([1.0], dtype=ea.float64).expand((3,)).requires_grad_(True)
+    with pytest.raises(RuntimeError, match="stride 0"):
+        gradcheck(lambda a: a * 2, (x,))
+
+
+def test_gradgradcheck_detects_a_wrong_second_derivative() -> None:
+    from ember.autograd import Function, GradcheckError
+
+    class CubeWrongDouble(Function):
+        # first derivative right, but computed from a detached x: its own derivative w.r.t. x is lost
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            (x,) = ctx.saved_tensors
+            return g * 3 * (x * x).detach()
+
+    x = ea.tensor([1.0, -2.0], dtype=ea.float64, requires_grad=True)
+    assert gradcheck(CubeWrongDouble.apply, (x,))
+    with pytest.raises(GradcheckError):
+        gradgradcheck(CubeWrongDouble.apply, (x,))
+
+
+def test_numbers_as_tensor_arguments() -> None:
+    # Python numbers reach the kernels as "wrapped numbers": formulas must accept them
+    x = ea.tensor([0.5, 1.5, 2.5], dtype=ea.float64, requires_grad=True)
+    for f in (lambda a: a * 3, lambda a: 3 * a, lambda a: a / 4, lambda a: 4 / a, lambda a: a - 1, lambda a: 1 - a,
+              lambda a: a ** 2, lambda a: 2 ** a, lambda a: a ** 0.5):
+        assert gradcheck(f, (x,))
+    assert math.isclose(float((x ** 2).sum()), 0.25 + 2.25 + 6.25)

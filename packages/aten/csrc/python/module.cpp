@@ -57,7 +57,15 @@ PYBIND11_MODULE(_C, m) {
         return "ember.aten.memory_format";
       });
 
-  py::class_<Generator>(m, "Generator", "A Philox4x32-10 random number generator (state: seed and offset).")
+  // ---- Generator (ember.aten.Generator; ember.aten.random builds manual_seed & co. on it) ----
+  // The state is (seed, offset): get_state()/set_state() carry it as 16 bytes, each
+  // number little-endian, in a CPU uint8 tensor (the layout of PyTorch's CUDA state).
+  py::class_<Generator>(m, "Generator",
+                        "Generator(device='cpu') -> Generator\n\n"
+                        "A Philox4x32-10 random number generator whose whole state is (seed, offset); usable as\n"
+                        "generator= in every random operator.\n\n"
+                        "    >>> g = ember.aten.Generator().manual_seed(0)\n"
+                        "    >>> ember.aten.rand(2, generator=g)")
       .def(py::init([](py::object device) {
              if (device.is_none()) return Generator(c10::Device(c10::DeviceType::CPU));
              if (py::isinstance<py::str>(device)) return Generator(c10::Device(device.cast<std::string>()));
@@ -88,21 +96,77 @@ PYBIND11_MODULE(_C, m) {
              g.manual_seed(u);
              return g;
            },
-           py::arg("seed"), py::return_value_policy::reference_internal)
-      .def("seed", &Generator::seed)
-      .def("initial_seed", &Generator::initial_seed)
+           py::arg("seed"), py::return_value_policy::reference_internal,
+           "Sets the seed (and rewinds the offset to 0); returns the generator.")
+      .def("seed", &Generator::seed, "Seeds from a non-deterministic source; returns the new seed.")
+      .def("initial_seed", &Generator::initial_seed, "The seed of the last manual_seed() / seed().")
       .def_property_readonly("device", &Generator::device)
-      .def("_get_state", &Generator::get_state)
+      .def(
+          "get_state",
+          [](const Generator& g) {
+            const auto [seed, offset] = g.get_state();
+            Tensor t = at::empty({16}, ScalarType::Byte);
+            auto* p = static_cast<uint8_t*>(t.data_ptr());
+            for (int i = 0; i < 8; ++i) {
+              p[i] = static_cast<uint8_t>(seed >> (8 * i));
+              p[8 + i] = static_cast<uint8_t>(offset >> (8 * i));
+            }
+            return t;
+          },
+          "The state as a uint8 tensor of 16 bytes: the seed, then the Philox offset (little-endian).")
+      .def(
+          "set_state",
+          [](Generator& g, py::handle state) -> Generator& {
+            const char* expected = "RNG state must be an ember.aten.ByteTensor (a CPU tensor of dtype uint8)";
+            if (!python::is_tensor(state)) throw c10::TypeError(expected);
+            const Tensor t = python::unpack_tensor(state);
+            if (t.dtype() != ScalarType::Byte || !t.is_cpu()) throw c10::TypeError(expected);
+            EMBER_CHECK(t.numel() == 16, "RNG state is wrong size: expected 16 bytes (seed and offset), got ",
+                        t.numel());
+            const Tensor c = t.contiguous();
+            const auto* p = static_cast<const uint8_t*>(c.data_ptr());
+            uint64_t seed = 0, offset = 0;
+            for (int i = 0; i < 8; ++i) {
+              seed |= static_cast<uint64_t>(p[i]) << (8 * i);
+              offset |= static_cast<uint64_t>(p[8 + i]) << (8 * i);
+            }
+            g.set_state(seed, offset);
+            return g;
+          },
+          py::arg("new_state"), py::return_value_policy::reference_internal,
+          "Restores a state from get_state(); returns the generator.")
+      .def("_get_state", &Generator::get_state, "(seed, offset)")
       .def("_set_state", &Generator::set_state, py::arg("seed"), py::arg("offset"))
-      .def("_philox_reserve", &Generator::philox_reserve, py::arg("blocks"))
-      .def("__eq__", &Generator::operator==)
+      .def("_philox_reserve", &Generator::philox_reserve, py::arg("blocks"),
+           "Reserves `blocks` counters; returns (seed, first counter).")
+      .def("__eq__", [](const Generator& a, py::handle b) {
+             return py::isinstance<Generator>(b) && a == b.cast<const Generator&>();
+           })
+      .def("__hash__", [](const Generator& g) { return static_cast<size_t>(g.identity()); })
+      .def(py::pickle(
+          [](const Generator& g) {
+            const auto [seed, offset] = g.get_state();
+            return py::make_tuple(g.device().str(), seed, offset);
+          },
+          [](const py::tuple& t) {
+            EMBER_CHECK_VALUE(t.size() == 3, "Generator.__setstate__: expected (device, seed, offset)");
+            Generator g{c10::Device(t[0].cast<std::string>())};
+            g.set_state(t[1].cast<uint64_t>(), t[2].cast<uint64_t>());
+            return g;
+          }))
       .def("__repr__", [](const Generator& g) { return "<ember.aten.Generator object on " + g.device().str() + ">"; });
 
-  m.def("default_generator", [](const c10::Device& d) { return default_generator(d); }, py::arg("device") = c10::Device(c10::DeviceType::CPU));
-  m.def("_philox_block", [](uint64_t seed, uint64_t counter, uint64_t subseq) {
-    auto b = philox4x32_10(seed, counter, subseq);
-    return py::make_tuple(b.x[0], b.x[1], b.x[2], b.x[3]);
-  }, py::arg("seed"), py::arg("counter"), py::arg("subsequence") = 0);
+  m.def("default_generator", [](const c10::Device& d) { return default_generator(d); },
+        py::arg("device") = c10::Device(c10::DeviceType::CPU),
+        "The process-wide generator of a device (shares its state with the C++ default).");
+  m.def(
+      "_philox_block",
+      [](uint64_t seed, uint64_t counter, uint64_t subseq) {
+        auto b = philox4x32_10(seed, counter, subseq);
+        return py::make_tuple(b.x[0], b.x[1], b.x[2], b.x[3]);
+      },
+      py::arg("seed"), py::arg("counter"), py::arg("subsequence") = 0,
+      "One Philox4x32-10 block: key = seed, counter words = (counter, subsequence), low word first.");
 
   m.def("_get_default_dtype", &get_default_dtype);
   m.def("_set_default_dtype", &set_default_dtype, py::arg("dtype"));

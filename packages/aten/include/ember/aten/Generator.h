@@ -6,6 +6,7 @@
 // same result. That is what makes CPU and CUDA draws equal bit for bit.
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -44,11 +45,17 @@ EMBER_HOST_DEVICE inline PhiloxBlock philox4x32_10(uint64_t seed, uint64_t count
   return PhiloxBlock{{c0, c1, c2, c3}};
 }
 
-// [0, 1) from 24 random bits (float) or 53 (double).
+// [0, 1) from 24 random bits (float) or 53 (double): (x >> 8) * 2^-24 and
+// ((hi << 32 | lo) >> 11) * 2^-53. The double is assembled from bits (the top 52 as a
+// mantissa, plus 2^-53 for the last bit): the same number as the product, with no
+// 64-bit integer -> double conversion, which vector units without AVX-512 lack.
 EMBER_HOST_DEVICE inline float uniform_float(uint32_t x) { return static_cast<float>(x >> 8) * (1.0f / 16777216.0f); }
 EMBER_HOST_DEVICE inline double uniform_double(uint32_t hi, uint32_t lo) {
   const uint64_t v = (static_cast<uint64_t>(hi) << 32 | lo) >> 11;
-  return static_cast<double>(v) * (1.0 / 9007199254740992.0);
+  const uint64_t bits = 0x3ff0000000000000ull | (v >> 1);
+  double d;
+  std::memcpy(&d, &bits, sizeof(d));
+  return (d - 1.0) + ((v & 1) ? 1.0 / 9007199254740992.0 : 0.0);
 }
 
 struct GeneratorImpl {
@@ -76,6 +83,8 @@ class Generator {
   void set_state(uint64_t seed, uint64_t offset);
 
   bool operator==(const Generator& o) const { return impl_ == o.impl_; }
+  // Same for every copy of this generator (copies share one state).
+  uintptr_t identity() const { return reinterpret_cast<uintptr_t>(impl_.get()); }
 
  private:
   std::shared_ptr<GeneratorImpl> impl_;

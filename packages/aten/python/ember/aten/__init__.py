@@ -54,6 +54,8 @@ from ._factories import as_tensor, from_numpy, strided, tensor
 from .functional import broadcast_tensors, cartesian_prod, meshgrid
 from . import native as _native
 from . import _tensor_ops
+from . import random
+from .random import default_generator, fork_rng, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 
 __version__ = _metadata.version("ember-aten")
 

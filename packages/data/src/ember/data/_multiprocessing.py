@@ -21,6 +21,9 @@ never as pickled bytes:
 
 The receiver maps the storage and rebuilds a Tensor over it; the memory is released
 when the last process drops its last tensor over it. CUDA tensors are pickled by value.
+A process that ends without dropping its file_system tensors (killed by a signal, or
+still holding them when the interpreter exits) leaves their segments in /dev/shm, as
+PyTorch's file_system strategy does; file_descriptor memory cannot outlive its users.
 """
 
 from __future__ import annotations

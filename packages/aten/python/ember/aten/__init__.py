@@ -95,6 +95,9 @@ for _name, _fn in _generated_ops.TENSOR_METHODS.items():
     if _name not in Tensor.__dict__:
         setattr(Tensor, _name, _fn)
 _tensor_ops.install(Tensor, _generated_ops)
+from . import _indexing  # noqa: E402
+
+_indexing.install(globals(), Tensor)  # nonzero(as_tuple=...) is written by hand
 
 from . import library  # noqa: E402
 from .library import ops  # noqa: E402

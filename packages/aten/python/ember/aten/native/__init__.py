@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_MODULES = ("shape", "factories", "pointwise")
+_MODULES = ("shape", "factories", "pointwise", "indexing")
 
 
 def kernels() -> dict[str, Any]:

@@ -122,10 +122,9 @@ inline Vectorized<float> exp(Vectorized<float> x) {
   using V = Vectorized<float>::V;
   typedef int32_t VI __attribute__((vector_size(EMBER_VEC_BYTES)));
   const V xin = x.v;
-  V xc = xin;
-  for (int i = 0; i < Vectorized<float>::size(); ++i) {
-    xc[i] = xc[i] > 88.8f ? 88.8f : (xc[i] < -104.0f ? -104.0f : xc[i]);
-  }
+  // (lane selects written as vector ?: so that they compile to blends)
+  V xc = xin > 88.8f ? V{} + 88.8f : xin;
+  xc = xc < -104.0f ? V{} - 104.0f : xc;  // NaN passes through both
   const float log2e = 1.44269504088896341f;
   const float shifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
   V t = xc * log2e + shifter;
@@ -147,12 +146,9 @@ inline Vectorized<float> exp(Vectorized<float> x) {
   std::memcpy(&s1, &b1, sizeof(V));
   std::memcpy(&s2, &b2, sizeof(V));
   V res = p * s1 * s2;
-  (void)0;
-  for (int i = 0; i < Vectorized<float>::size(); ++i) {
-    if (xin[i] != xin[i]) res[i] = xin[i];                                    // NaN
-    else if (xin[i] > 88.72283935546875f) res[i] = std::numeric_limits<float>::infinity();
-    else if (xin[i] < -103.972084045410f) res[i] = 0.0f;
-  }
+  res = xin > 88.72283935546875f ? V{} + std::numeric_limits<float>::infinity() : res;
+  res = xin < -103.972084045410f ? V{} : res;
+  res = xin != xin ? xin : res;  // NaN
   return Vectorized<float>::make(res);
 }
 
@@ -163,16 +159,9 @@ inline Vectorized<float> exp(Vectorized<float> x) {
 
 namespace detail {
 typedef int32_t VI32 __attribute__((vector_size(EMBER_VEC_BYTES)));
-inline Vectorized<float>::V as_float(VI32 i) {
-  Vectorized<float>::V f;
-  std::memcpy(&f, &i, sizeof(f));
-  return f;
-}
-inline VI32 as_int(Vectorized<float>::V f) {
-  VI32 i;
-  std::memcpy(&i, &f, sizeof(i));
-  return i;
-}
+// Bit casts (a GCC vector cast between same-size vector types reinterprets the bits).
+inline Vectorized<float>::V as_float(VI32 i) { return (Vectorized<float>::V)i; }
+inline VI32 as_int(Vectorized<float>::V f) { return (VI32)f; }
 }  // namespace detail
 
 // |x|; for floating types the sign bit is cleared (abs(-0.0) = 0.0, NaN stays NaN).
@@ -258,9 +247,11 @@ inline Vectorized<float> tanh(Vectorized<float> x) {
   const V small = xin + (xin * s) * p;
   const V axc = ax > 10.0f ? V{} + 10.0f : ax;  // tanh(10) rounds to 1; NaN passes through
   const V e = exp(Vectorized<float>::make(axc + axc)).v;
-  V big = 1.0f - 2.0f / (e + 1.0f);
-  big = detail::as_float(detail::as_int(big) | (detail::as_int(xin) & static_cast<int32_t>(0x80000000u)));
-  return Vectorized<float>::make(ax < 0.625f ? small : big);
+  const V big = 1.0f - 2.0f / (e + 1.0f);
+  const V r = ax < 0.625f ? small : big;
+  // |r| with x's sign: tanh is odd, and this keeps tanh(-0.0) = -0.0
+  return Vectorized<float>::make(detail::as_float((detail::as_int(r) & 0x7fffffff) |
+                                                  (detail::as_int(xin) & static_cast<int32_t>(0x80000000u))));
 }
 
 // 1 / (1 + exp(-x)): exp(-x) overflowing to inf gives 0, as the scalar formula.

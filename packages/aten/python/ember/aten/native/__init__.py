@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_MODULES = ("shape", "factories", "pointwise", "indexing")
+_MODULES = ("shape", "factories", "pointwise", "reductions", "indexing", "pointwise_unary", "linalg")
 
 
 def kernels() -> dict[str, Any]:

@@ -59,7 +59,7 @@ class RandomDrawDataset(Dataset):
     def __getitem__(self, i: int):
         info = get_worker_info()
         wid = -1 if info is None else info.id
-        g = ea._C.default_generator()
+        g = ea.default_generator
         return {
             "py": random.random(),
             "np": float(np.random.rand()),

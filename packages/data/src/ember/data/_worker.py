@@ -79,11 +79,11 @@ class _ResumeIteration:
 
 def _seed_worker(seed: int) -> None:
     """Seeds every generator a dataset might draw from: Python's, NumPy's global one and
-    ember.aten's default generator."""
-    from ember.aten import _C
+    ember.aten's default generators."""
+    import ember.aten as ea
 
     random.seed(seed)
-    _C.default_generator().manual_seed(seed)
+    ea.manual_seed(seed)
     # NumPy's legacy seed takes 32 bits: hash the 64-bit seed down with SeedSequence
     # rather than truncating it, so that neighbouring base seeds stay unrelated.
     np.random.seed(np.random.SeedSequence(seed).generate_state(1, np.uint32)[0])

@@ -23,7 +23,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from multiprocessing.reduction import ForkingPickler
 from typing import Any, Generic, TypeVar
 
-from . import _collate, _fetch, _multiprocessing, _pin_memory, _random, _worker
+import ember.aten as ea
+
+from . import _collate, _fetch, _multiprocessing, _pin_memory, _worker
 from ._utils import ExceptionWrapper
 from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -283,7 +285,8 @@ class DataLoader(Generic[T_co]):
         return len(self._index_sampler)
 
     def _get_shared_seed(self) -> int:
-        return _random.random_int64(self.generator)
+        # The workers' base seed: one int64 drawn from `generator` (or the default one).
+        return int(ea.empty((), dtype=ea.int64).random_(generator=self.generator).item())
 
     def check_worker_number_rationality(self) -> None:
         """Warns when more workers are asked for than this process may use CPUs."""

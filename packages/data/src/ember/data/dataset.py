@@ -14,9 +14,8 @@ import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
+import ember.aten as ea
 from ember.aten import Tensor
-
-from . import _random
 
 T_co = TypeVar("T_co", covariant=True)
 T = TypeVar("T")
@@ -227,7 +226,9 @@ class Subset(Dataset[T_co]):
         return len(self.indices)
 
 
-def random_split(dataset: Dataset[T], lengths: Sequence[int | float], generator: Any = None) -> list[Subset[T]]:
+def random_split(
+    dataset: Dataset[T], lengths: Sequence[int | float], generator: Any = ea.default_generator
+) -> list[Subset[T]]:
     """Splits `dataset` into non-overlapping random subsets of the given lengths, or of the
     given fractions of ``len(dataset)`` (floors, then the remainder handed out one by one,
     round robin). Reproducible under ``generator=`` (default: the default generator).
@@ -253,7 +254,7 @@ def random_split(dataset: Dataset[T], lengths: Sequence[int | float], generator:
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     sizes = [int(x) for x in lengths]
-    indices = _random.randperm(sum(sizes), generator)
+    indices = ea.randperm(sum(sizes), generator=generator).tolist()
     return [
         Subset(dataset, indices[offset - length : offset])
         for offset, length in zip(itertools.accumulate(sizes), sizes, strict=True)

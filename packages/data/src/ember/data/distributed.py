@@ -11,7 +11,8 @@ import math
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
-from . import _random
+import ember.aten as ea
+
 from .dataset import Dataset
 from .sampler import Sampler
 
@@ -65,9 +66,9 @@ class DistributedSampler(Sampler[T_co]):
     def __iter__(self) -> Iterator[T_co]:
         n = len(self.dataset)  # type: ignore[arg-type]
         if self.shuffle:
-            g = _random.Generator()
+            g = ea.Generator()
             g.manual_seed(self.seed + self.epoch)
-            indices = _random.randperm(n, g)
+            indices = ea.randperm(n, generator=g).tolist()
         else:
             indices = list(range(n))
         if not self.drop_last:

@@ -1,8 +1,8 @@
 """Samplers: the order in which a DataLoader visits a map-style dataset's indices.
 
-PyTorch's ``torch.utils.data.sampler``. Random samplers draw from an ember
-``Generator`` (``generator=``), or, when None, from a fresh seed taken from the
-default generator each epoch -- so ``ember.aten``'s global seed makes runs repeatable.
+PyTorch's ``torch.utils.data.sampler``. Random samplers draw from an ember.aten
+``Generator`` (``generator=``), or, when None, from a fresh generator seeded from the
+default one each epoch -- so ``ember.aten.manual_seed`` makes runs repeatable.
 """
 
 from __future__ import annotations
@@ -12,9 +12,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Sequence, Sized
 from typing import Any, Generic, TypeVar
 
-import numpy as np
-
-from . import _random
+import ember.aten as ea
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -60,15 +58,6 @@ class SequentialSampler(Sampler[int]):
         return len(self.data_source)
 
 
-def _epoch_generator(generator: Any) -> Any:
-    # PyTorch: without a generator, each epoch seeds a fresh one from the default generator.
-    if generator is not None:
-        return generator
-    g = _random.Generator()
-    g.manual_seed(_random.random_int64())
-    return g
-
-
 class RandomSampler(Sampler[int]):
     """A random permutation of the indices (without replacement), or ``num_samples`` indices
     drawn uniformly with replacement.
@@ -100,16 +89,22 @@ class RandomSampler(Sampler[int]):
 
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
-        generator = _epoch_generator(self.generator)
+        if self.generator is None:
+            # Each epoch a fresh generator, seeded from the default one.
+            seed = int(ea.empty((), dtype=ea.int64).random_().item())
+            generator = ea.Generator()
+            generator.manual_seed(seed)
+        else:
+            generator = self.generator
         if self.replacement:
             # Drawn in chunks of 32, so that a partly consumed epoch costs little.
             for _ in range(self.num_samples // 32):
-                yield from _random.randint(n, 32, generator)
-            yield from _random.randint(n, self.num_samples % 32, generator)
+                yield from ea.randint(high=n, size=(32,), dtype=ea.int64, generator=generator).tolist()
+            yield from ea.randint(high=n, size=(self.num_samples % 32,), dtype=ea.int64, generator=generator).tolist()
         else:
             for _ in range(self.num_samples // n):
-                yield from _random.randperm(n, generator)
-            yield from _random.randperm(n, generator)[: self.num_samples % n]
+                yield from ea.randperm(n, generator=generator).tolist()
+            yield from ea.randperm(n, generator=generator).tolist()[: self.num_samples % n]
 
     def __len__(self) -> int:
         return self.num_samples
@@ -125,7 +120,7 @@ class SubsetRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        for i in _random.randperm(len(self.indices), self.generator):
+        for i in ea.randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
     def __len__(self) -> int:
@@ -150,9 +145,7 @@ class WeightedRandomSampler(Sampler[int]):
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
         if not isinstance(replacement, bool):
             raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
-        import ember.aten as ea
-
-        weights_tensor = ea.as_tensor(np.asarray(weights, dtype=np.float64))
+        weights_tensor = ea.as_tensor(weights, dtype=ea.double)
         if len(weights_tensor.shape) != 1:
             raise ValueError(
                 f"weights should be a 1d sequence but given weights have shape {tuple(weights_tensor.shape)}"
@@ -163,8 +156,8 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        w = np.asarray(self.weights.numpy(), dtype=np.float64)
-        yield from _random.multinomial(w, self.num_samples, self.replacement, self.generator)
+        rand_tensor = ea.multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
+        yield from rand_tensor.tolist()
 
     def __len__(self) -> int:
         return self.num_samples

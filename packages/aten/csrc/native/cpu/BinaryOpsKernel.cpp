@@ -1,5 +1,8 @@
-// CPU kernels of add/sub (with alpha), mul and the three divisions.
+// CPU kernels of the elementwise binary operators: add/sub (with alpha), mul, the
+// three divisions, remainder, fmod, pow, atan2, hypot, copysign, maximum/minimum,
+// fmax/fmin and the bitwise operators.
 #include <cmath>
+#include <limits>
 
 #include <ember/aten/Dispatch.h>
 #include <ember/aten/native/cpu/Loops.h>
@@ -14,6 +17,8 @@ using vec::Vectorized;
 template <typename T>
 constexpr bool kVectorizable = std::is_same_v<T, float> || std::is_same_v<T, double> ||
                                (std::is_integral_v<T> && !std::is_same_v<T, bool>);
+template <typename T>
+constexpr bool kVecFloat = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
 // Integer division by zero raises, as in PyTorch ("ZeroDivisionError").
 template <typename T>
@@ -21,6 +26,12 @@ inline void check_int_divisor(T b) {
   if constexpr (std::is_integral_v<T>) {
     if (b == 0) throw c10::Error("ZeroDivisionError");
   }
+}
+
+// -a with two's-complement wrap-around (INT_MIN / -1 would trap in hardware).
+template <typename T>
+inline T wrapping_neg(T a) {
+  return static_cast<T>(static_cast<T>(0) - static_cast<std::make_unsigned_t<T>>(a));
 }
 
 // Each kernel body is a template over scalar_t so that `if constexpr` discards the
@@ -81,7 +92,7 @@ void mul_kernel(TensorIterator& iter) {
 
 template <typename scalar_t>
 void div_true_impl(TensorIterator& iter) {
-  if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>) {
+  if constexpr (kVecFloat<scalar_t>) {
     cpu_kernel_vec(
         iter, [](scalar_t a, scalar_t b) -> scalar_t { return a / b; },
         [](Vectorized<scalar_t> a, Vectorized<scalar_t> b) { return a / b; });
@@ -100,6 +111,9 @@ template <typename scalar_t>
 scalar_t div_trunc_op(scalar_t a, scalar_t b) {
   if constexpr (std::is_integral_v<scalar_t>) {
     check_int_divisor(b);
+    if constexpr (std::is_signed_v<scalar_t>) {
+      if (b == -1) return wrapping_neg(a);
+    }
     return static_cast<scalar_t>(a / b);
   } else {
     using opmath = opmath_t<scalar_t>;
@@ -119,6 +133,7 @@ scalar_t div_floor_op(scalar_t a, scalar_t b) {
   if constexpr (std::is_integral_v<scalar_t>) {
     check_int_divisor(b);
     if constexpr (std::is_signed_v<scalar_t>) {
+      if (b == -1) return wrapping_neg(a);
       const scalar_t q = a / b;
       return static_cast<scalar_t>(((a % b != 0) && ((a < 0) != (b < 0))) ? q - 1 : q);
     } else {
@@ -148,6 +163,276 @@ void div_floor_kernel(TensorIterator& iter) {
   });
 }
 
+// Python's %: the result has the sign of the divisor.
+template <typename scalar_t>
+scalar_t remainder_op(scalar_t a, scalar_t b) {
+  if constexpr (std::is_integral_v<scalar_t>) {
+    check_int_divisor(b);
+    if constexpr (std::is_signed_v<scalar_t>) {
+      if (b == -1) return 0;
+      scalar_t r = static_cast<scalar_t>(a % b);
+      if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<scalar_t>(r + b);
+      return r;
+    } else {
+      return static_cast<scalar_t>(a % b);
+    }
+  } else {
+    using opmath = opmath_t<scalar_t>;
+    const opmath x = static_cast<opmath>(a), y = static_cast<opmath>(b);
+    opmath mod = std::fmod(x, y);
+    if (mod != 0 && ((y < 0) != (mod < 0))) mod += y;
+    return static_cast<scalar_t>(mod);
+  }
+}
+
+void remainder_kernel(TensorIterator& iter) {
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), "remainder", [&] {
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return remainder_op<scalar_t>(a, b); });
+  });
+}
+
+// C's fmod: the result has the sign of the dividend.
+template <typename scalar_t>
+scalar_t fmod_op(scalar_t a, scalar_t b) {
+  if constexpr (std::is_integral_v<scalar_t>) {
+    check_int_divisor(b);
+    if constexpr (std::is_signed_v<scalar_t>) {
+      if (b == -1) return 0;
+    }
+    return static_cast<scalar_t>(a % b);
+  } else {
+    using opmath = opmath_t<scalar_t>;
+    return static_cast<scalar_t>(std::fmod(static_cast<opmath>(a), static_cast<opmath>(b)));
+  }
+}
+
+void fmod_kernel(TensorIterator& iter) {
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), "fmod", [&] {
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return fmod_op<scalar_t>(a, b); });
+  });
+}
+
+// ---- pow -------------------------------------------------------------------------
+
+// Integer power by squaring, wrapping on overflow. A negative exponent gives
+// 1 / a**|b| truncated: 1 for a == 1, +-1 for a == -1, else 0 (as PyTorch's powi).
+template <typename T>
+inline T powi(T a, T b) {
+  if constexpr (std::is_signed_v<T>) {
+    if (b < 0) {
+      if (a == 1) return 1;
+      if (a == -1) return (b & 1) ? T(-1) : T(1);
+      return 0;
+    }
+  }
+  using U = std::make_unsigned_t<T>;
+  U result = 1, base = static_cast<U>(a);
+  uint64_t e = static_cast<uint64_t>(b);
+  while (e) {
+    if (e & 1) result = static_cast<U>(result * base);
+    base = static_cast<U>(base * base);
+    e >>= 1;
+  }
+  return static_cast<T>(result);
+}
+
+template <typename scalar_t>
+void pow_tensor_tensor_impl(TensorIterator& iter) {
+  if constexpr (std::is_integral_v<scalar_t>) {
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return powi(a, b); });
+  } else {
+    using opmath = opmath_t<scalar_t>;
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t {
+      return static_cast<scalar_t>(std::pow(static_cast<opmath>(a), static_cast<opmath>(b)));
+    });
+  }
+}
+
+void pow_tensor_tensor_kernel(TensorIterator& iter) {
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), "pow", [&] { pow_tensor_tensor_impl<scalar_t>(iter); });
+}
+
+// Float base, exponent known on the host: the common exponents are cheaper than pow.
+// (The vectorized lambdas are generic so that they are never instantiated for Half.)
+template <typename scalar_t>
+void pow_float_scalar(TensorIterator& iter, double e) {
+  using opmath = opmath_t<scalar_t>;
+  const opmath ex = static_cast<opmath>(e);
+  auto unary = [&iter](auto op, auto vop) {
+    if constexpr (kVecFloat<scalar_t>) {
+      cpu_kernel_vec(iter, [op](scalar_t a) -> scalar_t { return op(a); }, vop);
+    } else {
+      cpu_kernel(iter, [op](scalar_t a) -> scalar_t { return static_cast<scalar_t>(op(static_cast<opmath>(a))); });
+    }
+  };
+  auto sqrt_v = [](auto a) { return vec::map(a, [](auto x) { return std::sqrt(x); }); };
+  if (e == 2.0) {
+    unary([](opmath x) { return x * x; }, [](auto a) { return a * a; });
+  } else if (e == 3.0) {
+    unary([](opmath x) { return x * x * x; }, [](auto a) { return a * a * a; });
+  } else if (e == 0.5) {
+    unary([](opmath x) { return std::sqrt(x); }, sqrt_v);
+  } else if (e == -0.5) {
+    unary([](opmath x) { return opmath(1) / std::sqrt(x); },
+          [sqrt_v](auto a) { return decltype(a)(scalar_t(1)) / sqrt_v(a); });
+  } else if (e == -1.0) {
+    unary([](opmath x) { return opmath(1) / x; }, [](auto a) { return decltype(a)(scalar_t(1)) / a; });
+  } else if (e == -2.0) {
+    unary([](opmath x) { return opmath(1) / (x * x); }, [](auto a) { return decltype(a)(scalar_t(1)) / (a * a); });
+  } else {
+    cpu_kernel(iter, [ex](scalar_t a) -> scalar_t { return static_cast<scalar_t>(std::pow(static_cast<opmath>(a), ex)); });
+  }
+}
+
+template <typename scalar_t>
+void pow_tensor_scalar_impl(TensorIterator& iter, const Scalar& exp) {
+  if constexpr (std::is_integral_v<scalar_t>) {
+    const scalar_t e = exp.to<scalar_t>();  // >= 0: negative integer exponents were rejected
+    cpu_kernel(iter, [e](scalar_t a) -> scalar_t { return powi(a, e); });
+  } else {
+    pow_float_scalar<scalar_t>(iter, exp.toDouble());
+  }
+}
+
+void pow_tensor_scalar_kernel(TensorIterator& iter, const Scalar& exp) {
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), "pow", [&] { pow_tensor_scalar_impl<scalar_t>(iter, exp); });
+}
+
+// ---- float-only binary functions -----------------------------------------------------
+
+#define EMBER_FLOAT_BINARY_KERNEL_(NAME, FN)                                                     \
+  void NAME##_kernel(TensorIterator& iter) {                                                      \
+    EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), #NAME, [&] {                      \
+      using opmath = opmath_t<scalar_t>;                                                          \
+      cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t {                                   \
+        return static_cast<scalar_t>(FN(static_cast<opmath>(a), static_cast<opmath>(b)));         \
+      });                                                                                         \
+    });                                                                                           \
+  }
+EMBER_FLOAT_BINARY_KERNEL_(atan2, std::atan2)
+EMBER_FLOAT_BINARY_KERNEL_(hypot, std::hypot)
+EMBER_FLOAT_BINARY_KERNEL_(copysign, std::copysign)
+#undef EMBER_FLOAT_BINARY_KERNEL_
+
+// ---- maximum / minimum (NaN-propagating), fmax / fmin (NaN-ignoring) ------------------
+
+template <typename T>
+inline bool is_nan(T x) {
+  if constexpr (std::is_integral_v<T>) {
+    return false;
+  } else {
+    return static_cast<opmath_t<T>>(x) != static_cast<opmath_t<T>>(x);
+  }
+}
+
+template <bool kMax, typename scalar_t>
+inline scalar_t max_min_op(scalar_t a, scalar_t b) {
+  if (is_nan(a)) return a;
+  if (is_nan(b)) return b;
+  using opmath = opmath_t<scalar_t>;
+  const bool a_wins = kMax ? static_cast<opmath>(a) > static_cast<opmath>(b)
+                           : static_cast<opmath>(a) < static_cast<opmath>(b);
+  return a_wins ? a : b;
+}
+
+template <bool kMax, typename scalar_t>
+void max_min_impl(TensorIterator& iter) {
+  if constexpr (kVectorizable<scalar_t>) {
+    cpu_kernel_vec(
+        iter, [](scalar_t a, scalar_t b) -> scalar_t { return max_min_op<kMax>(a, b); },
+        [](Vectorized<scalar_t> a, Vectorized<scalar_t> b) {
+          return kMax ? vec::maximum(a, b) : vec::minimum(a, b);
+        });
+  } else {
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return max_min_op<kMax>(a, b); });
+  }
+}
+
+template <bool kMax>
+void max_min_kernel(TensorIterator& iter) {
+  if (iter.common_dtype() == ScalarType::Bool) {
+    cpu_kernel(iter, [](bool a, bool b) -> bool { return kMax ? (a || b) : (a && b); });
+    return;
+  }
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), kMax ? "maximum" : "minimum",
+                                    [&] { max_min_impl<kMax, scalar_t>(iter); });
+}
+
+void maximum_kernel(TensorIterator& iter) { max_min_kernel<true>(iter); }
+void minimum_kernel(TensorIterator& iter) { max_min_kernel<false>(iter); }
+
+template <bool kMax>
+void fmax_fmin_kernel(TensorIterator& iter) {
+  if (!c10::isFloatingType(iter.common_dtype())) {
+    max_min_kernel<kMax>(iter);  // integers have no NaN: the same as maximum / minimum
+    return;
+  }
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), kMax ? "fmax" : "fmin", [&] {
+    using opmath = opmath_t<scalar_t>;
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t {
+      const opmath x = static_cast<opmath>(a), y = static_cast<opmath>(b);
+      return static_cast<scalar_t>(kMax ? std::fmax(x, y) : std::fmin(x, y));
+    });
+  });
+}
+
+void fmax_kernel(TensorIterator& iter) { fmax_fmin_kernel<true>(iter); }
+void fmin_kernel(TensorIterator& iter) { fmax_fmin_kernel<false>(iter); }
+
+// ---- bitwise ----------------------------------------------------------------------------
+
+void bitwise_and_kernel(TensorIterator& iter) {
+  EMBER_DISPATCH_INTEGRAL_TYPES_AND_BOOL(iter.common_dtype(), "bitwise_and", [&] {
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return static_cast<scalar_t>(a & b); });
+  });
+}
+
+void bitwise_or_kernel(TensorIterator& iter) {
+  EMBER_DISPATCH_INTEGRAL_TYPES_AND_BOOL(iter.common_dtype(), "bitwise_or", [&] {
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return static_cast<scalar_t>(a | b); });
+  });
+}
+
+void bitwise_xor_kernel(TensorIterator& iter) {
+  EMBER_DISPATCH_INTEGRAL_TYPES_AND_BOOL(iter.common_dtype(), "bitwise_xor", [&] {
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return static_cast<scalar_t>(a ^ b); });
+  });
+}
+
+// Shifts by a negative amount or by the bit width or more give 0 (left) or the sign
+// fill (right), as PyTorch -- never C's undefined behaviour.
+template <typename T>
+inline T lshift_op(T a, T b) {
+  constexpr int kBits = sizeof(T) * 8;
+  if (static_cast<std::make_signed_t<T>>(b) < 0 || b >= kBits) return 0;
+  return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) << b);
+}
+
+template <typename T>
+inline T rshift_op(T a, T b) {
+  constexpr int kMaxShift = sizeof(T) * 8 - (std::is_signed_v<T> ? 1 : 0);
+  if (static_cast<std::make_signed_t<T>>(b) < 0 || b >= kMaxShift) {
+    if constexpr (std::is_signed_v<T>) {
+      return static_cast<T>(a >> kMaxShift);
+    } else {
+      return 0;
+    }
+  }
+  return static_cast<T>(a >> b);
+}
+
+void lshift_kernel(TensorIterator& iter) {
+  EMBER_DISPATCH_INTEGRAL_TYPES(iter.common_dtype(), "bitwise_left_shift", [&] {
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return lshift_op(a, b); });
+  });
+}
+
+void rshift_kernel(TensorIterator& iter) {
+  EMBER_DISPATCH_INTEGRAL_TYPES(iter.common_dtype(), "bitwise_right_shift", [&] {
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return rshift_op(a, b); });
+  });
+}
+
 }  // namespace CPU_CAPABILITY
 
 REGISTER_DISPATCH(add_stub, &add_kernel);
@@ -155,5 +440,21 @@ REGISTER_DISPATCH(mul_stub, &mul_kernel);
 REGISTER_DISPATCH(div_true_stub, &div_true_kernel);
 REGISTER_DISPATCH(div_trunc_stub, &div_trunc_kernel);
 REGISTER_DISPATCH(div_floor_stub, &div_floor_kernel);
+REGISTER_DISPATCH(remainder_stub, &remainder_kernel);
+REGISTER_DISPATCH(fmod_stub, &fmod_kernel);
+REGISTER_DISPATCH(pow_tensor_tensor_stub, &pow_tensor_tensor_kernel);
+REGISTER_DISPATCH(pow_tensor_scalar_stub, &pow_tensor_scalar_kernel);
+REGISTER_DISPATCH(atan2_stub, &atan2_kernel);
+REGISTER_DISPATCH(hypot_stub, &hypot_kernel);
+REGISTER_DISPATCH(copysign_stub, &copysign_kernel);
+REGISTER_DISPATCH(maximum_stub, &maximum_kernel);
+REGISTER_DISPATCH(minimum_stub, &minimum_kernel);
+REGISTER_DISPATCH(fmax_stub, &fmax_kernel);
+REGISTER_DISPATCH(fmin_stub, &fmin_kernel);
+REGISTER_DISPATCH(bitwise_and_stub, &bitwise_and_kernel);
+REGISTER_DISPATCH(bitwise_or_stub, &bitwise_or_kernel);
+REGISTER_DISPATCH(bitwise_xor_stub, &bitwise_xor_kernel);
+REGISTER_DISPATCH(lshift_stub, &lshift_kernel);
+REGISTER_DISPATCH(rshift_stub, &rshift_kernel);
 
 }  // namespace ember::at::native

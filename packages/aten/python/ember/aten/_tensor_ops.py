@@ -9,6 +9,7 @@ stays uint8).
 
 from __future__ import annotations
 
+import numbers as _numbers
 from typing import Any
 
 # (dunder, operator entry, how the arguments are passed)
@@ -65,26 +66,37 @@ _TABLE: list[tuple[str, str, str, tuple[Any, ...]]] = [
 ]
 
 
+def _is_operand(x: Any) -> bool:
+    return hasattr(x, "_impl") or isinstance(x, _numbers.Number)
+
+
 def _make(call: Any, mode: str, extra: tuple[Any, ...]) -> Any:
-    if mode == "ab":
-        if extra == (1,):
-            return lambda self, other: call(self, other, 1)
-        if extra == (None,):
-            return lambda self, other: call(self, other, None)
-        return lambda self, other: call(self, other)
+    if mode == "a":
+        return lambda self: call(self)
+    # An operand the operator cannot take (None, a str, a list) gives NotImplemented, as
+    # PyTorch's dunders do, so that Python tries the reflected operator and otherwise
+    # raises its own TypeError -- and `t == None` is False, `t in [None]` works.
     if mode == "ba":
-        if extra == (1,):
-            return lambda self, other: call(other, self, 1)
-        if extra == (None,):
-            return lambda self, other: call(other, self, None)
-        return lambda self, other: call(other, self)
-    if mode == "ip":
-        if extra == (1,):
-            return lambda self, other: call(self, other, 1)
-        if extra == (None,):
-            return lambda self, other: call(self, other, None)
-        return lambda self, other: call(self, other)
-    return lambda self: call(self)
+
+        def reflected(self: Any, other: Any) -> Any:
+            try:
+                return call(other, self, *extra)
+            except TypeError:
+                if _is_operand(other):
+                    raise
+                return NotImplemented
+
+        return reflected
+
+    def binary(self: Any, other: Any) -> Any:
+        try:
+            return call(self, other, *extra)
+        except TypeError:
+            if _is_operand(other):
+                raise
+            return NotImplemented
+
+    return binary
 
 
 def install(tensor_cls: type, ops: Any) -> list[str]:

@@ -1,0 +1,163 @@
+// CPU kernels of the comparisons, logical and/or/xor, isclose and equal.
+#include <atomic>
+#include <cmath>
+
+#include <ember/aten/Dispatch.h>
+#include <ember/aten/native/cpu/Loops.h>
+
+#include "../CompareOps.h"
+
+namespace ember::at::native {
+inline namespace CPU_CAPABILITY {
+
+// (bool out, T a, T b) over a 2-d tile. The three shapes that matter -- both inputs
+// contiguous, or one a broadcast number (`x > 0`) -- are plain loops over typed
+// pointers that the compiler vectorizes; anything else steps by byte strides.
+template <typename T, typename Op>
+struct CompareLoop2d {
+  Op op;
+  void operator()(char** base, const int64_t* strides, int64_t n, int64_t size1) const {
+    char* data[3] = {base[0], base[1], base[2]};
+    const int64_t so = strides[0], sa = strides[1], sb = strides[2];
+    constexpr int64_t kT = sizeof(T);
+    for (int64_t j = 0; j < size1; ++j) {
+      bool* __restrict__ out = reinterpret_cast<bool*>(data[0]);
+      const T* __restrict__ a = reinterpret_cast<const T*>(data[1]);
+      const T* __restrict__ b = reinterpret_cast<const T*>(data[2]);
+      if (so == 1 && sa == kT && sb == kT) {
+        for (int64_t i = 0; i < n; ++i) out[i] = op(a[i], b[i]);
+      } else if (so == 1 && sa == kT && sb == 0) {
+        const T bv = *b;
+        for (int64_t i = 0; i < n; ++i) out[i] = op(a[i], bv);
+      } else if (so == 1 && sa == 0 && sb == kT) {
+        const T av = *a;
+        for (int64_t i = 0; i < n; ++i) out[i] = op(av, b[i]);
+      } else {
+        for (int64_t i = 0; i < n; ++i) {
+          *reinterpret_cast<bool*>(data[0] + i * so) =
+              op(*reinterpret_cast<const T*>(data[1] + i * sa), *reinterpret_cast<const T*>(data[2] + i * sb));
+        }
+      }
+      for (int k = 0; k < 3; ++k) data[k] += strides[3 + k];
+    }
+  }
+};
+
+template <typename T, typename Op>
+void compare_loop(TensorIterator& iter, Op op) {
+  EMBER_INTERNAL_ASSERT(iter.ntensors() == 3 && iter.dtype(0) == ScalarType::Bool,
+                        "comparison kernel: expected a bool output and two inputs");
+  iter.for_each(CompareLoop2d<T, Op>{op});
+}
+
+// Half and BFloat16 compare as float.
+template <typename T>
+inline opmath_t<T> up(T x) {
+  return static_cast<opmath_t<T>>(x);
+}
+
+#define EMBER_COMPARISON_KERNEL_(NAME, OP)                                                  \
+  void NAME##_kernel(TensorIterator& iter) {                                               \
+    EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), #NAME, [&] {          \
+      compare_loop<scalar_t>(iter, [](scalar_t a, scalar_t b) { return up(a) OP up(b); }); \
+    });                                                                                    \
+  }
+EMBER_COMPARISON_KERNEL_(eq, ==)
+EMBER_COMPARISON_KERNEL_(ne, !=)
+EMBER_COMPARISON_KERNEL_(lt, <)
+EMBER_COMPARISON_KERNEL_(le, <=)
+EMBER_COMPARISON_KERNEL_(gt, >)
+EMBER_COMPARISON_KERNEL_(ge, >=)
+#undef EMBER_COMPARISON_KERNEL_
+
+#define EMBER_LOGICAL_KERNEL_(NAME, OP)                                                                \
+  void NAME##_kernel(TensorIterator& iter) {                                                          \
+    EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), #NAME, [&] {                     \
+      compare_loop<scalar_t>(iter, [](scalar_t a, scalar_t b) { return (up(a) != 0) OP(up(b) != 0); }); \
+    });                                                                                               \
+  }
+EMBER_LOGICAL_KERNEL_(logical_and, &&)
+EMBER_LOGICAL_KERNEL_(logical_or, ||)
+EMBER_LOGICAL_KERNEL_(logical_xor, !=)
+#undef EMBER_LOGICAL_KERNEL_
+
+// isclose in compute type C: the input's opmath type for floats, the default float
+// dtype for integers and bool (as PyTorch casts them before computing the error).
+template <typename scalar_t, typename C>
+void isclose_impl(TensorIterator& iter, double rtol_d, double atol_d, bool equal_nan) {
+  const C rtol = static_cast<C>(rtol_d), atol = static_cast<C>(atol_d);
+  const bool exact = rtol_d == 0 && atol_d == 0;
+  compare_loop<scalar_t>(iter, [=](scalar_t a_, scalar_t b_) -> bool {
+    const C a = static_cast<C>(a_), b = static_cast<C>(b_);
+    if (a == b) return true;
+    if constexpr (!std::is_integral_v<scalar_t>) {
+      if (equal_nan && a != a && b != b) return true;
+    }
+    if (exact) return false;
+    const C err = std::abs(a - b);
+    return std::isfinite(err) && err <= atol + std::abs(rtol * b);
+  });
+}
+
+template <typename scalar_t>
+void isclose_dispatch(TensorIterator& iter, double rtol, double atol, bool equal_nan) {
+  if constexpr (std::is_integral_v<scalar_t>) {
+    if (get_default_dtype() == ScalarType::Double) {
+      isclose_impl<scalar_t, double>(iter, rtol, atol, equal_nan);
+    } else {
+      isclose_impl<scalar_t, float>(iter, rtol, atol, equal_nan);
+    }
+  } else {
+    isclose_impl<scalar_t, opmath_t<scalar_t>>(iter, rtol, atol, equal_nan);
+  }
+}
+
+void isclose_kernel(TensorIterator& iter, double rtol, double atol, bool equal_nan) {
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), "isclose",
+                                             [&] { isclose_dispatch<scalar_t>(iter, rtol, atol, equal_nan); });
+}
+
+template <typename T>
+struct EqualLoop2d {
+  std::atomic<bool>* result;
+  void operator()(char** base, const int64_t* strides, int64_t n, int64_t size1) const {
+    if (!result->load(std::memory_order_relaxed)) return;
+    const char* a = base[0];
+    const char* b = base[1];
+    for (int64_t j = 0; j < size1; ++j) {
+      bool same = true;
+      for (int64_t i = 0; i < n; ++i) {
+        same &= up(*reinterpret_cast<const T*>(a + i * strides[0])) == up(*reinterpret_cast<const T*>(b + i * strides[1]));
+      }
+      if (!same) {
+        result->store(false, std::memory_order_relaxed);
+        return;
+      }
+      a += strides[2];
+      b += strides[3];
+    }
+  }
+};
+
+bool equal_kernel(TensorIterator& iter) {
+  std::atomic<bool> result{true};
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), "equal",
+                                             [&] { iter.for_each(EqualLoop2d<scalar_t>{&result}); });
+  return result.load();
+}
+
+}  // namespace CPU_CAPABILITY
+
+REGISTER_DISPATCH(eq_stub, &eq_kernel);
+REGISTER_DISPATCH(ne_stub, &ne_kernel);
+REGISTER_DISPATCH(lt_stub, &lt_kernel);
+REGISTER_DISPATCH(le_stub, &le_kernel);
+REGISTER_DISPATCH(gt_stub, &gt_kernel);
+REGISTER_DISPATCH(ge_stub, &ge_kernel);
+REGISTER_DISPATCH(logical_and_stub, &logical_and_kernel);
+REGISTER_DISPATCH(logical_or_stub, &logical_or_kernel);
+REGISTER_DISPATCH(logical_xor_stub, &logical_xor_kernel);
+REGISTER_DISPATCH(isclose_stub, &isclose_kernel);
+REGISTER_DISPATCH(equal_stub, &equal_kernel);
+
+}  // namespace ember::at::native

@@ -440,7 +440,7 @@ def trigamma(x: Any) -> Any:
 
 
 def _reduced_dims(dim: Any, ndim: int) -> list[int]:
-    if dim is None:
+    if dim is None or ndim == 0:
         return list(range(ndim))
     if isinstance(dim, int):
         dim = (dim,)
@@ -556,9 +556,14 @@ def var_backward(grad: Any, self: Any, dim: Any, correction: float, keepdim: boo
     return g * centered * (2.0 / max(n - correction, 0)) if n - correction > 0 else g * centered * math.inf
 
 
+def _safe_div(num: Any, den: Any) -> Any:
+    """num / den, 0 where den == 0 -- with no inf in either branch, so its own gradient has no NaN."""
+    zero = den == 0
+    return where(zero, 0.0, num) / where(zero, 1.0, den)
+
+
 def std_backward(result: Any, grad: Any, self: Any, dim: Any, correction: float, keepdim: bool) -> Any:
-    g = (grad / (result * 2)).masked_fill(result == 0, 0)
-    return var_backward(g, self, dim, correction, keepdim)
+    return var_backward(_safe_div(grad, result * 2), self, dim, correction, keepdim)
 
 
 def var_mean_backward(gvar: Any, gmean: Any, self: Any, dim: Any, correction: float, keepdim: bool) -> Any:
@@ -590,14 +595,14 @@ def norm_backward(grad: Any, self: Any, ord: Any, result: Any, dim: Any, keepdim
     if p == 1.0:
         return self.sgn() * g
     if p == 2.0:
-        return (self * (g / r)).masked_fill(r == 0, 0)
+        return self * _safe_div(g, r)
     if math.isinf(p):
         mask = self.abs() == r
         count = ops._call_sum(mask, tuple(_reduced_dims(dim, self.dim())), True, None)
         return self.sgn() * ((g / count) * mask)
     a = self.abs()
     scale = a.pow(p - 2) * self if p >= 1 else where(a == 0, 0.0, a.pow(p - 2) * self)
-    return (scale * g / r.pow(p - 1)).masked_fill(r == 0, 0)
+    return scale * _safe_div(g, r.pow(p - 1))
 
 
 def logsumexp_backward(grad: Any, self: Any, result: Any, dim: Any, keepdim: bool) -> Any:
@@ -678,6 +683,12 @@ def index_add_source_backward(grad: Any, dim: int, index: Any, source_dim: int, 
     return maybe_multiply(g, alpha)
 
 
+def gather_to_src(grad: Any, dim: int, index: Any, src_shape: Sequence[int]) -> Any:
+    """Gradient of scatter's src: the gathered values, zero for the elements of src beyond index's extent."""
+    g = grad.gather(dim, index) if grad.dim() else grad.expand(tuple(index.shape))
+    return _pad_to(g, src_shape)
+
+
 def index_copy_source_backward(grad: Any, dim: int, index: Any, source_dim: int) -> Any:
     g = grad.index_select(dim, index.reshape(-1)) if grad.dim() else grad
     return g.reshape(()) if source_dim == 0 else g
@@ -719,29 +730,31 @@ def put_source_backward(grad: Any, index: Any, source_shape: Sequence[int]) -> A
     return grad.take(index).reshape(tuple(source_shape))
 
 
+def _pad_to(g: Any, shape: Sequence[int]) -> Any:
+    """Zero-pads `g` at the end of each dim up to `shape` (src elements scatter did not use)."""
+    pad: list[int] = []
+    for s, i in zip(reversed(tuple(shape)), reversed(tuple(g.shape)), strict=False):
+        pad += [0, s - i]
+    return ops._call_constant_pad_nd(g, tuple(pad), 0) if any(pad) else g
+
+
+def _narrow_to(t: Any, shape: Sequence[int]) -> Any:
+    for d, n in enumerate(shape):
+        if t.shape[d] != n:
+            t = t.narrow(d, 0, n)
+    return t
+
+
 def scatter_reduce_backward(
     grad: Any, self: Any, dim: int, index: Any, src: Any, reduce: str, include_self: bool, result: Any,
     mask: Sequence[bool],
 ) -> tuple[Any, Any]:
-    gself = gsrc = None
+    """Gradients of scatter_reduce (PyTorch's scatter_reduce_backward, zeros of prod included)."""
+    src_shape = tuple(src.shape)
+    src = _narrow_to(src, tuple(index.shape))  # the part of src that was scattered
     if reduce == "sum":
-        gself = grad if include_self else grad.scatter(dim, index, 0)
+        gself = grad
         gsrc = grad.gather(dim, index)
-    elif reduce == "mean":
-        ones = ones_like(src)
-        n = ones_like(self) if include_self else zeros_like(self)
-        n = n.scatter_add(dim, index, ones)
-        n = n.masked_fill(n == 0, 1)
-        gself = grad / n if include_self else grad.scatter(dim, index, 0)
-        gsrc = (grad / n).gather(dim, index)
-    elif reduce in ("amax", "amin"):
-        self_is_result = (self == result).to(grad.dtype)
-        src_is_result = (src == result.gather(dim, index)).to(grad.dtype)
-        n = self_is_result if include_self else zeros_like(self_is_result)
-        n = n.scatter_add(dim, index, src_is_result)
-        gd = grad / n
-        gself = (self_is_result * gd) if include_self else grad.scatter(dim, index, 0)
-        gsrc = src_is_result * gd.gather(dim, index)
     elif reduce == "prod":
         masked_self = where(self == 0, 1.0, self)
         masked_self_result = masked_self.scatter_reduce(dim, index, src, reduce, include_self=include_self)
@@ -751,45 +764,44 @@ def scatter_reduce_backward(
         src_single_zero = src_zero.logical_and(src_num_zeros == 1)
         masked_src = where(src_single_zero, 1.0, src)
         masked_src_result = self.scatter_reduce(dim, index, masked_src, reduce, include_self=include_self)
-        grad_src1 = where(
-            src_single_zero, (grad * masked_src_result).gather(dim, index), (grad * result).gather(dim, index) / where(
-                src_zero, 1.0, src)
+        gsrc = where(
+            src_single_zero,
+            (grad * masked_src_result).gather(dim, index),
+            (grad * result).gather(dim, index) / where(src_zero, 1.0, src),
         )
-        if not include_self:
-            gself = grad.scatter(dim, index, 0)
-        gsrc = grad_src1
+    elif reduce == "mean":
+        n = ones_like(grad) if include_self else zeros_like(grad)
+        n = n.scatter_add(dim, index, ones_like(src))
+        n = where(n == 0, 1.0, n)
+        gself = grad / n
+        gsrc = grad.gather(dim, index) / n.gather(dim, index)
+    elif reduce in ("amax", "amin"):
+        value = result.gather(dim, index)
+        self_is_result = (self == result).to(grad.dtype)
+        src_is_result = (src == value).to(grad.dtype)
+        distributed = grad / self_is_result.scatter_add(dim, index, src_is_result)
+        gself = self_is_result * distributed
+        gsrc = src_is_result * distributed.gather(dim, index)
     else:
         not_implemented(f"scatter_reduce with reduce={reduce!r}")
-    return (gself if mask[0] else None), (gsrc if mask[1] else None)
+    if not include_self:
+        gself = gself.scatter(dim, index, 0)
+    return (gself if mask[0] else None), (_pad_to(gsrc, src_shape) if mask[1] else None)
 
 
 def index_reduce_backward(
     grad: Any, self: Any, dim: int, index: Any, source: Any, reduce: str, include_self: bool, result: Any,
     mask: Sequence[bool],
 ) -> tuple[Any, Any]:
-    gself = gsrc = None
-    if reduce == "mean":
-        counts = ones_like(self) if include_self else zeros_like(self)
-        counts = counts.index_add(dim, index, ones_like(source))
-        counts = counts.masked_fill(counts == 0, 1)
-        gself = grad / counts if include_self else grad.index_fill(dim, index, 0)
-        gsrc = (grad / counts).index_select(dim, index)
-    elif reduce in ("amax", "amin"):
-        self_is_result = (self == result).to(grad.dtype)
-        src_is_result = (source == result.index_select(dim, index)).to(grad.dtype)
-        n = self_is_result if include_self else zeros_like(self_is_result)
-        n = n.index_add(dim, index, src_is_result)
-        gd = grad / n
-        gself = self_is_result * gd if include_self else grad.index_fill(dim, index, 0)
-        gsrc = src_is_result * gd.index_select(dim, index)
-    elif reduce == "prod":
-        if bool((self == 0).any()) or bool((source == 0).any()):
-            not_implemented("index_reduce with reduce='prod' and zeros in the input")
-        gself = grad * result / self if include_self else grad.index_fill(dim, index, 0)
-        gsrc = (grad * result).index_select(dim, index) / source
+    """index_reduce is scatter_reduce with `index` spread along `dim` over source's shape."""
+    if self.dim() == 0:
+        full = index.reshape(())
     else:
-        not_implemented(f"index_reduce with reduce={reduce!r}")
-    return (gself if mask[0] else None), (gsrc if mask[1] else None)
+        d = _wrap_dim(dim, self.dim())
+        shape = [1] * source.dim()
+        shape[d] = -1
+        full = index.reshape(shape).expand(tuple(source.shape))
+    return scatter_reduce_backward(grad, self, dim, full, source, reduce, include_self, result, mask)
 
 
 # ---------------------------------------------------------------------------

@@ -55,7 +55,7 @@ def _check_inputs(inputs: Sequence[Any]) -> list[int]:
                     "likely fail if all the inputs are not of double precision floating point. ",
                     stacklevel=3,
                 )
-            if any(st == 0 and sz > 1 for st, sz in zip(x.stride(), x.shape, strict=True)):
+            if x.numel() > 1 and any(st == 0 and sz > 1 for st, sz in zip(x.stride(), x.shape, strict=True)):
                 raise RuntimeError(
                     f"The {i}th input has a dimension with stride 0. gradcheck only supports inputs that are "
                     "non-overlapping to be able to compute the numerical gradients correctly. You should call "

@@ -367,6 +367,16 @@ def gen_node_class(w: Writer, entry: Entry) -> None:
                 else:
                     w(f"out[{pos[n]}] = _r[{j}]", 3)
     w("return out", 2)
+    if saved_tensor_fields:
+        w("", 1)
+        w("def release_variables(node):", 1)
+        for name in saved_tensor_fields:
+            w(f"if node.{name} is not None:", 2)
+            w(f"node.{name} = _RELEASED", 3)
+    else:
+        w("", 1)
+        w("def release_variables(node):", 1)
+        w("pass", 2)
     for f in fields:
         if f.kind in ("tensor", "tensor_list", "output"):
             w(f"_saved_{f.local.rstrip('_')} = property(lambda node: _unpack(node.{f.name}, node))", 1)

@@ -38,7 +38,7 @@ from ember.c10py import DispatchKey
 
 from . import _codegen, _formulas, _meta
 from .anomaly_mode import _anomaly, record_trace
-from .graph import _BACKEND_BITS, Node, _next_seq
+from .graph import _BACKEND_BITS, _RELEASED, Node, _next_seq
 
 _NOT_AUTOGRAD = _dispatch.ALL_BITS & ~_dispatch.AUTOGRAD_FUNCTIONALITY
 _AUTOGRAD_KEYS = (DispatchKey.AutogradCPU, DispatchKey.AutogradCUDA, DispatchKey.AutogradOther)
@@ -146,6 +146,7 @@ def _runtime_namespace() -> dict[str, Any]:
         _set_history_multi=_set_history_multi,
         _mark_view=_meta.mark_view,
         _assign_list=_assign_list,
+        _RELEASED=_RELEASED,
     )
     return ns
 

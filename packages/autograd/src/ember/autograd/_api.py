@@ -239,9 +239,7 @@ def requires_grad_(t: Tensor, flag: bool) -> None:
                 "in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
             )
         return
-    if flag and not t.dtype.is_floating_point:
-        raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
-    _set_requires_grad(t, flag)
+    _set_requires_grad(t, flag)  # raises "only Tensors of floating point dtype can require gradients"
 
 
 def set_grad(t: Tensor, value: Any) -> None:

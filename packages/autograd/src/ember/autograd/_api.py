@@ -115,6 +115,15 @@ def backward(
         retain_graph = create_graph
     edges = _root_edges(outs)
     targets = _targets(_as_tuple(inputs, "inputs")) if inputs is not None else None
+    if create_graph and inputs is None:
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+            "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
+            "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
+            "to None after use to break the cycle and avoid the leak.",
+            UserWarning,
+            stacklevel=3,
+        )
     engine.execute(edges, grads_, retain_graph, create_graph, targets, accumulate=True)
 
 

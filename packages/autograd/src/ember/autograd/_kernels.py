@@ -71,10 +71,13 @@ def _any_edge(edges: Any) -> bool:
     return False
 
 
+_FLOATING = frozenset((ea.float16, ea.bfloat16, ea.float32, ea.float64))
+
+
 def _set_history_1(r: Any, node: Node) -> None:
     impl = r._impl
     dt = impl.dtype
-    if dt.is_floating_point:
+    if dt in _FLOATING:
         m = AutogradMeta()
         m.requires_grad = True
         m.grad_fn = node

@@ -302,11 +302,13 @@ class SavedVariable:
 
 
 def save(t: Any) -> Any:
-    """Saves an input: a Tensor becomes a SavedVariable; None and Python numbers stay as they are."""
-    if t.__class__ is Tensor:
-        return SavedVariable(t)
-    if isinstance(t, Tensor):
-        return SavedVariable(t)
+    """Saves an input: a Tensor becomes (tensor, version, grad_fn, output_nr at save time) -- a tuple, the cheapest
+    record on the hot path; None and Python numbers stay as they are. Outputs use SavedVariable."""
+    if t.__class__ is Tensor or isinstance(t, Tensor):
+        m = t._meta
+        if m is None:
+            return (t, t._impl.version, None, 0)
+        return (t, t._impl.version, m.grad_fn, m.output_nr)
     return t
 
 
@@ -321,10 +323,19 @@ def save_output(t: Any, version_offset: int = 0) -> Any:
 
 
 def unpack(v: Any, node: Node | None) -> Any:
-    if v.__class__ is SavedVariable:
+    cls = v.__class__
+    if cls is tuple:  # a saved input
+        t = v[0]
+        impl = t._impl
+        if impl.version != v[1]:
+            sv = SavedVariable.__new__(SavedVariable)
+            sv.version, sv.output_nr = v[1], v[3]
+            raise RuntimeError(sv._modified_message(impl, v[2]))
+        return t
+    if cls is SavedVariable:
         return v.unpack(node)
     if v is _RELEASED:
         raise RuntimeError(ERR_BACKWARD_TWICE)
-    if v.__class__ is list:
+    if cls is list:
         return [unpack(x, node) for x in v]
     return v

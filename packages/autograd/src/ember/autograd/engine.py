@@ -138,9 +138,10 @@ def execute(
     buffers: dict[Node, list[Any]] = {}
     ready: list[tuple[int, int, Node]] = [(0, 0, root)]
     tiebreak = 0
+    heappop, heappush = heapq.heappop, heapq.heappush
     try:
         while ready:
-            fn = heapq.heappop(ready)[2]
+            fn = heappop(ready)[2]
             if fn is root:
                 outputs: Any = root_grads
             else:
@@ -178,14 +179,20 @@ def execute(
                 if buf is None:
                     buf = buffers[nxt] = [None] * len(nxt._input_meta)
                 if g is not None:
-                    g = _validate(fn, i, g, nxt._input_meta[nr])
+                    meta = nxt._input_meta[nr]
+                    impl = g._impl
+                    # the common case inline; _validate sums / casts / raises otherwise
+                    if meta is not None and (
+                        impl.sizes != meta[0] or impl.dtype is not meta[1] or (g._keys & _BACKEND_BITS) != meta[2]
+                    ):
+                        g = _validate(fn, i, g, meta)
                     old = buf[nr]
                     buf[nr] = g if old is None else old + g
                 c = deps[nxt] - 1
                 deps[nxt] = c
                 if c == 0:
                     tiebreak += 1
-                    heapq.heappush(ready, (-nxt._seq, tiebreak, nxt))
+                    heappush(ready, (-nxt._seq, tiebreak, nxt))
     finally:
         _set_grad_enabled(prev_mode)
     return captured

@@ -621,3 +621,14 @@ def test_bfloat16_and_half_values() -> None:
         assert ea.clamp(a, -1, 2).float().tolist() == [1.0, -1.0, 2.0]
         assert ea.remainder(a, 2).float().tolist() == [1.0, 0.0, 1.5]
         assert (a ** 2).float().tolist() == [1.0, 4.0, 12.25]
+
+
+@pytest.mark.parametrize("dtype", [ea.int32, ea.float16, ea.float32, ea.float64])
+def test_pow_expanded_inputs(dtype: Any) -> None:
+    """Stride-0 (expanded) operands give the materialised result."""
+    row = ea.tensor([[1, 2, 3, 0]], dtype=dtype).expand(3, 4)
+    exp = ea.tensor([[2], [3], [0]], dtype=dtype).expand(3, 4)
+    assert row.stride(0) == 0 and exp.stride(1) == 0
+    expected = np.array([1, 2, 3, 0], dtype=np.float64)[None, :] ** np.array([2, 3, 0], dtype=np.float64)[:, None]
+    _check_values(ea.pow(row, exp), expected, dtype)
+    _check_values(row ** 2, np.tile(np.array([1, 4, 9, 0.0]), (3, 1)), dtype)

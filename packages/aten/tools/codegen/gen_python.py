@@ -76,6 +76,14 @@ def options_free_key(s: FunctionSchema) -> tuple[str, ...]:
     )
 
 
+def _without_self(args: list[Argument]) -> list[Argument]:
+    """A method's arguments after `self` is bound: the one named self (where.self's
+    `self` is its second argument: `x.where(condition, y)`), else the first."""
+    if any(a.name == "self" for a in args):
+        return [a for a in args if a.name != "self"]
+    return args[1:]
+
+
 def type_kind(t: Type) -> str:
     """Short type tags used by the overload resolver."""
     if t.base == "Tensor":
@@ -223,7 +231,7 @@ class PythonGen:
         """Python parameter strings for the public signature (no out), and whether varargs sizes apply."""
         args = [a for a in s.arguments if a not in s.out_arguments]
         if method:
-            args = args[1:]  # self
+            args = _without_self(args)
         positional = [a for a in args if not a.kwarg_only]
         varargs = (
             len(positional) == 1
@@ -385,7 +393,7 @@ class PythonGen:
     ) -> None:
         args = [a for a in s.arguments if a not in s.out_arguments]
         if method:
-            args = args[1:]
+            args = _without_self(args)
         by_py = {("input" if (a.name == "self" and not method) else py_name(a.name)): a for a in args}
         typed = []
         for p in params:

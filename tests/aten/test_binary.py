@@ -489,6 +489,9 @@ def test_where_scalars_and_dtypes() -> None:
     assert ea.where(c, ea.tensor([1, 2, 3], dtype=ea.uint8), ea.tensor([1.5], dtype=ea.float64)).dtype == ea.float64
     assert ea.where(c.view(3, 1), ea.tensor([1, 2]), ea.tensor([[7], [8], [9]])).tolist() == [
         [1, 2], [8, 8], [1, 2]]
+    y = ea.tensor([7.0, 8.0, 9.0], dtype=ea.float16)
+    assert x.where(c, y).tolist() == [1.0, 8.0, 3.0]  # Tensor.where: self is the value where True
+    assert x.where(c, 0).tolist() == [1.0, 0.0, 3.0]
     with pytest.raises(RuntimeError, match="^where expected condition to be a boolean tensor, but got a tensor with "
                                            "dtype Long$"):
         ea.where(ea.tensor([1, 0]), 1, 0)

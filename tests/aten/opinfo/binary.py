@@ -525,6 +525,8 @@ OPS = [
            ref=lambda a, lo: _np_clamp(a, lo, None), result_dtype=_clamp_result),
     OpInfo("clamp_max", ea.clamp_max, ALL_NUMERIC, lambda op, dt: clamp_samples(op, dt, which="max"),
            ref=lambda a, hi: _np_clamp(a, None, hi), result_dtype=_clamp_result),
+    # Tensor.where's self is the second argument: x.where(condition, y)
     OpInfo("where", ea.where, ALL_DTYPES, where_samples, ref=where_ref, error_inputs=_where_errors,
+           method=lambda c, x, y: x.where(c, y) if isinstance(x, ea.Tensor) else ea.where(c, x, y),
            result_dtype=lambda s: expected_result_type(*s.args), check_unsupported=False),
 ]

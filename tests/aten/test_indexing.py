@@ -216,6 +216,24 @@ def test_zero_dim_tensor_indices() -> None:
     check_equal(x[1, ea.tensor(-1)], a[1, -1])
 
 
+def test_index_operator_direct() -> None:
+    """ea.index / index_put_ take the per-dim list themselves (what __getitem__ builds)."""
+    a = arange(3, 4)
+    x = as_ember(a)
+    check_equal(ea.index(x, [ea.tensor(True)]), a[None])  # a 0-dim mask adds a dim, as in NumPy
+    check_equal(ea.index(x, [None, ea.tensor(False)]), a[:, None][:, []])
+    r = ea.index(x, [None])  # no index tensor at all: a copy
+    check_equal(r, a)
+    assert r.data_ptr() != x.data_ptr()
+    y = ea.zeros(3, 4)
+    y.index_put_([None], ea.ones(4))
+    check_equal(y, np.ones((3, 4), np.float32))
+    y.index_put_([None, None], ea.ones(3, 1), accumulate=True)
+    check_equal(y, np.full((3, 4), 2, np.float32))
+    with pytest.raises(IndexError, match="at least one index must be provided"):
+        ea.index(x, [])
+
+
 def test_uint8_mask_warns_and_works() -> None:
     a = arange(4)
     x = as_ember(a)

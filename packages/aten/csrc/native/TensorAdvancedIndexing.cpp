@@ -58,10 +58,11 @@ void reduce_loop(TensorIterator& iter, const IndexedDims& dims, IndexMode mode, 
 
 template <typename T>
 void reduce_typed(TensorIterator& iter, const IndexedDims& dims, IndexMode mode, ReduceOp op, const Scalar& alpha) {
+  // (plain writes, ReduceOp::Assign, go through index_put_stub, not here)
+  EMBER_INTERNAL_ASSERT(op != ReduceOp::Assign, "index_reduce_serial: Assign is index_put_stub's job");
   if constexpr (std::is_same_v<T, bool>) {
     switch (op) {
       case ReduceOp::Assign:
-        return reduce_loop<T>(iter, dims, mode, [](bool, bool b) { return b; });
       case ReduceOp::Add:
       case ReduceOp::Max:
         return reduce_loop<T>(iter, dims, mode, [](bool a, bool b) { return a || b; });
@@ -73,12 +74,8 @@ void reduce_typed(TensorIterator& iter, const IndexedDims& dims, IndexMode mode,
     using acc_t = opmath_t<T>;
     switch (op) {
       case ReduceOp::Assign:
-        return reduce_loop<T>(iter, dims, mode, [](T, T b) { return b; });
       case ReduceOp::Add: {
         const acc_t a = alpha.to<acc_t>();
-        if (a == acc_t(1)) {
-          return reduce_loop<T>(iter, dims, mode, [](T x, T y) { return T(acc_t(x) + acc_t(y)); });
-        }
         return reduce_loop<T>(iter, dims, mode, [a](T x, T y) { return T(acc_t(x) + a * acc_t(y)); });
       }
       case ReduceOp::Mul:

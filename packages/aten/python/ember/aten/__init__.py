@@ -51,7 +51,7 @@ from ._generated import _ops as _generated_ops  # noqa: I001  (needs the modules
 from ._generated._kernel_sources import KERNEL_SOURCES as _KERNEL_SOURCES
 from ._C import Generator, can_cast, get_num_threads, set_num_threads
 from ._factories import as_tensor, from_numpy, strided, tensor
-from .functional import broadcast_tensors, cartesian_prod, meshgrid
+from .functional import broadcast_tensors, cartesian_prod, einsum, meshgrid, tensordot
 from . import native as _native
 from . import _tensor_ops
 from . import random

@@ -912,3 +912,7 @@ def constant_pad_nd_backward(grad: Any, pad: Sequence[int]) -> Any:
         else:
             g = g.narrow(d, lo, size)
     return g
+
+
+# the linear-algebra helpers (linalg_solve_backward, svd_backward, ...) live in their own module
+from ._formulas_linalg import *  # noqa: E402, F403

@@ -1,0 +1,268 @@
+// Batched GEMM and DOT for every numeric dtype (see Blas.h for the plan).
+#include "Blas.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include <cblas.h>
+
+#include <ember/aten/Dispatch.h>
+#include <ember/aten/Parallel.h>
+
+namespace ember::at::native {
+
+const char* blas_cpp_type_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool: return "bool";
+    case ScalarType::Byte: return "unsigned char";
+    case ScalarType::Char: return "signed char";
+    case ScalarType::Short: return "short int";
+    case ScalarType::Int: return "int";
+    case ScalarType::Long: return "long int";
+    case ScalarType::Half: return "c10::Half";
+    case ScalarType::BFloat16: return "c10::BFloat16";
+    case ScalarType::Float: return "float";
+    case ScalarType::Double: return "double";
+    default: return c10::toString(t);
+  }
+}
+
+OpenBlasThreadsGuard::OpenBlasThreadsGuard(int n) : previous_(scipy_openblas_get_num_threads()) {
+  if (n != previous_) scipy_openblas_set_num_threads(n);
+}
+
+OpenBlasThreadsGuard::~OpenBlasThreadsGuard() {
+  if (scipy_openblas_get_num_threads() != previous_) scipy_openblas_set_num_threads(previous_);
+}
+
+namespace {
+
+// A (rows x cols) matrix as BLAS reads it: row-major with leading dimension ld, or the
+// transpose of a row-major (cols x rows) one. Strides of size-1 dims do not matter.
+struct BlasOperand {
+  bool ok = false;
+  bool trans = false;
+  int64_t ld = 1;
+};
+
+BlasOperand blas_operand(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  if ((cols == 1 || cs == 1) && (rows == 1 || rs >= std::max<int64_t>(1, cols))) {
+    return {true, false, rows == 1 ? std::max<int64_t>(1, cols) : rs};
+  }
+  if ((rows == 1 || rs == 1) && (cols == 1 || cs >= std::max<int64_t>(1, rows))) {
+    return {true, true, cols == 1 ? std::max<int64_t>(1, rows) : cs};
+  }
+  return {};
+}
+
+bool fits_blas_int(int64_t v) { return v <= INT_MAX; }
+
+// ---- one matrix product, row-major: C = alpha * op(A) op(B) + beta * C ------------------------
+//
+// op(A) is m x k, op(B) is k x n. The element (i, p) of op(A) is a[i * lda + p] (no
+// transpose) or a[p * lda + i] (transposed).
+
+template <typename T>
+inline T at_op(const T* a, bool trans, int64_t ld, int64_t i, int64_t p) {
+  return trans ? a[p * ld + i] : a[i * ld + p];
+}
+
+void gemm_blas(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+               const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
+                    (blasint)n, (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
+}
+
+void gemm_blas(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+               const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  scipy_cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
+                    (blasint)n, (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
+}
+
+// float16 / bfloat16: op(A) and op(B) as contiguous float32, sgemm, round once.
+template <typename T>
+void gemm_reduced(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const T* a, int64_t lda,
+                  const T* b, int64_t ldb, float beta, T* c, int64_t ldc) {
+  std::vector<float> fa(static_cast<size_t>(m * k)), fb(static_cast<size_t>(k * n)), fc(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p) fa[i * k + p] = static_cast<float>(at_op(a, ta, lda, i, p));
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = 0; j < n; ++j) fb[p * n + j] = static_cast<float>(at_op(b, tb, ldb, p, j));
+  if (beta != 0.0f) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) fc[i * n + j] = static_cast<float>(c[i * ldc + j]);
+  }
+  if (m > 0 && n > 0) {
+    if (k > 0) {
+      gemm_blas(false, false, m, n, k, alpha, fa.data(), std::max<int64_t>(1, k), fb.data(), std::max<int64_t>(1, n),
+                beta, fc.data(), std::max<int64_t>(1, n));
+    } else {
+      for (auto& v : fc) v = beta == 0.0f ? 0.0f : v * beta;
+    }
+  }
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = static_cast<T>(fc[i * n + j]);
+}
+
+// Integers: blocked i-p-j loops over packed operands, accumulated in uint64 (wrap-around,
+// so the low bits equal the dtype's own wrapping arithmetic, with no signed overflow).
+template <typename T>
+void gemm_integral(bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t alpha, const T* a, int64_t lda,
+                   const T* b, int64_t ldb, int64_t beta, T* c, int64_t ldc) {
+  using acc_t = uint64_t;
+  auto widen = [](T v) { return static_cast<acc_t>(static_cast<int64_t>(v)); };
+  std::vector<acc_t> pb(static_cast<size_t>(k * n));
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = 0; j < n; ++j) pb[p * n + j] = widen(at_op(b, tb, ldb, p, j));
+  const acc_t ua = static_cast<acc_t>(alpha), ub = static_cast<acc_t>(beta);
+  constexpr int64_t kBlockJ = 512, kBlockP = 128;
+  const int64_t grain = std::max<int64_t>(1, GRAIN_SIZE / std::max<int64_t>(1, n * k));
+  parallel_for(0, m, grain, [&](int64_t i0, int64_t i1) {
+    std::vector<acc_t> acc(static_cast<size_t>(std::min(n, kBlockJ)));
+    for (int64_t i = i0; i < i1; ++i) {
+      for (int64_t j0 = 0; j0 < n; j0 += kBlockJ) {
+        const int64_t jn = std::min(n - j0, kBlockJ);
+        std::fill(acc.begin(), acc.begin() + jn, acc_t{0});
+        for (int64_t p0 = 0; p0 < k; p0 += kBlockP) {
+          const int64_t pe = std::min(k, p0 + kBlockP);
+          for (int64_t p = p0; p < pe; ++p) {
+            const acc_t av = widen(at_op(a, ta, lda, i, p));
+            const acc_t* brow = pb.data() + p * n + j0;
+            for (int64_t j = 0; j < jn; ++j) acc[j] += av * brow[j];
+          }
+        }
+        T* crow = c + i * ldc + j0;
+        for (int64_t j = 0; j < jn; ++j) {
+          const acc_t prev = ub == 0 ? 0 : ub * widen(crow[j]);
+          crow[j] = static_cast<T>(static_cast<int64_t>(prev + ua * acc[j]));
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void gemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const Scalar& alpha, const T* a, int64_t lda,
+              const T* b, int64_t ldb, const Scalar& beta, T* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (k == 0) {  // BLAS would still scale C; do it here (beta == 0: zeros, NaN ignored)
+      const T bv = beta.to<T>();
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = bv == T(0) ? T(0) : c[i * ldc + j] * bv;
+      return;
+    }
+    gemm_blas(ta, tb, m, n, k, alpha.to<T>(), a, lda, b, ldb, beta.to<T>(), c, ldc);
+  } else if constexpr (std::is_same_v<T, c10::Half> || std::is_same_v<T, c10::BFloat16>) {
+    gemm_reduced<T>(ta, tb, m, n, k, alpha.to<float>(), a, lda, b, ldb, beta.to<float>(), c, ldc);
+  } else {
+    gemm_integral<T>(ta, tb, m, n, k, alpha.to<int64_t>(), a, lda, b, ldb, beta.to<int64_t>(), c, ldc);
+  }
+}
+
+// A 3-d operand that BLAS can read matrix by matrix, or a contiguous copy of it.
+struct BatchOperand {
+  Tensor t;  // what is read (the caller's tensor or its copy)
+  BlasOperand op;
+};
+
+BatchOperand batch_operand(const Tensor& t) {
+  BlasOperand op = blas_operand(t.size(1), t.size(2), t.stride(1), t.stride(2));
+  if (op.ok && fits_blas_int(op.ld)) return {t, op};
+  Tensor c = t.contiguous();
+  return {c, blas_operand(c.size(1), c.size(2), c.stride(1), c.stride(2))};
+}
+
+template <typename T>
+void gemm_batched_impl(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
+  BatchOperand A = batch_operand(a), B = batch_operand(b);
+  // C must be row-major; a column-major C is computed as C^T = op(B)^T op(A)^T.
+  BlasOperand C = blas_operand(m, n, out.stride(1), out.stride(2));
+  Tensor c_tmp;
+  if (!C.ok || !fits_blas_int(C.ld)) {
+    c_tmp = beta.toDouble() == 0.0 && !beta.isBoolean() ? empty(out.sizes(), out.dtype()) : out.contiguous();
+    C = blas_operand(m, n, c_tmp.stride(1), c_tmp.stride(2));
+  }
+  const Tensor& c_t = c_tmp.defined() ? c_tmp : out;
+  const T* pa = static_cast<const T*>(A.t.data_ptr());
+  const T* pb = static_cast<const T*>(B.t.data_ptr());
+  T* pc = static_cast<T*>(c_t.data_ptr());
+  const int64_t sa = A.t.stride(0), sb = B.t.stride(0), sc = c_t.stride(0);
+  auto one = [&](int64_t i) {
+    if (!C.trans) {
+      gemm_one<T>(A.op.trans, B.op.trans, m, n, k, alpha, pa + i * sa, A.op.ld, pb + i * sb, B.op.ld, beta,
+                  pc + i * sc, C.ld);
+    } else {
+      // (op(A) op(B))^T = op(B)^T op(A)^T: swap the operands and flip their transposes
+      gemm_one<T>(!B.op.trans, !A.op.trans, n, m, k, alpha, pb + i * sb, B.op.ld, pa + i * sa, A.op.ld, beta,
+                  pc + i * sc, C.ld);
+    }
+  };
+  // Small matrices: one single-threaded GEMM per thread over the batch.
+  constexpr int64_t kSmallWork = int64_t{96} * 96 * 96;
+  const int64_t work = std::max<int64_t>(1, m * n * std::max<int64_t>(k, 1));
+  if (batch > 1 && work <= kSmallWork && get_num_threads() > 1 && !in_parallel_region()) {
+    OpenBlasThreadsGuard single(1);
+    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / work);
+    parallel_for(0, batch, grain, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) one(i);
+    });
+  } else {
+    for (int64_t i = 0; i < batch; ++i) one(i);
+  }
+  if (c_tmp.defined()) out.copy_(c_tmp);
+}
+
+template <typename T>
+Tensor dot_impl(const Tensor& x, const Tensor& y) {
+  const int64_t n = x.numel();
+  Tensor xs = x.stride(0) == 0 && n > 1 ? x.contiguous() : x;
+  Tensor ys = y.stride(0) == 0 && n > 1 ? y.contiguous() : y;
+  const T* px = static_cast<const T*>(xs.data_ptr());
+  const T* py = static_cast<const T*>(ys.data_ptr());
+  const int64_t ix = xs.stride(0), iy = ys.stride(0);
+  T r{};
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (n > 0 && fits_blas_int(n) && fits_blas_int(ix) && fits_blas_int(iy)) {
+      if constexpr (std::is_same_v<T, float>) {
+        r = scipy_cblas_sdot((blasint)n, px, (blasint)ix, py, (blasint)iy);
+      } else {
+        r = scipy_cblas_ddot((blasint)n, px, (blasint)ix, py, (blasint)iy);
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) r += px[i * ix] * py[i * iy];
+    }
+  } else if constexpr (std::is_same_v<T, c10::Half> || std::is_same_v<T, c10::BFloat16>) {
+    float acc = 0.0f;
+    for (int64_t i = 0; i < n; ++i) acc += static_cast<float>(px[i * ix]) * static_cast<float>(py[i * iy]);
+    r = static_cast<T>(acc);
+  } else {
+    uint64_t acc = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      acc += static_cast<uint64_t>(static_cast<int64_t>(px[i * ix])) *
+             static_cast<uint64_t>(static_cast<int64_t>(py[i * iy]));
+    }
+    r = static_cast<T>(static_cast<int64_t>(acc));
+  }
+  return scalar_tensor(Scalar(r), x.dtype());
+}
+
+}  // namespace
+
+void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  EMBER_CHECK(fits_blas_int(out.size(1)) && fits_blas_int(out.size(2)) && fits_blas_int(a.size(2)),
+              "matrix product: dimensions of ", a.toString(), " and ", b.toString(), " are too large for BLAS");
+  if (out.numel() == 0) return;
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(out.dtype(), "addmm_impl_cpu_",
+                                    [&] { gemm_batched_impl<scalar_t>(out, a, b, beta, alpha); });
+}
+
+Tensor dot_blas(const Tensor& x, const Tensor& y) {
+  return EMBER_DISPATCH_ALL_TYPES_AND_HALF(x.dtype(), "dot", [&] { return dot_impl<scalar_t>(x, y); });
+}
+
+}  // namespace ember::at::native

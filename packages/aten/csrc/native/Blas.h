@@ -1,0 +1,44 @@
+#pragma once
+// Matrix products for every numeric dtype, on CPU, as one batched GEMM entry point:
+//
+//   float32 / float64   OpenBLAS (scipy-openblas32: scipy_cblas_sgemm / dgemm), reading
+//                       strided operands in place -- a matrix whose rows or columns are
+//                       contiguous is a BLAS 'N' or 'T' with its leading dimension; only
+//                       other strides are copied first.
+//   float16 / bfloat16  converted to float32, sgemm, rounded back once.
+//   integers            a blocked kernel accumulating in 64 bits (the low bits are what
+//                       the dtype's wrap-around arithmetic gives, as PyTorch's).
+//
+// A batch of small matrices runs in parallel over the batch (OpenMP), each matrix with a
+// single-threaded GEMM: OpenBLAS is set to one thread for that region, since this
+// pthreads build must not be entered from OpenMP threads while it runs its own pool.
+
+#include <ember/aten/Tensor.h>
+
+namespace ember::at::native {
+
+// out[i] = beta * out[i] + alpha * (a[i] @ b[i]) for a (B, m, k), b (B, k, n), out (B, m, n),
+// all of one dtype, any strides (a stride-0 batch dim included). beta == 0: out is only
+// written, so NaN in it does not propagate (BLAS's rule, and PyTorch's). out must not
+// share memory with a or b (callers compute into a temporary then).
+void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha);
+
+// sum_i x[i] * y[i] of two 1-d tensors of one dtype (any strides), as a 0-dim tensor.
+Tensor dot_blas(const Tensor& x, const Tensor& y);
+
+// OpenBLAS's thread count for the lifetime of the guard (restored after).
+class OpenBlasThreadsGuard {
+ public:
+  explicit OpenBlasThreadsGuard(int n);
+  ~OpenBlasThreadsGuard();
+  OpenBlasThreadsGuard(const OpenBlasThreadsGuard&) = delete;
+  OpenBlasThreadsGuard& operator=(const OpenBlasThreadsGuard&) = delete;
+
+ private:
+  int previous_;
+};
+
+// The C++ type name PyTorch's messages use for a dtype ("float", "long int", ...).
+const char* blas_cpp_type_name(ScalarType t);
+
+}  // namespace ember::at::native

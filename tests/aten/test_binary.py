@@ -635,3 +635,62 @@ def test_pow_expanded_inputs(dtype: Any) -> None:
     expected = np.array([1, 2, 3, 0], dtype=np.float64)[None, :] ** np.array([2, 3, 0], dtype=np.float64)[:, None]
     _check_values(ea.pow(row, exp), expected, dtype)
     _check_values(row ** 2, np.tile(np.array([1, 4, 9, 0.0]), (3, 1)), dtype)
+
+
+@pytest.mark.parametrize("dtype", [ea.float16, ea.float32, ea.float64])
+def test_nextafter_exact(dtype: Any) -> None:
+    nd = np_dtype(dtype)
+    a = np.array([0.0, -0.0, 1.0, -1.0, 1.0, np.inf, -np.inf, 65504.0, np.nan, 1.0], dtype=nd)
+    b = np.array([1.0, -1.0, 2.0, -2.0, 0.0, 0.0, 0.0, np.inf, 1.0, 1.0], dtype=nd)
+    got = ea.nextafter(ea.from_numpy(a), ea.from_numpy(b)).numpy()
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(got, np.nextafter(a, b))  # bit for bit (NaN == NaN here)
+    bf = tensor_from(np.array([1.0, 0.0, -1.0]), ea.bfloat16)
+    up = ea.nextafter(bf, tensor_from(np.array([2.0, -1.0, -2.0]), ea.bfloat16)).float().tolist()
+    assert up == [1.0 + 2.0**-7, -(2.0**-133), -1.0 - 2.0**-7]
+
+
+def test_xlogy_logaddexp_heaviside() -> None:
+    nan, inf = math.nan, math.inf
+    x = ea.tensor([0.0, 0.0, 2.0, 1.0, 0.0])
+    y = ea.tensor([0.0, nan, math.e, -1.0, inf])
+    r = ea.xlogy(x, y).tolist()
+    assert r[0] == 0.0 and math.isnan(r[1]) and r[2] == pytest.approx(2.0) and math.isnan(r[3]) and r[4] == 0.0
+    assert ea.xlogy(ea.tensor([0, 2]), 4).tolist() == [0.0, pytest.approx(2 * math.log(4))]
+    assert ea.xlogy(0, ea.tensor([3.0])).tolist() == [0.0]
+    big = ea.tensor([1000.0, -inf, inf, -inf, 1.0])
+    other = ea.tensor([1000.0, -inf, inf, inf, nan])
+    r = ea.logaddexp(big, other).tolist()
+    assert r[0] == pytest.approx(1000.0 + math.log(2)) and r[1] == -inf and r[2] == inf and r[3] == inf
+    assert math.isnan(r[4])
+    assert ea.logaddexp2(ea.tensor([3.0]), ea.tensor([3.0])).tolist() == [4.0]
+    h = ea.heaviside(ea.tensor([-1.5, 0.0, 2.0]), ea.tensor([0.5]))
+    assert h.tolist() == [0.0, 0.5, 1.0]
+    assert ea.heaviside(ea.tensor([-3, 0, 3]), ea.tensor([7, 7, 7])).tolist() == [0, 7, 1]
+
+
+def test_gcd_lcm_extremes() -> None:
+    lo = -(2**63)
+    a = ea.tensor([0, 12, -12, lo, 7, 0])
+    b = ea.tensor([0, 18, 18, 6, 0, -5])
+    assert ea.gcd(a, b).tolist() == [0, 6, 6, 2, 7, 5]
+    # lcm(INT64_MIN, 6) = 3 * 2**63 wraps, as C's (and PyTorch's) int64 arithmetic
+    assert ea.lcm(a, b).tolist() == [0, 36, 36, lo, 0, 0]
+    assert ea.lcm(ea.tensor([4, -6]), ea.tensor([6, 4])).tolist() == [12, 12]
+    x = ea.tensor([12, 18])
+    assert x.gcd_(ea.tensor([8, 12])) is x and x.tolist() == [4, 6]
+
+
+def test_ldexp_and_aliases() -> None:
+    i = ea.tensor([1, 2, 3])
+    assert ea.ldexp(i, i).dtype == ea.float32 and ea.ldexp(i, i).tolist() == [2.0, 8.0, 24.0]
+    assert ea.ldexp(ea.tensor([1.0], dtype=ea.float64), ea.tensor([-1])).dtype == ea.float64
+    f = ea.tensor([1.5, 2.0])
+    assert f.ldexp_(ea.tensor([1, -1])) is f and f.tolist() == [3.0, 1.0]
+    a, b = ea.tensor([6, 7]), ea.tensor([4, 2])
+    assert ea.multiply(a, b).tolist() == [24, 14]
+    assert ea.divide(a, b).tolist() == [1.5, 3.5]
+    assert ea.divide(a, b, rounding_mode="floor").tolist() == [1, 3]
+    assert ea.subtract(a, b, alpha=2).tolist() == [-2, 3]
+    c = a.clone()
+    assert c.multiply_(2) is c and c.tolist() == [12, 14]

@@ -452,6 +452,54 @@ def _allclose_ref(a: Any, b: Any, **kw: Any) -> Any:
     return bool(np.all(_isclose_ref(a, b, **kw)))
 
 
+def xlogy_ref(x: Any, y: Any) -> Any:
+    x, y = _as_float64(x), _as_float64(y)
+    with np.errstate(all="ignore"):
+        r = x * np.log(y)
+    r = np.where(x == 0, 0.0, r)
+    return np.where(np.isnan(y), np.nan, r)
+
+
+def heaviside_ref(x: Any, v: Any) -> Any:
+    return np.where(np.asarray(x) == 0, v, np.asarray(x) > 0)
+
+
+def _heaviside_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
+    for s in binary_samples(op, dtype, scalars=(), special=True):
+        if isinstance(s.args[0], ea.Tensor) and s.args[0].dtype != dtype:
+            continue  # heaviside needs equal dtypes
+        yield s
+    zeros = tensor_from(np.array([0, 1, 0, -1, 0]), dtype) if dtype != ea.uint8 else tensor_from(
+        np.array([0, 1, 0, 2, 0]), dtype)
+    yield SampleInput(zeros, (make_tensor((5,), dtype),), name="values at zero")
+
+
+def _heaviside_errors(op: OpInfo) -> Iterator[ErrorInput]:
+    a = make_tensor((3,), ea.float32)
+    msg = r"^heaviside is not yet implemented for tensors with different dtypes\.$"
+    yield ErrorInput(SampleInput(a, (make_tensor((3,), ea.float64),)), RuntimeError, msg)
+    yield ErrorInput(SampleInput(a, (0.5,)), RuntimeError, msg)  # a Python float is float64
+    yield ErrorInput(SampleInput(a, (a,), {"out": ea.empty(3, dtype=ea.float64)}), RuntimeError, msg)
+
+
+def _ldexp_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
+    exp = {"low": -3, "high": 4} if dtype != ea.uint8 else {"low": 0, "high": 4}
+    for sa, sb, bcast in broadcast_pairs():
+        yield SampleInput(make_tensor(sa, dtype), (make_tensor(sb, dtype, **exp),), broadcasts_input=bcast)
+    yield SampleInput(make_tensor((3, 4), dtype), (3,), name="int exponent")
+    yield SampleInput(make_tensor((3, 4), dtype), (make_tensor((3, 4), ea.int32, low=-3, high=4),),
+                      name="int32 exponents")
+
+
+def _ldexp_result(s: SampleInput) -> Any:
+    other = s.args[0]
+    if isinstance(other, ea.Tensor):
+        scale = ea.empty(other.shape, dtype=other.dtype if other.dtype.is_floating_point else ea.get_default_dtype())
+    else:
+        scale = ea.empty((), dtype=ea.get_default_dtype())  # pow(2.0, number) is a 0-dim tensor
+    return expected_result_type(s.input, scale)
+
+
 OPS = [
     _true_div("true_divide", ea.true_divide),
     OpInfo("floor_divide", ea.floor_divide, ALL_NUMERIC,
@@ -500,6 +548,35 @@ OPS = [
            error_inputs=_bitwise_errors("bitwise_left_shift"), kind="binary", supports_autograd=False),
     OpInfo("bitwise_right_shift", ea.bitwise_right_shift, INT_DTYPES, shift_samples, ref=rshift_ref,
            error_inputs=_bitwise_errors("bitwise_right_shift"), kind="binary", supports_autograd=False),
+    OpInfo("xlogy", ea.xlogy, ALL_DTYPES,
+           lambda op, dt: binary_samples(op, dt, rhs={"low": 0.1} if dt.is_floating_point else {"low": 1},
+                                         scalars=(2, 0.5, True), special=True),
+           ref=xlogy_ref, result_dtype=_float_result, kind="binary"),
+    OpInfo("logaddexp", ea.logaddexp, FLOAT_DTYPES, lambda op, dt: binary_samples(op, dt, scalars=(2, 0.5),
+                                                                                   special=True),
+           ref=lambda a, b: np.logaddexp(_as_float64(a), b), error_inputs=_float_only_errors("logaddexp"),
+           kind="binary"),
+    OpInfo("logaddexp2", ea.logaddexp2, FLOAT_DTYPES, lambda op, dt: binary_samples(op, dt, scalars=(2, 0.5),
+                                                                                     special=True),
+           ref=lambda a, b: np.logaddexp2(_as_float64(a), b), error_inputs=_float_only_errors("logaddexp2"),
+           kind="binary"),
+    OpInfo("heaviside", ea.heaviside, ALL_DTYPES, _heaviside_samples, ref=heaviside_ref,
+           error_inputs=_heaviside_errors, kind="binary", supports_autograd=False),
+    OpInfo("gcd", ea.gcd, INT_DTYPES, _int_samples, ref=lambda a, b: np.gcd(_wide(a), _wide(b)),
+           error_inputs=_bitwise_errors("gcd"), kind="binary",
+           supports_autograd=False),
+    OpInfo("lcm", ea.lcm, INT_DTYPES, _int_samples, ref=lambda a, b: np.lcm(_wide(a), _wide(b)),
+           error_inputs=_bitwise_errors("lcm"), kind="binary", supports_autograd=False),
+    # (a float64 reference cannot step by one float16 ulp: test_binary.py checks exact bits)
+    OpInfo("nextafter", ea.nextafter, FLOAT_DTYPES, lambda op, dt: binary_samples(op, dt, scalars=(2, 0.5)),
+           ref=lambda a, b: np.nextafter(_as_float64(a), b), kind="binary", supports_autograd=False,
+           tol_overrides={ea.float16: (2e-3, 2e-3)}),
+    OpInfo("ldexp", ea.ldexp, ALL_DTYPES, _ldexp_samples, ref=lambda a, b: _as_float64(a) * 2.0 ** _as_float64(b),
+           result_dtype=_ldexp_result),
+    OpInfo("multiply", ea.multiply, ALL_DTYPES, binary_samples, ref=lambda a, b: a * b, kind="binary"),
+    _true_div("divide", ea.divide),
+    OpInfo("subtract", ea.subtract, ALL_NUMERIC, lambda op, dt: binary_samples(op, dt, scalars=(2, 2.5)),
+           ref=lambda a, b, alpha=1: a - alpha * np.asarray(b), kind="binary"),
     OpInfo("rsub", ea.rsub, ALL_NUMERIC, lambda op, dt: binary_samples(op, dt, scalars=(2, 2.5)), ref=lambda a, b, alpha=1: np.asarray(b) - alpha * a,
            supports_out=False, kind="binary"),
     *[_cmp(name, fn, ref) for name, fn, ref in _COMPARISONS],

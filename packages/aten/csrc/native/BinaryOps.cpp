@@ -27,6 +27,13 @@ DEFINE_DISPATCH(bitwise_or_stub);
 DEFINE_DISPATCH(bitwise_xor_stub);
 DEFINE_DISPATCH(lshift_stub);
 DEFINE_DISPATCH(rshift_stub);
+DEFINE_DISPATCH(xlogy_stub);
+DEFINE_DISPATCH(logaddexp_stub);
+DEFINE_DISPATCH(logaddexp2_stub);
+DEFINE_DISPATCH(heaviside_stub);
+DEFINE_DISPATCH(gcd_stub);
+DEFINE_DISPATCH(lcm_stub);
+DEFINE_DISPATCH(nextafter_stub);
 
 namespace {
 // PyTorch's alpha rules: no float alpha for integral results, bool alpha only for bool.
@@ -200,6 +207,44 @@ Tensor bitwise_left_shift_out(const Tensor& self, const Tensor& other, const Ten
 
 Tensor bitwise_right_shift_out(const Tensor& self, const Tensor& other, const Tensor& out) {
   return binary_out(rshift_stub, self, other, out, "bitwise_right_shift");
+}
+
+// x * log(y), 0 where x == 0 (unless y is NaN): the entropy terms of losses.
+Tensor xlogy_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return binary_float_out(xlogy_stub, self, other, out, "xlogy");
+}
+
+Tensor logaddexp_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return binary_out(logaddexp_stub, self, other, out, "logaddexp");
+}
+
+Tensor logaddexp2_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return binary_out(logaddexp2_stub, self, other, out, "logaddexp2");
+}
+
+// 0 below zero, 1 above, `values` at zero. Both inputs (and out=) must share a dtype.
+Tensor heaviside_out(const Tensor& self, const Tensor& values, const Tensor& out) {
+  EMBER_CHECK(self.dtype() == values.dtype() && (!out.defined() || out.dtype() == self.dtype()),
+              "heaviside is not yet implemented for tensors with different dtypes.");
+  return binary_out(heaviside_stub, self, values, out, "heaviside");
+}
+
+Tensor gcd_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return binary_out(gcd_stub, self, other, out, "gcd");
+}
+
+Tensor lcm_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return binary_out(lcm_stub, self, other, out, "lcm");
+}
+
+Tensor nextafter_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return binary_out(nextafter_stub, self, other, out, "nextafter");
+}
+
+// ldexp(self, other) = self * 2 ** other (PyTorch's definition, so integer inputs give float).
+Tensor ldexp_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  const Tensor scale = pow_out(wrapped_scalar_tensor(Scalar(2.0), other.device()), other, Tensor());
+  return mul_out(self, scale, out);
 }
 
 }  // namespace ember::at::native

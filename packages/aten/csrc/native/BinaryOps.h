@@ -30,4 +30,11 @@ DECLARE_DISPATCH(binary_fn, bitwise_or_stub);
 DECLARE_DISPATCH(binary_fn, bitwise_xor_stub);
 DECLARE_DISPATCH(binary_fn, lshift_stub);
 DECLARE_DISPATCH(binary_fn, rshift_stub);
+DECLARE_DISPATCH(binary_fn, xlogy_stub);
+DECLARE_DISPATCH(binary_fn, logaddexp_stub);
+DECLARE_DISPATCH(binary_fn, logaddexp2_stub);
+DECLARE_DISPATCH(binary_fn, heaviside_stub);
+DECLARE_DISPATCH(binary_fn, gcd_stub);
+DECLARE_DISPATCH(binary_fn, lcm_stub);
+DECLARE_DISPATCH(binary_fn, nextafter_stub);
 }  // namespace ember::at::native

@@ -1,6 +1,6 @@
 // CPU kernels of the elementwise binary operators: add/sub (with alpha), mul, the
 // three divisions, remainder, fmod, pow, atan2, hypot, copysign, maximum/minimum,
-// fmax/fmin and the bitwise operators.
+// fmax/fmin, the bitwise operators, xlogy, logaddexp(2), heaviside, gcd/lcm, nextafter.
 #include <cmath>
 #include <limits>
 
@@ -433,6 +433,103 @@ void rshift_kernel(TensorIterator& iter) {
   });
 }
 
+// ---- xlogy, logaddexp, heaviside, gcd / lcm, nextafter -------------------------------------
+
+void xlogy_kernel(TensorIterator& iter) {
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), "xlogy", [&] {
+    using opmath = opmath_t<scalar_t>;
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t {
+      const opmath x = static_cast<opmath>(a), y = static_cast<opmath>(b);
+      if (y != y) return static_cast<scalar_t>(y);
+      if (x == 0) return static_cast<scalar_t>(0);
+      return static_cast<scalar_t>(x * std::log(y));
+    });
+  });
+}
+
+// log(exp(a) + exp(b)) without overflow; equal infinities stay themselves.
+template <bool kBase2>
+void logaddexp_impl(TensorIterator& iter) {
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), kBase2 ? "logaddexp2" : "logaddexp", [&] {
+    using opmath = opmath_t<scalar_t>;
+    cpu_kernel(iter, [](scalar_t a_, scalar_t b_) -> scalar_t {
+      const opmath a = static_cast<opmath>(a_), b = static_cast<opmath>(b_);
+      if (std::isinf(a) && a == b) return a_;
+      const opmath m = a > b ? a : b;  // NaN in either gives NaN below
+      const opmath d = -std::abs(a - b);
+      if constexpr (kBase2) {
+        return static_cast<scalar_t>(m + std::log1p(std::exp2(d)) / opmath(0.693147180559945309417232121458176568));
+      } else {
+        return static_cast<scalar_t>(m + std::log1p(std::exp(d)));
+      }
+    });
+  });
+}
+void logaddexp_kernel(TensorIterator& iter) { logaddexp_impl<false>(iter); }
+void logaddexp2_kernel(TensorIterator& iter) { logaddexp_impl<true>(iter); }
+
+void heaviside_kernel(TensorIterator& iter) {
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), "heaviside", [&] {
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t {
+      const auto x = static_cast<opmath_t<scalar_t>>(a);
+      return x == 0 ? b : static_cast<scalar_t>(x > 0);
+    });
+  });
+}
+
+template <typename T>
+inline T gcd_op(T a, T b) {
+  using U = std::make_unsigned_t<T>;  // |INT_MIN| fits the unsigned type
+  U x = a < 0 ? static_cast<U>(U(0) - static_cast<U>(a)) : static_cast<U>(a);
+  U y = b < 0 ? static_cast<U>(U(0) - static_cast<U>(b)) : static_cast<U>(b);
+  while (x != 0) {
+    const U c = x;
+    x = static_cast<U>(y % x);
+    y = c;
+  }
+  return static_cast<T>(y);
+}
+
+void gcd_kernel(TensorIterator& iter) {
+  EMBER_DISPATCH_INTEGRAL_TYPES(iter.common_dtype(), "gcd", [&] {
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return gcd_op(a, b); });
+  });
+}
+
+void lcm_kernel(TensorIterator& iter) {
+  EMBER_DISPATCH_INTEGRAL_TYPES(iter.common_dtype(), "lcm", [&] {
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t {
+      using U = std::make_unsigned_t<scalar_t>;
+      const scalar_t g = gcd_op(a, b);  // >= 0 (or INT_MIN), never -1: a / g cannot trap
+      if (g == 0) return 0;
+      const scalar_t r = static_cast<scalar_t>(static_cast<U>(a / g) * static_cast<U>(b));  // wraps
+      if constexpr (std::is_signed_v<scalar_t>) return r < 0 ? wrapping_neg(r) : r;
+      return r;
+    });
+  });
+}
+
+// The next representable value after a in the direction of b.
+template <typename T>
+inline T nextafter_op(T a, T b) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    return std::nextafter(a, b);
+  } else {  // Half / BFloat16: step the 16-bit pattern
+    const float fa = static_cast<float>(a), fb = static_cast<float>(b);
+    if (fa != fa || fb != fb) return std::numeric_limits<T>::quiet_NaN();
+    if (fa == fb) return b;
+    if (fa == 0) return T(static_cast<uint16_t>((b.x & 0x8000u) | 1u), T::from_bits());
+    const uint16_t bits = ((fa < fb) == (fa > 0)) ? static_cast<uint16_t>(a.x + 1) : static_cast<uint16_t>(a.x - 1);
+    return T(bits, T::from_bits());
+  }
+}
+
+void nextafter_kernel(TensorIterator& iter) {
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), "nextafter", [&] {
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return nextafter_op(a, b); });
+  });
+}
+
 }  // namespace CPU_CAPABILITY
 
 REGISTER_DISPATCH(add_stub, &add_kernel);
@@ -456,5 +553,12 @@ REGISTER_DISPATCH(bitwise_or_stub, &bitwise_or_kernel);
 REGISTER_DISPATCH(bitwise_xor_stub, &bitwise_xor_kernel);
 REGISTER_DISPATCH(lshift_stub, &lshift_kernel);
 REGISTER_DISPATCH(rshift_stub, &rshift_kernel);
+REGISTER_DISPATCH(xlogy_stub, &xlogy_kernel);
+REGISTER_DISPATCH(logaddexp_stub, &logaddexp_kernel);
+REGISTER_DISPATCH(logaddexp2_stub, &logaddexp2_kernel);
+REGISTER_DISPATCH(heaviside_stub, &heaviside_kernel);
+REGISTER_DISPATCH(gcd_stub, &gcd_kernel);
+REGISTER_DISPATCH(lcm_stub, &lcm_kernel);
+REGISTER_DISPATCH(nextafter_stub, &nextafter_kernel);
 
 }  // namespace ember::at::native

@@ -127,7 +127,7 @@ def _check_tensor(x: Any, name: str, pos: int, op: str) -> None:
 def _matmul(a: Any, b: Any, out: Any) -> Any:
     _check_tensor(a, "input", 1, "matmul")
     _check_tensor(b, "other", 2, "matmul")
-    da, db = a.dim(), b.dim()
+    da, db = a._impl.dim, b._impl.dim
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
     if da == 1 and db == 1:
@@ -165,6 +165,10 @@ def _matmul(a: Any, b: Any, out: Any) -> Any:
 
 
 def matmul(self: Any, other: Any) -> Any:
+    # the common 2-D @ 2-D case first: this is on the path of every `a @ b`
+    impl_a, impl_b = getattr(self, "_impl", None), getattr(other, "_impl", None)
+    if impl_a is not None and impl_b is not None and impl_a.dim == 2 and impl_b.dim == 2:
+        return ops._call_mm(self, other)
     return _matmul(self, other, None)
 
 

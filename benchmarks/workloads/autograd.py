@@ -74,9 +74,8 @@ def tiny_ops_forward_recorded() -> dict[str, Any]:
 
 def mlp_step() -> dict[str, Any]:
     """Forward + backward of a 2-layer MLP-like expression on 64x64 (elementwise + reductions)."""
-    import numpy as np
-
     import ember.aten as ea
+    import numpy as np
 
     rng = np.random.default_rng(0)
     a = rng.standard_normal((64, 64)).astype(np.float32)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 import ember.aten as ea
+import numpy as np
 
 
 def t(data: Any, requires_grad: bool = False, dtype: Any = None) -> Any:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import warnings
 
+import ember.autograd as ag
 import pytest
 from helpers import t
-
-import ember.autograd as ag
 
 
 def _make_nan_backward():  # type: ignore[no-untyped-def]
@@ -20,7 +19,7 @@ def test_nan_names_the_op_and_its_forward_traceback() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with ag.detect_anomaly():
-            x, loss = _make_nan_backward()
+            _, loss = _make_nan_backward()
             with pytest.raises(RuntimeError) as info:
                 loss.backward()
     msg = str(info.value)
@@ -70,6 +69,6 @@ def test_set_detect_anomaly_and_flags() -> None:
     assert not ag.is_anomaly_enabled()
     with ag.set_detect_anomaly(True, check_nan=False):
         assert ag.is_anomaly_enabled() and not ag.is_anomaly_check_nan_enabled()
-        x, loss = _make_nan_backward()
+        _, loss = _make_nan_backward()
         loss.backward()  # check_nan=False: no error
     assert not ag.is_anomaly_enabled()

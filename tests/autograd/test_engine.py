@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-from helpers import close, rand, t
-
 import ember.aten as ea
 import ember.autograd as ag
+import pytest
+from helpers import close, rand, t
 
 
 def test_simple_backward() -> None:
@@ -166,7 +165,7 @@ def test_backward_inputs_non_leaf() -> None:
 
 def test_grad_returns_without_touching_dot_grad() -> None:
     x = t([1.0, 2.0], requires_grad=True)
-    y = (x ** 3).sum()
+    y = (x**3).sum()
     (g,) = ag.grad(y, x)
     assert g.tolist() == [3.0, 12.0]
     assert x.grad is None

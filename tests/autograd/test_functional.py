@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import ember.aten as ea
 import numpy as np
 import pytest
-from helpers import close, rand, t
-
-import ember.aten as ea
 from ember.autograd import functional as F
+from helpers import close, rand, t
 
 
 def test_jacobian_single() -> None:
@@ -64,10 +63,10 @@ def test_vjp() -> None:
 def test_jvp_by_double_backward() -> None:
     x = rand(3)
     v = t([1.0, 0.0, 2.0])
-    out, jv = F.jvp(lambda a: a * a, x, v)
+    _, jv = F.jvp(lambda a: a * a, x, v)
     assert close(jv, 2 * x * v)
     a, b = rand(2), rand(2, seed=1)
-    out, jv = F.jvp(lambda p, q: p * q, (a, b), (t([1.0, 1.0]), t([0.0, 1.0])))
+    _, jv = F.jvp(lambda p, q: p * q, (a, b), (t([1.0, 1.0]), t([0.0, 1.0])))
     assert close(jv, b * 1 + a * t([0.0, 1.0]))
 
 

@@ -10,19 +10,32 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+import ember.aten as ea
 import numpy as np
 import pytest
-from opinfo import op_db
-from opinfo.core import OpInfo, SampleInput
-
-import ember.aten as ea
 from ember.autograd import gradcheck, gradgradcheck, no_grad
+from opinfo import op_db
+from opinfo.core import OpInfo
 
 # kinds whose second derivatives are checked too (the nn kernels add their own kinds)
 GRADGRAD_KINDS = {"unary", "binary", "pointwise", "reduction", "matmul", "conv", "pooling", "softmax", "norm", "loss"}
-GRADGRAD_NAMES = {"sum", "mean", "prod", "amax", "amin", "var", "std", "logsumexp", "linalg_vector_norm", "norm",
-                  "matmul", "mm", "bmm", "softmax", "log_softmax"}
-
+GRADGRAD_NAMES = {
+    "sum",
+    "mean",
+    "prod",
+    "amax",
+    "amin",
+    "var",
+    "std",
+    "logsumexp",
+    "linalg_vector_norm",
+    "norm",
+    "matmul",
+    "mm",
+    "bmm",
+    "softmax",
+    "log_softmax",
+}
 
 
 def _is_float_tensor(x: Any) -> bool:
@@ -36,8 +49,10 @@ def _finite(x: Any) -> bool:
 def _takes_float_tensors(op: OpInfo) -> bool:
     """Factories (zeros, arange, ...) have no tensor input to differentiate."""
     for s in op.sample_inputs(op, ea.float64):
-        if any(_is_float_tensor(x) or (isinstance(x, (list, tuple)) and any(_is_float_tensor(v) for v in x))
-               for x in (s.input, *s.args, *s.kwargs.values())):
+        if any(
+            _is_float_tensor(x) or (isinstance(x, (list, tuple)) and any(_is_float_tensor(v) for v in x))
+            for x in (s.input, *s.args, *s.kwargs.values())
+        ):
             return True
     return False
 
@@ -101,7 +116,7 @@ def grad_samples(op: OpInfo, limit: int, max_numel: int = 64) -> Iterator[tuple[
         with no_grad():
             try:
                 out = fn(*leaves)
-            except Exception:  # noqa: BLE001 (a sample meant for an error check)
+            except Exception:
                 continue
         outs = out if isinstance(out, (tuple, list)) else (out,)
         if not all(_finite(o) for o in outs):
@@ -156,7 +171,7 @@ def test_gradcheck_inplace_variant(op: OpInfo) -> None:
         with no_grad():
             try:
                 out = fn(*leaves)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 continue
         if not _is_float_tensor(out) or not _finite(out):
             continue
@@ -253,7 +268,16 @@ def test_gradgradcheck_detects_a_wrong_second_derivative() -> None:
 def test_numbers_as_tensor_arguments() -> None:
     # Python numbers reach the kernels as "wrapped numbers": formulas must accept them
     x = ea.tensor([0.5, 1.5, 2.5], dtype=ea.float64, requires_grad=True)
-    for f in (lambda a: a * 3, lambda a: 3 * a, lambda a: a / 4, lambda a: 4 / a, lambda a: a - 1, lambda a: 1 - a,
-              lambda a: a ** 2, lambda a: 2 ** a, lambda a: a ** 0.5):
+    for f in (
+        lambda a: a * 3,
+        lambda a: 3 * a,
+        lambda a: a / 4,
+        lambda a: 4 / a,
+        lambda a: a - 1,
+        lambda a: 1 - a,
+        lambda a: a**2,
+        lambda a: 2**a,
+        lambda a: a**0.5,
+    ):
         assert gradcheck(f, (x,))
-    assert math.isclose(float((x ** 2).sum()), 0.25 + 2.25 + 6.25)
+    assert math.isclose(float((x**2).sum()), 0.25 + 2.25 + 6.25)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import ember.autograd as ag
 import pytest
 from helpers import close, rand, t
-
-import ember.autograd as ag
 
 
 def test_second_derivative_of_cube() -> None:
@@ -29,7 +28,7 @@ def test_third_derivative() -> None:
     v = 0.7
     e = math.exp(v)
     # d3/dx3 sin(e^x) = -e^3x cos(e^x) - 3 e^2x sin(e^x) + e^x cos(e^x)
-    expected = -e**3 * math.cos(e) - 3 * e**2 * math.sin(e) + e * math.cos(e)
+    expected = -(e**3) * math.cos(e) - 3 * e**2 * math.sin(e) + e * math.cos(e)
     assert abs(g3.item() - expected) < 1e-9
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import ember.autograd as ag
 import pytest
 from helpers import t
-
-import ember.autograd as ag
 
 
 def test_tensor_hook_on_leaf_sees_and_replaces_the_gradient() -> None:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import gc
 import weakref
 
-from helpers import rand
-
 import ember.autograd as ag
 from ember.c10py import memory_stats
+from helpers import rand
 
 
 def _no_gc(fn):  # type: ignore[no-untyped-def]
@@ -29,8 +28,7 @@ def test_graph_is_freed_by_reference_counting() -> None:
         h.retain_grad()
         y = h.exp()
         z = (y * h).sum()
-        refs = [weakref.ref(z.grad_fn), weakref.ref(y.grad_fn), weakref.ref(h.grad_fn), weakref.ref(y),
-                weakref.ref(h)]
+        refs = [weakref.ref(z.grad_fn), weakref.ref(y.grad_fn), weakref.ref(h.grad_fn), weakref.ref(y), weakref.ref(h)]
         z.backward()
         del z, y, h
         return x, refs
@@ -69,7 +67,7 @@ def test_custom_function_and_accumulate_grad_do_not_cycle() -> None:
 
         @staticmethod
         def backward(ctx, g):  # type: ignore[no-untyped-def]
-            a, out = ctx.saved_tensors
+            a, _ = ctx.saved_tensors
             return 2 * g * a
 
     def run():  # type: ignore[no-untyped-def]

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import threading
 
-from helpers import t
-
 import ember.autograd as ag
 from ember.aten import _dispatch
+from helpers import t
 
 
 def _x():  # type: ignore[no-untyped-def]

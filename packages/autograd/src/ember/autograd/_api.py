@@ -6,7 +6,7 @@ import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 from ember.aten._tensor import Tensor, _check_grad_assignable, _set_requires_grad
 
@@ -14,7 +14,7 @@ from . import engine
 from ._meta import ViewInfo, gradient_edge
 from .graph import RemovableHandle, _add_hook
 
-_TensorOrTensors = Tensor | Sequence[Tensor]
+_TensorOrTensors: TypeAlias = "Tensor | Sequence[Tensor]"
 
 
 def _as_tuple(x: Any, what: str) -> tuple[Any, ...]:
@@ -48,9 +48,7 @@ def _make_grads(outputs: Sequence[Any], grads: Sequence[Any]) -> list[Any]:
                 if o.numel() != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
                 if not o.dtype.is_floating_point:
-                    raise RuntimeError(
-                        f"grad can be implicitly created only for real scalar outputs but got {o.dtype}"
-                    )
+                    raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {o.dtype}")
                 out.append(o.new_ones(tuple(o.shape)))
             else:
                 out.append(None)
@@ -101,8 +99,10 @@ def backward(
     if grad_variables is not None:
         warnings.warn("'grad_variables' is deprecated. Use 'grad_tensors' instead.", FutureWarning, stacklevel=2)
         if grad_tensors is not None:
-            raise RuntimeError("'grad_tensors' and 'grad_variables' (deprecated) arguments both passed to "
-                               "backward(). Please only use 'grad_tensors'.")
+            raise RuntimeError(
+                "'grad_tensors' and 'grad_variables' (deprecated) arguments both passed to "
+                "backward(). Please only use 'grad_tensors'."
+            )
         grad_tensors = grad_variables
     if inputs is not None and not isinstance(inputs, Tensor) and len(inputs) == 0:  # type: ignore[arg-type]
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
@@ -198,7 +198,7 @@ def register_hook(t: Tensor, hook: Any) -> RemovableHandle:
     assert m is not None
     fn = t.grad_fn
     if fn is None:
-        if not isinstance(m.hooks, dict):
+        if not isinstance(m.hooks, OrderedDict):
             m.hooks = OrderedDict()
         return _add_hook(m.hooks, hook)
     return fn._register_tensor_pre_hook(m.output_nr, hook)
@@ -211,7 +211,7 @@ def register_post_accumulate_grad_hook(t: Tensor, hook: Any) -> RemovableHandle:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     m = t._meta
     assert m is not None
-    if not isinstance(m.post_accumulate_hooks, dict):
+    if not isinstance(m.post_accumulate_hooks, OrderedDict):
         m.post_accumulate_hooks = OrderedDict()
     return _add_hook(m.post_accumulate_hooks, hook)
 

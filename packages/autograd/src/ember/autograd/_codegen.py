@@ -137,12 +137,12 @@ def parse_entries(raw: list[dict[str, Any]]) -> list[Entry]:
             if key in ("name", "output_differentiability", "result", "dispatch"):
                 continue  # `result:` is a forward-mode formula in PyTorch's file; ember has no forward mode
             names = tuple(k.strip() for k in str(key).split(","))
-            for n in names:
-                if n not in args:
-                    raise DerivativesError(f"derivatives.yaml:{line}: {schema.qualname} has no argument '{n}'")
-                if args[n].type.base != "Tensor":
+            for arg in names:
+                if arg not in args:
+                    raise DerivativesError(f"derivatives.yaml:{line}: {schema.qualname} has no argument '{arg}'")
+                if args[arg].type.base != "Tensor":
                     raise DerivativesError(
-                        f"derivatives.yaml:{line}: {schema.qualname}: '{n}' is not a Tensor argument"
+                        f"derivatives.yaml:{line}: {schema.qualname}: '{arg}' is not a Tensor argument"
                     )
             text = str(value).strip()
             if text == "non_differentiable":

@@ -861,7 +861,7 @@ def repeat_interleave_backward_tensor(grad: Any, shape: Sequence[int], repeats: 
         n = 1
         for x in shape:
             n *= x
-        flat_shape = (n,)
+        flat_shape: tuple[int, ...] = (n,)
         d = 0
     else:
         flat_shape = tuple(shape)

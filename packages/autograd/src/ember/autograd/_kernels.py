@@ -26,6 +26,7 @@ import math
 import os
 import sys
 import types
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -159,7 +160,7 @@ def _runtime_namespace() -> dict[str, Any]:
 # ---------------------------------------------------------------------------
 
 
-def _tensors_in(args: tuple[Any, ...]) -> Any:
+def _tensors_in(args: Sequence[Any]) -> Any:
     for a in args:
         if isinstance(a, Tensor):
             yield a
@@ -253,7 +254,7 @@ def _plan(text: str, schemas: dict[str, FunctionSchema], backend_ops: set[str]) 
     """Generated source, registration plan [(qualname, "generated" | "out" | "nondiff")], skipped entries."""
     import yaml
 
-    raw = yaml.load(text, Loader=_line_loader())  # noqa: S506 (a safe loader with line numbers)
+    raw = yaml.load(text, Loader=_line_loader())
     entries = _codegen.parse_entries(raw or [])
     skipped: list[str] = []
     live: list[_codegen.Entry] = []
@@ -274,19 +275,21 @@ def _plan(text: str, schemas: dict[str, FunctionSchema], backend_ops: set[str]) 
     for q, s in schemas.items():
         if q not in backend_ops:
             continue  # CompositeImplicitAutograd (or no kernel at all)
-        e = by_qualname.get(q)
-        if e is None and s.is_out:
+        entry = by_qualname.get(q)
+        if entry is None and s.is_out:
             plan.append((q, "out"))
             continue
-        if e is None and s.is_inplace:
-            e = next((x for x in by_base.get(s.name[:-1], []) if not x.schema.is_inplace
-                      and _same_signature(x.schema, s)), None)
-        if e is None:
+        if entry is None and s.is_inplace:
+            entry = next(
+                (x for x in by_base.get(s.name[:-1], []) if not x.schema.is_inplace and _same_signature(x.schema, s)),
+                None,
+            )
+        if entry is None:
             continue  # the fallback handles it
-        if e.all_outputs_non_differentiable:
+        if entry.all_outputs_non_differentiable:
             plan.append((q, "nondiff"))
         else:
-            variants.setdefault(e.qualname, []).append((s, "inplace" if s.is_inplace else "functional"))
+            variants.setdefault(entry.qualname, []).append((s, "inplace" if s.is_inplace else "functional"))
             plan.append((q, "generated"))
     return _codegen.gen_module(live, variants), plan, skipped
 

@@ -24,6 +24,7 @@ Views and in-place operations (PyTorch's "view + inplace" rules)
 
 from __future__ import annotations
 
+import sys
 import weakref
 from typing import Any
 
@@ -102,11 +103,10 @@ def regenerate_view_grad_fn(t: Any, m: AutogradMeta, vi: ViewInfo) -> Node | Non
     vi.attr_version = t._impl.version
     if base is None or not requires_grad(base):
         return m.grad_fn
-    from . import _generated
-
+    generated = sys.modules["ember.autograd._generated"]  # made by _kernels.install()
     impl = t._impl
     # as_strided of the base, recorded: its node is the view's new grad_fn
-    fresh = _generated.record_as_strided(base, impl.sizes, impl.strides, impl.storage_offset)
+    fresh = generated.record_as_strided(base, impl.sizes, impl.strides, impl.storage_offset)
     fm = fresh._meta
     m.grad_fn = fm.grad_fn
     m.output_nr = 0

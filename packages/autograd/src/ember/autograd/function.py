@@ -159,9 +159,7 @@ class Function(metaclass=FunctionMeta):
 
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(
-            "You must implement the forward function for custom autograd.Function."
-        )
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
 
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> Any:
@@ -180,8 +178,9 @@ class Function(metaclass=FunctionMeta):
 
     @staticmethod
     def jvp(ctx: Any, *grad_inputs: Any) -> Any:
-        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
-                                  "forward mode AD.")
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
+        )
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
@@ -254,7 +253,7 @@ def _wrap_outputs(ctx: BackwardCFunction, args: tuple[Any, ...], outputs: Any) -
     if ctx.to_save:
         out_ids = {id(o): o for o in new_outs if isinstance(o, Tensor)}
         orig_ids = {id(o): new for o, new in zip(outs, new_outs, strict=True) if isinstance(o, Tensor)}
-        saved = []
+        saved: list[Any] = []
         for t in ctx.to_save:
             if t is None:
                 saved.append(None)

@@ -69,16 +69,12 @@ def _grad_postprocess(inputs: Any, create_graph: bool) -> Any:
 def _validate_v(v: Sequence[Any], other: Sequence[Any], is_other_tuple: bool) -> None:
     if len(other) != len(v):
         if is_other_tuple:
-            raise RuntimeError(
-                f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}."
-            )
+            raise RuntimeError(f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}.")
         raise RuntimeError("The given v should contain a single Tensor.")
     for idx, (el_v, el_other) in enumerate(zip(v, other, strict=True)):
         if tuple(el_v.shape) != tuple(el_other.shape):
             prepend = f"Entry {idx} in " if is_other_tuple else ""
-            raise RuntimeError(
-                f"{prepend}v has invalid size: should be {el_other.shape} but got {el_v.shape}."
-            )
+            raise RuntimeError(f"{prepend}v has invalid size: should be {el_other.shape} but got {el_v.shape}.")
 
 
 def _check_requires_grad(inputs: Sequence[Any], input_type: str, strict: bool) -> None:
@@ -118,7 +114,10 @@ def _check_requires_grad(inputs: Sequence[Any], input_type: str, strict: bool) -
 
 
 def _autograd_grad(
-    outputs: Sequence[Any], inputs: Sequence[Any], grad_outputs: Any = None, create_graph: bool = False,
+    outputs: Sequence[Any],
+    inputs: Sequence[Any],
+    grad_outputs: Any = None,
+    create_graph: bool = False,
     retain_graph: bool | None = None,
 ) -> tuple[Any, ...]:
     if grad_outputs is None:
@@ -131,7 +130,11 @@ def _autograd_grad(
     if not new_outputs:
         return (None,) * len(inputs)
     return _grad(
-        new_outputs, inputs, new_grad_outputs, allow_unused=True, create_graph=create_graph,
+        new_outputs,
+        inputs,
+        new_grad_outputs,
+        allow_unused=True,
+        create_graph=create_graph,
         retain_graph=retain_graph,
     )
 
@@ -248,9 +251,11 @@ def jacobian(
 ) -> Any:
     """The Jacobian of `func` at `inputs`: for one input and one output, a tensor of shape out.shape + in.shape."""
     if strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your function '
-                         'has more outputs than inputs, "forward-mode" tends to be more performant. Otherwise, '
-                         'prefer to use "reverse-mode".')
+        raise ValueError(
+            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your function '
+            'has more outputs than inputs, "forward-mode" tends to be more performant. Otherwise, '
+            'prefer to use "reverse-mode".'
+        )
     if strategy == "forward-mode":
         raise NotImplementedError("jacobian(strategy='forward-mode') needs forward-mode AD, which ember does not have")
     with enable_grad():
@@ -294,7 +299,7 @@ def _stack(rows: list[Any], inp: Any) -> Any:
     import ember.aten as ea
 
     if not rows:
-        return inp.new_zeros((0,) + tuple(inp.shape))
+        return inp.new_zeros((0, *tuple(inp.shape)))
     return ea.stack(rows, 0)
 
 
@@ -324,8 +329,14 @@ def hessian(
         _check_requires_grad(jac, "jacobian", strict=strict)
         return jac
 
-    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
-                   strategy=outer_jacobian_strategy)
+    res = jacobian(
+        jac_func,
+        inputs,
+        create_graph=create_graph,
+        strict=strict,
+        vectorize=vectorize,
+        strategy=outer_jacobian_strategy,
+    )
     return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
 
 

@@ -77,7 +77,7 @@ class _DecoratorContextManager:
                             with self.clone():
                                 gen.close()
                             raise
-                        except BaseException as e:  # noqa: BLE001 (forwarded into the generator)
+                        except BaseException as e:
                             with self.clone():
                                 response = gen.throw(e)
                         else:

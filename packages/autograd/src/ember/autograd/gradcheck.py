@@ -16,9 +16,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 import ember.aten as ea
+import numpy as np
 from ember.aten._tensor import Tensor
 
 from ._api import grad as _grad
@@ -63,8 +62,10 @@ def _check_inputs(inputs: Sequence[Any]) -> list[int]:
                 )
             idx.append(i)
     if not idx:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them "
-                         "have requires_grad=True.")
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, but none of the them "
+            "have requires_grad=True."
+        )
     return idx
 
 
@@ -287,7 +288,14 @@ def gradgradcheck(
         return tuple(g for g in gis if g is not None)
 
     return gradcheck(
-        new_func, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,
-        nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
+        new_func,
+        inputs + grad_outputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+        nondet_tol=nondet_tol,
+        check_undefined_grad=check_undefined_grad,
+        check_grad_dtypes=check_grad_dtypes,
         fast_mode=fast_mode,
     )

@@ -16,7 +16,8 @@ inline namespace CPU_CAPABILITY {
 template <typename T, typename Op>
 struct CompareLoop2d {
   Op op;
-  void operator()(char** base, const int64_t* strides, int64_t n, int64_t size1) const {
+  // (not inlined: lt/le reuse gt/ge's loop through SwappedInputs, one copy of the code)
+  __attribute__((noinline)) void operator()(char** base, const int64_t* strides, int64_t n, int64_t size1) const {
     char* data[3] = {base[0], base[1], base[2]};
     const int64_t so = strides[0], sa = strides[1], sb = strides[2];
     constexpr int64_t kT = sizeof(T);
@@ -43,11 +44,30 @@ struct CompareLoop2d {
   }
 };
 
-template <typename T, typename Op>
-void compare_loop(TensorIterator& iter, Op op) {
+// Runs a loop with its two inputs exchanged: a < b is b > a.
+template <typename Loop>
+struct SwappedInputs {
+  Loop loop;
+  void operator()(char** base, const int64_t* strides, int64_t n, int64_t size1) const {
+    char* data[3] = {base[0], base[2], base[1]};
+    const int64_t s[6] = {strides[0], strides[2], strides[1], strides[3], strides[5], strides[4]};
+    loop(data, s, n, size1);
+  }
+};
+
+inline void check_comparison_iter(const TensorIterator& iter) {
   EMBER_INTERNAL_ASSERT(iter.ntensors() == 3 && iter.dtype(0) == ScalarType::Bool,
                         "comparison kernel: expected a bool output and two inputs");
-  iter.for_each(CompareLoop2d<T, Op>{op});
+}
+
+template <typename T, bool kSwap = false, typename Op>
+void compare_loop(TensorIterator& iter, Op op) {
+  check_comparison_iter(iter);
+  if constexpr (kSwap) {
+    iter.for_each(SwappedInputs<CompareLoop2d<T, Op>>{CompareLoop2d<T, Op>{op}});
+  } else {
+    iter.for_each(CompareLoop2d<T, Op>{op});
+  }
 }
 
 // Half and BFloat16 compare as float.
@@ -56,18 +76,34 @@ inline opmath_t<T> up(T x) {
   return static_cast<opmath_t<T>>(x);
 }
 
-#define EMBER_COMPARISON_KERNEL_(NAME, OP)                                                  \
-  void NAME##_kernel(TensorIterator& iter) {                                               \
-    EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), #NAME, [&] {          \
-      compare_loop<scalar_t>(iter, [](scalar_t a, scalar_t b) { return up(a) OP up(b); }); \
-    });                                                                                    \
+struct EqOp {
+  template <typename T>
+  bool operator()(T a, T b) const { return up(a) == up(b); }
+};
+struct NeOp {
+  template <typename T>
+  bool operator()(T a, T b) const { return up(a) != up(b); }
+};
+struct GtOp {
+  template <typename T>
+  bool operator()(T a, T b) const { return up(a) > up(b); }
+};
+struct GeOp {
+  template <typename T>
+  bool operator()(T a, T b) const { return up(a) >= up(b); }
+};
+
+#define EMBER_COMPARISON_KERNEL_(NAME, OP, SWAP)                                                              \
+  void NAME##_kernel(TensorIterator& iter) {                                                                 \
+    EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), #NAME,                                  \
+                                               [&] { compare_loop<scalar_t, SWAP>(iter, OP{}); });          \
   }
-EMBER_COMPARISON_KERNEL_(eq, ==)
-EMBER_COMPARISON_KERNEL_(ne, !=)
-EMBER_COMPARISON_KERNEL_(lt, <)
-EMBER_COMPARISON_KERNEL_(le, <=)
-EMBER_COMPARISON_KERNEL_(gt, >)
-EMBER_COMPARISON_KERNEL_(ge, >=)
+EMBER_COMPARISON_KERNEL_(eq, EqOp, false)
+EMBER_COMPARISON_KERNEL_(ne, NeOp, false)
+EMBER_COMPARISON_KERNEL_(lt, GtOp, true)
+EMBER_COMPARISON_KERNEL_(le, GeOp, true)
+EMBER_COMPARISON_KERNEL_(gt, GtOp, false)
+EMBER_COMPARISON_KERNEL_(ge, GeOp, false)
 #undef EMBER_COMPARISON_KERNEL_
 
 #define EMBER_LOGICAL_KERNEL_(NAME, OP)                                                                \

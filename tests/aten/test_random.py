@@ -774,6 +774,8 @@ def test_factory_dtypes_and_defaults() -> None:
     assert ea.normal(0.0, 1.0, (3,)).dtype == ea.float32
     assert ea.normal(0.0, 1.0, (3,), dtype=ea.float64).dtype == ea.float64
     assert ea.rand(2, device="cpu").device == ea.device("cpu")
+    assert ea.rand(2, requires_grad=True).requires_grad
+    assert ea.randn(size=(2, 3)).shape == (2, 3)
     previous = ea.get_default_dtype()
     try:
         ea.set_default_dtype(ea.float64)

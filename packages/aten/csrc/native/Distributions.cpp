@@ -161,9 +161,15 @@ Tensor normal_result(IntArrayRef shape, const Tensor& like, const Tensor& out) {
   return at::empty(shape, like.dtype(), like.device());
 }
 
+// A float64 CPU copy of t for checking its values on the host.
+Tensor host_double(const Tensor& t) {
+  const Tensor c = t.is_cpu() ? t : t.to(Device(DeviceType::CPU));
+  return c.to(ScalarType::Double).contiguous();
+}
+
 void check_std_tensor(const Tensor& std_) {
   check_floating(std_, "normal_kernel_cpu");
-  const Tensor s = std_.to(ScalarType::Double).contiguous();
+  const Tensor s = host_double(std_);
   const double* p = s.data_ptr<double>();
   for (int64_t i = 0; i < s.numel(); ++i) EMBER_CHECK(p[i] >= 0.0, "normal expects all elements of std >= 0.0");
 }
@@ -313,8 +319,9 @@ Tensor bernoulli_tensor_(const Tensor& self, const Tensor& p, const std::optiona
   Generator gen = get_generator_or_default(generator, self.device());
   Tensor pd = p.to(ScalarType::Double).expand(self.sizes()).contiguous();
   if (pd.is_alias_of(self)) pd = pd.clone();
-  const double* pp = pd.data_ptr<double>();
-  for (int64_t i = 0; i < pd.numel(); ++i) {
+  const Tensor host = host_double(pd);
+  const double* pp = host.data_ptr<double>();
+  for (int64_t i = 0; i < host.numel(); ++i) {
     EMBER_CHECK(pp[i] >= 0.0 && pp[i] <= 1.0, "Expected p_in >= 0 && p_in <= 1 to be true, but got p=", pp[i]);
   }
   fill_rowmajor(self, "bernoulli_", [&](const Tensor& t) {

@@ -2,7 +2,7 @@
 // Random distributions: the stubs the CPU (and a future CUDA) kernel fill, and the
 // arithmetic that turns Philox words into values. The arithmetic is part of the
 // stream contract written out in cpu/DistributionsKernel.cpp: it is EMBER_HOST_DEVICE,
-// uses only +, -, *, /, sqrt, floor and bit operations (IEEE-exact everywhere; no
+// uses only +, -, *, /, sqrt and bit operations (IEEE-exact everywhere; no
 // libm, whose log/sin differ between glibc and CUDA), and must be compiled without
 // floating-point contraction (a*b+c fused into an FMA rounds differently). The CPU
 // kernel file turns contraction off; a CUDA kernel must be built with --fmad=false.
@@ -103,7 +103,23 @@ EMBER_HOST_DEVICE inline double uniform_double_open(uint32_t hi, uint32_t lo) {
   return (bits_to_double(bits) - 1.0) + 1.0 / 9007199254740992.0;
 }
 
-// 2^k for an integral double k in [-1022, 1023], from bits (no double -> int conversion).
+// floor(y) for |y| < 2^22 (float) / 2^51 (double) with adds and a compare only: adding
+// and subtracting 1.5 * 2^23 (2^52) rounds y to an integer. No libm call and no
+// float <-> int conversion, so the loops around it vectorize even on plain SSE2.
+EMBER_HOST_DEVICE inline float floor_small_f(float y) {
+  const float r = (y + 12582912.0f) - 12582912.0f;
+  return r > y ? r - 1.0f : r;
+}
+EMBER_HOST_DEVICE inline double floor_small_d(double y) {
+  const double r = (y + 6755399441055744.0) - 6755399441055744.0;
+  return r > y ? r - 1.0 : r;
+}
+
+// 2^k for an integral k in the normal exponent range, from bits: k + bias lands in the
+// low mantissa bits of 2^23 (2^52) and is shifted into the exponent field.
+EMBER_HOST_DEVICE inline float pow2_f(float k) {
+  return bits_to_float(float_to_bits(k + (127.0f + 8388608.0f)) << 23);
+}
 EMBER_HOST_DEVICE inline double pow2_d(double k) {
   return bits_to_double(double_to_bits(k + (1023.0 + 4503599627370496.0)) << 52);
 }
@@ -114,24 +130,22 @@ EMBER_HOST_DEVICE inline double pow2_d(double k) {
 // atanh: exact rational coefficients). e * ln2 is added in two parts (Cody-Waite),
 // the first exact. Accurate to ~1 ulp.
 EMBER_HOST_DEVICE inline float log_f(float x) {
+  // The exponent field becomes a float through the mantissa of 2^23 (no int conversion).
   const uint32_t bits = float_to_bits(x);
-  int e = static_cast<int>(bits >> 23) - 127;
+  float e = bits_to_float(0x4b000000u | (bits >> 23)) - (8388608.0f + 127.0f);
   float m = bits_to_float((bits & 0x007fffffu) | 0x3f800000u);
-  if (m > 1.41421356f) {
-    m *= 0.5f;
-    e += 1;
-  }
+  const bool big = m > 1.41421356f;
+  m = big ? m * 0.5f : m;
+  e = big ? e + 1.0f : e;
   const float s = (m - 1.0f) / (m + 1.0f);
   const float s2 = s * s;
   const float p = s2 * (1.0f / 3.0f + s2 * (1.0f / 5.0f + s2 * (1.0f / 7.0f + s2 * (1.0f / 9.0f))));
   const float two_s = s + s;
-  const float ef = static_cast<float>(e);
-  return ef * 0.693359375f + ((two_s + two_s * p) + ef * -2.12194440e-4f);
+  return e * 0.693359375f + ((two_s + two_s * p) + e * -2.12194440e-4f);
 }
 
 EMBER_HOST_DEVICE inline double log_d(double x) {
-  // Written without integer <-> double conversions (so that it vectorizes without
-  // AVX-512): the exponent field becomes a double through the mantissa of 2^52.
+  // As log_f (no 64-bit int <-> double conversion: AVX2 has none).
   const uint64_t bits = double_to_bits(x);
   double e = bits_to_double(0x4330000000000000ull | (bits >> 52)) - (4503599627370496.0 + 1023.0);
   double m = bits_to_double((bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull);
@@ -153,19 +167,19 @@ EMBER_HOST_DEVICE inline double log_d(double x) {
 // so x = 2 pi r is in [-pi/4, pi/4], where the Taylor series converge fast; the quadrant
 // k rotates the result.
 EMBER_HOST_DEVICE inline void sincos_turn_f(float v, float& sn, float& cs) {
-  const float k = std::floor(v * 4.0f + 0.5f);
+  const float k = floor_small_f(v * 4.0f + 0.5f);
   const float x = (v - k * 0.25f) * 6.28318530717958647692f;
   const float x2 = x * x;
   const float s = x + x * x2 * (-1.0f / 6.0f + x2 * (1.0f / 120.0f + x2 * (-1.0f / 5040.0f + x2 * (1.0f / 362880.0f))));
   const float c = 1.0f + x2 * (-0.5f + x2 * (1.0f / 24.0f + x2 * (-1.0f / 720.0f + x2 * (1.0f / 40320.0f +
                   x2 * (-1.0f / 3628800.0f)))));
-  const int q = static_cast<int>(k) & 3;
-  sn = q == 0 ? s : q == 1 ? c : q == 2 ? -s : -c;
-  cs = q == 0 ? c : q == 1 ? -s : q == 2 ? -c : s;
+  const float q = k - 4.0f * floor_small_f(k * 0.25f);  // k mod 4
+  sn = q == 0.0f ? s : q == 1.0f ? c : q == 2.0f ? -s : -c;
+  cs = q == 0.0f ? c : q == 1.0f ? -s : q == 2.0f ? -c : s;
 }
 
 EMBER_HOST_DEVICE inline void sincos_turn_d(double v, double& sn, double& cs) {
-  const double k = std::floor(v * 4.0 + 0.5);
+  const double k = floor_small_d(v * 4.0 + 0.5);
   const double x = (v - k * 0.25) * 6.283185307179586;
   const double x2 = x * x;
   const double s = x + x * x2 * (-1.0 / 6 + x2 * (1.0 / 120 + x2 * (-1.0 / 5040 + x2 * (1.0 / 362880 +
@@ -174,7 +188,7 @@ EMBER_HOST_DEVICE inline void sincos_turn_d(double v, double& sn, double& cs) {
   const double c = 1.0 + x2 * (-0.5 + x2 * (1.0 / 24 + x2 * (-1.0 / 720 + x2 * (1.0 / 40320 +
                    x2 * (-1.0 / 3628800 + x2 * (1.0 / 479001600 + x2 * (-1.0 / 87178291200.0 +
                    x2 * (1.0 / 20922789888000.0 + x2 * (-1.0 / 6402373705728000.0)))))))));
-  const double q = k - 4.0 * std::floor(k * 0.25);  // k mod 4, as a double
+  const double q = k - 4.0 * floor_small_d(k * 0.25);  // k mod 4
   sn = q == 0.0 ? s : q == 1.0 ? c : q == 2.0 ? -s : -c;
   cs = q == 0.0 ? c : q == 1.0 ? -s : q == 2.0 ? -c : s;
 }
@@ -186,25 +200,24 @@ EMBER_HOST_DEVICE inline float exp_f(float x) {
   if (x != x) return x;
   if (x > 89.0f) return bits_to_float(0x7f800000u);
   if (x < -104.0f) return 0.0f;
-  const float k = std::floor(x * 1.44269504088896341f + 0.5f);
+  const float k = floor_small_f(x * 1.44269504088896341f + 0.5f);
   const float r = (x - k * 0.693359375f) - k * -2.12194440e-4f;
   const float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6.0f + r * (1.0f / 24.0f + r * (1.0f / 120.0f +
                   r * (1.0f / 720.0f + r * (1.0f / 5040.0f)))))));
-  const int ki = static_cast<int>(k);
-  const int k1 = ki / 2, k2 = ki - k1;
-  return p * bits_to_float(static_cast<uint32_t>(k1 + 127) << 23) * bits_to_float(static_cast<uint32_t>(k2 + 127) << 23);
+  const float k1 = floor_small_f(k * 0.5f);
+  return p * pow2_f(k1) * pow2_f(k - k1);
 }
 
 EMBER_HOST_DEVICE inline double exp_d(double x) {
   if (x != x) return x;
   if (x > 710.0) return bits_to_double(0x7ff0000000000000ull);
   if (x < -746.0) return 0.0;
-  const double k = std::floor(x * 1.4426950408889634 + 0.5);
+  const double k = floor_small_d(x * 1.4426950408889634 + 0.5);
   const double r = (x - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
   const double p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 + r * (1.0 / 720 +
                    r * (1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880 + r * (1.0 / 3628800 +
                    r * (1.0 / 39916800 + r * (1.0 / 479001600 + r * (1.0 / 6227020800.0)))))))))))));
-  const double k1 = std::floor(k * 0.5);
+  const double k1 = floor_small_d(k * 0.5);
   return p * pow2_d(k1) * pow2_d(k - k1);
 }
 

@@ -23,7 +23,7 @@
 // depends on how the elements are split among threads, so any thread (or CUDA thread)
 // can compute any element, and a CUDA kernel that follows this table reproduces the CPU
 // numbers bit for bit. The arithmetic is in ../Distributions.h (namespace dist): IEEE
-// +, -, *, /, sqrt, floor only, no FMA contraction, in float for float32/float16/bfloat16
+// +, -, *, /, sqrt (and ceil in geometric_), no FMA contraction, in float for float32/float16/bfloat16
 // (rounded once to the output dtype) and in double for float64.
 //
 //   u24(x)      = (x >> 8) * 2^-24                     24-bit uniform in [0, 1)

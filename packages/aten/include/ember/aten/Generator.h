@@ -3,7 +3,9 @@
 // generator). Its whole state is (seed, offset): a kernel that needs N 128-bit
 // blocks reserves them with philox_reserve(N) and computes block b as
 // philox(seed, offset + b) -- in any order, on any thread, on CPU or GPU, with the
-// same result. That is what makes CPU and CUDA draws equal bit for bit.
+// same result. That is what makes CPU and CUDA draws equal bit for bit. Which block
+// and which words give which value of each distribution is written out in
+// csrc/native/cpu/DistributionsKernel.cpp.
 
 #include <cstdint>
 #include <cstring>
@@ -46,16 +48,19 @@ EMBER_HOST_DEVICE inline PhiloxBlock philox4x32_10(uint64_t seed, uint64_t count
 }
 
 // [0, 1) from 24 random bits (float) or 53 (double): (x >> 8) * 2^-24 and
-// ((hi << 32 | lo) >> 11) * 2^-53. The double is assembled from bits (the top 52 as a
-// mantissa, plus 2^-53 for the last bit): the same number as the product, with no
-// 64-bit integer -> double conversion, which vector units without AVX-512 lack.
+// ((hi << 32 | lo) >> 11) * 2^-53. The double is assembled from bits -- the top 52 as a
+// mantissa, plus 2^-53 (bit pattern 0x3ca0...) when the last bit is set -- giving the
+// same number as the product without a 64-bit integer -> double conversion or a 64-bit
+// compare, which SSE2/AVX2 vector units lack.
 EMBER_HOST_DEVICE inline float uniform_float(uint32_t x) { return static_cast<float>(x >> 8) * (1.0f / 16777216.0f); }
 EMBER_HOST_DEVICE inline double uniform_double(uint32_t hi, uint32_t lo) {
   const uint64_t v = (static_cast<uint64_t>(hi) << 32 | lo) >> 11;
-  const uint64_t bits = 0x3ff0000000000000ull | (v >> 1);
-  double d;
-  std::memcpy(&d, &bits, sizeof(d));
-  return (d - 1.0) + ((v & 1) ? 1.0 / 9007199254740992.0 : 0.0);
+  const uint64_t top = 0x3ff0000000000000ull | (v >> 1);
+  const uint64_t last = (0 - (v & 1)) & 0x3ca0000000000000ull;
+  double d, e;
+  std::memcpy(&d, &top, sizeof(d));
+  std::memcpy(&e, &last, sizeof(e));
+  return (d - 1.0) + e;
 }
 
 struct GeneratorImpl {

@@ -96,7 +96,9 @@ def fork_rng(
         ...     noise = ember.aten.randn(3)   # the default stream continues as if not drawn
     """
     if device_type != "cuda":
-        raise RuntimeError(f"{_caller}: device_type must be 'cuda' (the only accelerator ember has), got {device_type!r}")
+        raise RuntimeError(
+            f"{_caller}: device_type must be 'cuda' (the only accelerator ember has), got {device_type!r}"
+        )
     if not enabled:
         yield
         return

@@ -272,8 +272,10 @@ Tensor geometric_(const Tensor& self, double p, const std::optional<Generator>& 
 Tensor random_(const Tensor& self, const std::optional<Generator>& generator) {
   const ScalarType t = self.dtype();
   uint64_t range;
-  if (isFloatingType(t)) range = (uint64_t{1} << float_digits(t)) + 1;
-  else range = static_cast<uint64_t>(int_range(t).second) + 1;
+  if (isFloatingType(t))
+    range = (uint64_t{1} << float_digits(t)) + 1;
+  else
+    range = static_cast<uint64_t>(int_range(t).second) + 1;
   return random_fill(self, range, 0, generator);
 }
 
@@ -529,21 +531,24 @@ Tensor multinomial_out(const Tensor& self, int64_t num_samples, bool replacement
     EMBER_CHECK(out.device() == self.device(), "multinomial arguments must have the same device");
   }
   EMBER_CHECK(self.dim() > 0 && self.dim() <= 2, "prob_dist must be 1 or 2 dim");
-  EMBER_CHECK(isFloatingType(self.dtype()), "multinomial only supports floating-point dtypes for input, got: ",
-              c10::toString(self.dtype()));
+  EMBER_CHECK(isFloatingType(self.dtype()),
+              "multinomial only supports floating-point dtypes for input, got: ", c10::toString(self.dtype()));
   if (out.defined()) {
-    EMBER_CHECK(out.dtype() == ScalarType::Long, "multinomial expects Long tensor out, got: ",
-                c10::toString(out.dtype()));
+    EMBER_CHECK(out.dtype() == ScalarType::Long,
+                "multinomial expects Long tensor out, got: ", c10::toString(out.dtype()));
   }
   EMBER_CHECK(num_samples > 0, "cannot sample n_sample <= 0 samples");
   const int64_t K = self.size(-1);
-  EMBER_CHECK(replacement || num_samples <= K, "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  EMBER_CHECK(replacement || num_samples <= K,
+              "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
   EMBER_CHECK(K <= (int64_t{1} << 24), "number of categories cannot exceed 2^24");
   const int64_t rows = self.dim() == 1 ? 1 : self.size(0);
   const DimVector shape = self.dim() == 1 ? DimVector{num_samples} : DimVector{rows, num_samples};
   Tensor result = out;
-  if (result.defined()) resize_output(result, shape);
-  else result = at::empty(shape, ScalarType::Long, self.device());
+  if (result.defined())
+    resize_output(result, shape);
+  else
+    result = at::empty(shape, ScalarType::Long, self.device());
   Generator gen = get_generator_or_default(generator, self.device());
   if (result.numel() == 0) return result;
 
@@ -565,7 +570,8 @@ Tensor multinomial_out(const Tensor& self, int64_t num_samples, bool replacement
       for (int64_t j = 0; j < K; ++j) {
         const double v = p[r * K + j];
         EMBER_CHECK(v >= 0.0, "invalid multinomial distribution (encountering probability entry < 0)");
-        EMBER_CHECK(std::isfinite(v), "invalid multinomial distribution (encountering probability entry = infinity or NaN)");
+        EMBER_CHECK(std::isfinite(v),
+                    "invalid multinomial distribution (encountering probability entry = infinity or NaN)");
         sum += v;
       }
       EMBER_CHECK(sum > 0.0, "invalid multinomial distribution (sum of probabilities <= 0)");

@@ -117,9 +117,7 @@ EMBER_HOST_DEVICE inline double floor_small_d(double y) {
 
 // 2^k for an integral k in the normal exponent range, from bits: k + bias lands in the
 // low mantissa bits of 2^23 (2^52) and is shifted into the exponent field.
-EMBER_HOST_DEVICE inline float pow2_f(float k) {
-  return bits_to_float(float_to_bits(k + (127.0f + 8388608.0f)) << 23);
-}
+EMBER_HOST_DEVICE inline float pow2_f(float k) { return bits_to_float(float_to_bits(k + (127.0f + 8388608.0f)) << 23); }
 EMBER_HOST_DEVICE inline double pow2_d(double k) {
   return bits_to_double(double_to_bits(k + (1023.0 + 4503599627370496.0)) << 52);
 }
@@ -155,8 +153,13 @@ EMBER_HOST_DEVICE inline double log_d(double x) {
   const double s = (m - 1.0) / (m + 1.0);
   const double s2 = s * s;
   const double p =
-      s2 * (1.0 / 3 + s2 * (1.0 / 5 + s2 * (1.0 / 7 + s2 * (1.0 / 9 + s2 * (1.0 / 11 + s2 * (1.0 / 13 +
-      s2 * (1.0 / 15 + s2 * (1.0 / 17 + s2 * (1.0 / 19 + s2 * (1.0 / 21))))))))));
+      s2 * (1.0 / 3 +
+            s2 * (1.0 / 5 +
+                  s2 * (1.0 / 7 +
+                        s2 * (1.0 / 9 +
+                              s2 * (1.0 / 11 +
+                                    s2 * (1.0 / 13 +
+                                          s2 * (1.0 / 15 + s2 * (1.0 / 17 + s2 * (1.0 / 19 + s2 * (1.0 / 21))))))))));
   const double two_s = s + s;
   return e * 6.93147180369123816490e-01 + ((two_s + two_s * p) + e * 1.90821492927058770002e-10);
 }
@@ -171,8 +174,9 @@ EMBER_HOST_DEVICE inline void sincos_turn_f(float v, float& sn, float& cs) {
   const float x = (v - k * 0.25f) * 6.28318530717958647692f;
   const float x2 = x * x;
   const float s = x + x * x2 * (-1.0f / 6.0f + x2 * (1.0f / 120.0f + x2 * (-1.0f / 5040.0f + x2 * (1.0f / 362880.0f))));
-  const float c = 1.0f + x2 * (-0.5f + x2 * (1.0f / 24.0f + x2 * (-1.0f / 720.0f + x2 * (1.0f / 40320.0f +
-                  x2 * (-1.0f / 3628800.0f)))));
+  const float c =
+      1.0f +
+      x2 * (-0.5f + x2 * (1.0f / 24.0f + x2 * (-1.0f / 720.0f + x2 * (1.0f / 40320.0f + x2 * (-1.0f / 3628800.0f)))));
   const float q = k - 4.0f * floor_small_f(k * 0.25f);  // k mod 4
   sn = q == 0.0f ? s : q == 1.0f ? c : q == 2.0f ? -s : -c;
   cs = q == 0.0f ? c : q == 1.0f ? -s : q == 2.0f ? -c : s;
@@ -182,12 +186,25 @@ EMBER_HOST_DEVICE inline void sincos_turn_d(double v, double& sn, double& cs) {
   const double k = floor_small_d(v * 4.0 + 0.5);
   const double x = (v - k * 0.25) * 6.283185307179586;
   const double x2 = x * x;
-  const double s = x + x * x2 * (-1.0 / 6 + x2 * (1.0 / 120 + x2 * (-1.0 / 5040 + x2 * (1.0 / 362880 +
-                   x2 * (-1.0 / 39916800 + x2 * (1.0 / 6227020800.0 + x2 * (-1.0 / 1307674368000.0 +
-                   x2 * (1.0 / 355687428096000.0 + x2 * (-1.0 / 121645100408832000.0)))))))));
-  const double c = 1.0 + x2 * (-0.5 + x2 * (1.0 / 24 + x2 * (-1.0 / 720 + x2 * (1.0 / 40320 +
-                   x2 * (-1.0 / 3628800 + x2 * (1.0 / 479001600 + x2 * (-1.0 / 87178291200.0 +
-                   x2 * (1.0 / 20922789888000.0 + x2 * (-1.0 / 6402373705728000.0)))))))));
+  const double s =
+      x + x * x2 *
+              (-1.0 / 6 +
+               x2 * (1.0 / 120 +
+                     x2 * (-1.0 / 5040 +
+                           x2 * (1.0 / 362880 +
+                                 x2 * (-1.0 / 39916800 + x2 * (1.0 / 6227020800.0 +
+                                                               x2 * (-1.0 / 1307674368000.0 +
+                                                                     x2 * (1.0 / 355687428096000.0 +
+                                                                           x2 * (-1.0 / 121645100408832000.0)))))))));
+  const double c =
+      1.0 +
+      x2 * (-0.5 + x2 * (1.0 / 24 +
+                         x2 * (-1.0 / 720 +
+                               x2 * (1.0 / 40320 +
+                                     x2 * (-1.0 / 3628800 +
+                                           x2 * (1.0 / 479001600 + x2 * (-1.0 / 87178291200.0 +
+                                                                         x2 * (1.0 / 20922789888000.0 +
+                                                                               x2 * (-1.0 / 6402373705728000.0)))))))));
   const double q = k - 4.0 * floor_small_d(k * 0.25);  // k mod 4
   sn = q == 0.0 ? s : q == 1.0 ? c : q == 2.0 ? -s : -c;
   cs = q == 0.0 ? c : q == 1.0 ? -s : q == 2.0 ? -c : s;
@@ -202,8 +219,11 @@ EMBER_HOST_DEVICE inline float exp_f(float x) {
   if (x < -104.0f) return 0.0f;
   const float k = floor_small_f(x * 1.44269504088896341f + 0.5f);
   const float r = (x - k * 0.693359375f) - k * -2.12194440e-4f;
-  const float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6.0f + r * (1.0f / 24.0f + r * (1.0f / 120.0f +
-                  r * (1.0f / 720.0f + r * (1.0f / 5040.0f)))))));
+  const float p =
+      1.0f +
+      r * (1.0f +
+           r * (0.5f + r * (1.0f / 6.0f +
+                            r * (1.0f / 24.0f + r * (1.0f / 120.0f + r * (1.0f / 720.0f + r * (1.0f / 5040.0f)))))));
   const float k1 = floor_small_f(k * 0.5f);
   return p * pow2_f(k1) * pow2_f(k - k1);
 }
@@ -214,9 +234,20 @@ EMBER_HOST_DEVICE inline double exp_d(double x) {
   if (x < -746.0) return 0.0;
   const double k = floor_small_d(x * 1.4426950408889634 + 0.5);
   const double r = (x - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
-  const double p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 + r * (1.0 / 720 +
-                   r * (1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880 + r * (1.0 / 3628800 +
-                   r * (1.0 / 39916800 + r * (1.0 / 479001600 + r * (1.0 / 6227020800.0)))))))))))));
+  const double p =
+      1.0 +
+      r * (1.0 +
+           r * (0.5 +
+                r * (1.0 / 6 +
+                     r * (1.0 / 24 +
+                          r * (1.0 / 120 +
+                               r * (1.0 / 720 +
+                                    r * (1.0 / 5040 +
+                                         r * (1.0 / 40320 +
+                                              r * (1.0 / 362880 +
+                                                   r * (1.0 / 3628800 +
+                                                        r * (1.0 / 39916800 + r * (1.0 / 479001600 +
+                                                                                   r * (1.0 / 6227020800.0)))))))))))));
   const double k1 = floor_small_d(k * 0.5);
   return p * pow2_d(k1) * pow2_d(k - k1);
 }

@@ -32,12 +32,24 @@ void check_supported_max_int_with_precision(int64_t n, const Tensor& t) {
   }
   int64_t max = 0;
   switch (t.dtype()) {
-    case ScalarType::Bool: max = 1; break;
-    case ScalarType::Byte: max = 255; break;
-    case ScalarType::Char: max = 127; break;
-    case ScalarType::Short: max = 32767; break;
-    case ScalarType::Int: max = 2147483647; break;
-    default: max = std::numeric_limits<int64_t>::max(); break;
+    case ScalarType::Bool:
+      max = 1;
+      break;
+    case ScalarType::Byte:
+      max = 255;
+      break;
+    case ScalarType::Char:
+      max = 127;
+      break;
+    case ScalarType::Short:
+      max = 32767;
+      break;
+    case ScalarType::Int:
+      max = 2147483647;
+      break;
+    default:
+      max = std::numeric_limits<int64_t>::max();
+      break;
   }
   EMBER_CHECK(n - 1 <= max, "n is too large for result tensor type: '", c10::toPythonName(t.dtype()), "'");
 }
@@ -51,9 +63,12 @@ void shuffle(int64_t* perm, int64_t n, PhiloxDraw d) {
     if (l == 0) blk = philox4x32_10(d.seed, d.offset + static_cast<uint64_t>(k / V));
     const uint64_t bound = static_cast<uint64_t>(n - k);
     uint64_t j;
-    if (V == 4) j = dist::scale32(blk.x[l], bound);
-    else if (V == 2) j = dist::scale64(blk.x[2 * l], blk.x[2 * l + 1], bound);
-    else j = dist::scale128(blk, bound);
+    if (V == 4)
+      j = dist::scale32(blk.x[l], bound);
+    else if (V == 2)
+      j = dist::scale64(blk.x[2 * l], blk.x[2 * l + 1], bound);
+    else
+      j = dist::scale128(blk, bound);
     std::swap(perm[n - 1 - k], perm[j]);
   }
 }

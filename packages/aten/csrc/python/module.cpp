@@ -72,32 +72,35 @@ PYBIND11_MODULE(_C, m) {
              return Generator(device.cast<c10::Device>());
            }),
            py::arg("device") = "cpu")
-      .def("manual_seed",
-           [](Generator& g, py::int_ seed) -> Generator& {
-             // Negative seeds wrap as in PyTorch; anything outside [-2**63, 2**64) is an error.
-             const auto v = seed.cast<py::object>();
-             long long s = 0;
-             int overflow = 0;
-             s = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
-             uint64_t u;
-             if (overflow > 0) {
-               u = PyLong_AsUnsignedLongLong(v.ptr());
-               if (PyErr_Occurred()) {
-                 PyErr_Clear();
-                 throw c10::ValueError("Overflow when unpacking long: the seed must be in [-0x8000000000000000, "
-                                       "0xffffffffffffffff]");
-               }
-             } else if (overflow < 0) {
-               throw c10::ValueError("Overflow when unpacking long: the seed must be in [-0x8000000000000000, "
-                                     "0xffffffffffffffff]");
-             } else {
-               u = static_cast<uint64_t>(s);
-             }
-             g.manual_seed(u);
-             return g;
-           },
-           py::arg("seed"), py::return_value_policy::reference_internal,
-           "Sets the seed (and rewinds the offset to 0); returns the generator.")
+      .def(
+          "manual_seed",
+          [](Generator& g, py::int_ seed) -> Generator& {
+            // Negative seeds wrap as in PyTorch; anything outside [-2**63, 2**64) is an error.
+            const auto v = seed.cast<py::object>();
+            long long s = 0;
+            int overflow = 0;
+            s = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+            uint64_t u;
+            if (overflow > 0) {
+              u = PyLong_AsUnsignedLongLong(v.ptr());
+              if (PyErr_Occurred()) {
+                PyErr_Clear();
+                throw c10::ValueError(
+                    "Overflow when unpacking long: the seed must be in [-0x8000000000000000, "
+                    "0xffffffffffffffff]");
+              }
+            } else if (overflow < 0) {
+              throw c10::ValueError(
+                  "Overflow when unpacking long: the seed must be in [-0x8000000000000000, "
+                  "0xffffffffffffffff]");
+            } else {
+              u = static_cast<uint64_t>(s);
+            }
+            g.manual_seed(u);
+            return g;
+          },
+          py::arg("seed"), py::return_value_policy::reference_internal,
+          "Sets the seed (and rewinds the offset to 0); returns the generator.")
       .def("seed", &Generator::seed, "Seeds from a non-deterministic source; returns the new seed.")
       .def("initial_seed", &Generator::initial_seed, "The seed of the last manual_seed() / seed().")
       .def_property_readonly("device", &Generator::device)
@@ -139,9 +142,8 @@ PYBIND11_MODULE(_C, m) {
       .def("_set_state", &Generator::set_state, py::arg("seed"), py::arg("offset"))
       .def("_philox_reserve", &Generator::philox_reserve, py::arg("blocks"),
            "Reserves `blocks` counters; returns (seed, first counter).")
-      .def("__eq__", [](const Generator& a, py::handle b) {
-             return py::isinstance<Generator>(b) && a == b.cast<const Generator&>();
-           })
+      .def("__eq__", [](const Generator& a,
+                        py::handle b) { return py::isinstance<Generator>(b) && a == b.cast<const Generator&>(); })
       .def("__hash__", [](const Generator& g) { return static_cast<size_t>(g.identity()); })
       .def(py::pickle(
           [](const Generator& g) {
@@ -156,9 +158,10 @@ PYBIND11_MODULE(_C, m) {
           }))
       .def("__repr__", [](const Generator& g) { return "<ember.aten.Generator object on " + g.device().str() + ">"; });
 
-  m.def("default_generator", [](const c10::Device& d) { return default_generator(d); },
-        py::arg("device") = c10::Device(c10::DeviceType::CPU),
-        "The process-wide generator of a device (shares its state with the C++ default).");
+  m.def(
+      "default_generator", [](const c10::Device& d) { return default_generator(d); },
+      py::arg("device") = c10::Device(c10::DeviceType::CPU),
+      "The process-wide generator of a device (shares its state with the C++ default).");
   m.def(
       "_philox_block",
       [](uint64_t seed, uint64_t counter, uint64_t subseq) {

@@ -128,9 +128,12 @@ void draw(T* out, int64_t n, const PhiloxDraw& d, const Gen& gen) {
 
 template <typename scalar_t>
 constexpr int uniform_digits() {
-  if constexpr (std::is_same_v<scalar_t, Half>) return 11;
-  else if constexpr (std::is_same_v<scalar_t, BFloat16>) return 8;
-  else return 24;
+  if constexpr (std::is_same_v<scalar_t, Half>)
+    return 11;
+  else if constexpr (std::is_same_v<scalar_t, BFloat16>)
+    return 8;
+  else
+    return 24;
 }
 
 // ---- uniform ----
@@ -151,7 +154,7 @@ void uniform_impl(const Tensor& self, double from, double to, PhiloxDraw d) {
     constexpr int D = uniform_digits<scalar_t>();
     const float f = static_cast<float>(from), span = static_cast<float>(to - from);
     const float top = static_cast<float>(static_cast<scalar_t>(static_cast<float>(to)));
-    draw<4>(out, n, d, [&](const Words& w, int64_t, scalar_t (&v)[4][kB]) {
+    draw<4>(out, n, d, [&](const Words& w, int64_t, scalar_t(&v)[4][kB]) {
       for (int l = 0; l < 4; ++l)
         for (int j = 0; j < kB; ++j) {
           const scalar_t x = static_cast<scalar_t>(f + span * dist::uniform_bits<D>(w.x[l][j]));
@@ -168,10 +171,8 @@ void uniform_kernel(const Tensor& self, double from, double to, PhiloxDraw d) {
 // ---- normal (and log_normal: exp of it) ----
 // Standard normals of one batch: z[l][j], V = 4 (float) or 2 (double).
 inline void normals(const Words& w, float (&z)[4][kB]) {
-  for (int j = 0; j < kB; ++j)
-    dist::box_muller_f(uniform_float(w.x[0][j]), uniform_float(w.x[1][j]), z[0][j], z[1][j]);
-  for (int j = 0; j < kB; ++j)
-    dist::box_muller_f(uniform_float(w.x[2][j]), uniform_float(w.x[3][j]), z[2][j], z[3][j]);
+  for (int j = 0; j < kB; ++j) dist::box_muller_f(uniform_float(w.x[0][j]), uniform_float(w.x[1][j]), z[0][j], z[1][j]);
+  for (int j = 0; j < kB; ++j) dist::box_muller_f(uniform_float(w.x[2][j]), uniform_float(w.x[3][j]), z[2][j], z[3][j]);
 }
 inline void normals(const Words& w, double (&z)[2][kB]) {
   for (int j = 0; j < kB; ++j)
@@ -189,15 +190,17 @@ void normal_impl(const Tensor& self, const Tensor& mean_t, double mean, const Te
   // Scalar mean/std are applied in the batch; tensor ones in a second pass below.
   const acc_t m = per_element ? acc_t(0) : static_cast<acc_t>(mean);
   const acc_t s = per_element ? acc_t(1) : static_cast<acc_t>(std_);
-  draw<V>(out, n, d, [&](const Words& w, int64_t, scalar_t (&v)[V][kB]) {
+  draw<V>(out, n, d, [&](const Words& w, int64_t, scalar_t(&v)[V][kB]) {
     alignas(64) acc_t z[V][kB];
     normals(w, z);
     for (int l = 0; l < V; ++l)
       for (int j = 0; j < kB; ++j) {
         acc_t x = m + s * z[l][j];
         if constexpr (kLog) {
-          if constexpr (std::is_same_v<acc_t, double>) x = dist::exp_d(x);
-          else x = dist::exp_f(x);
+          if constexpr (std::is_same_v<acc_t, double>)
+            x = dist::exp_d(x);
+          else
+            x = dist::exp_f(x);
         }
         v[l][j] = static_cast<scalar_t>(x);
       }
@@ -218,15 +221,13 @@ void normal_impl(const Tensor& self, const Tensor& mean_t, double mean, const Te
 
 void normal_kernel(const Tensor& self, const Tensor& mean_t, double mean, const Tensor& std_t, double std_,
                    PhiloxDraw d) {
-  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(self.dtype(), "normal_", [&] {
-    normal_impl<scalar_t, false>(self, mean_t, mean, std_t, std_, d);
-  });
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(self.dtype(), "normal_",
+                                         [&] { normal_impl<scalar_t, false>(self, mean_t, mean, std_t, std_, d); });
 }
 
 void log_normal_kernel(const Tensor& self, double mean, double std_, PhiloxDraw d) {
-  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(self.dtype(), "log_normal_", [&] {
-    normal_impl<scalar_t, true>(self, Tensor(), mean, Tensor(), std_, d);
-  });
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(self.dtype(), "log_normal_",
+                                         [&] { normal_impl<scalar_t, true>(self, Tensor(), mean, Tensor(), std_, d); });
 }
 
 // ---- exponential and cauchy: one uniform per value ----
@@ -249,7 +250,7 @@ void one_uniform_impl(const Tensor& self, double a, double b, PhiloxDraw d) {
     });
   } else {
     const float af = static_cast<float>(a), bf = static_cast<float>(b);
-    draw<4>(out, n, d, [&](const Words& w, int64_t, scalar_t (&v)[4][kB]) {
+    draw<4>(out, n, d, [&](const Words& w, int64_t, scalar_t(&v)[4][kB]) {
       for (int l = 0; l < 4; ++l)
         for (int j = 0; j < kB; ++j) {
           if constexpr (kCauchy) {
@@ -265,23 +266,24 @@ void one_uniform_impl(const Tensor& self, double a, double b, PhiloxDraw d) {
 }
 
 void exponential_kernel(const Tensor& self, double lambd, PhiloxDraw d) {
-  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(self.dtype(), "exponential_", [&] {
-    one_uniform_impl<scalar_t, false>(self, lambd, 0.0, d);
-  });
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(self.dtype(), "exponential_",
+                                         [&] { one_uniform_impl<scalar_t, false>(self, lambd, 0.0, d); });
 }
 
 void cauchy_kernel(const Tensor& self, double median, double sigma, PhiloxDraw d) {
-  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(self.dtype(), "cauchy_", [&] {
-    one_uniform_impl<scalar_t, true>(self, median, sigma, d);
-  });
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(self.dtype(), "cauchy_",
+                                         [&] { one_uniform_impl<scalar_t, true>(self, median, sigma, d); });
 }
 
 // ---- integers ----
 template <typename scalar_t>
 inline scalar_t from_int64(int64_t v) {
-  if constexpr (std::is_same_v<scalar_t, bool>) return v != 0;
-  else if constexpr (std::is_integral_v<scalar_t>) return static_cast<scalar_t>(v);
-  else return static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(v));
+  if constexpr (std::is_same_v<scalar_t, bool>)
+    return v != 0;
+  else if constexpr (std::is_integral_v<scalar_t>)
+    return static_cast<scalar_t>(v);
+  else
+    return static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(v));
 }
 
 template <typename scalar_t>
@@ -292,19 +294,19 @@ void random_impl(const Tensor& self, uint64_t range, int64_t base, PhiloxDraw d)
   const auto val = [ub](uint64_t v) { return from_int64<scalar_t>(static_cast<int64_t>(ub + v)); };
   switch (int_values_per_block(range)) {
     case 4:
-      draw<4>(out, n, d, [&](const Words& w, int64_t, scalar_t (&v)[4][kB]) {
+      draw<4>(out, n, d, [&](const Words& w, int64_t, scalar_t(&v)[4][kB]) {
         for (int l = 0; l < 4; ++l)
           for (int j = 0; j < kB; ++j) v[l][j] = val(dist::scale32(w.x[l][j], range));
       });
       break;
     case 2:
-      draw<2>(out, n, d, [&](const Words& w, int64_t, scalar_t (&v)[2][kB]) {
+      draw<2>(out, n, d, [&](const Words& w, int64_t, scalar_t(&v)[2][kB]) {
         for (int l = 0; l < 2; ++l)
           for (int j = 0; j < kB; ++j) v[l][j] = val(dist::scale64(w.x[2 * l][j], w.x[2 * l + 1][j], range));
       });
       break;
     default:
-      draw<1>(out, n, d, [&](const Words& w, int64_t, scalar_t (&v)[1][kB]) {
+      draw<1>(out, n, d, [&](const Words& w, int64_t, scalar_t(&v)[1][kB]) {
         for (int j = 0; j < kB; ++j) {
           const PhiloxBlock b{{w.x[0][j], w.x[1][j], w.x[2][j], w.x[3][j]}};
           v[0][j] = val(dist::scale128(b, range));
@@ -315,7 +317,8 @@ void random_impl(const Tensor& self, uint64_t range, int64_t base, PhiloxDraw d)
 }
 
 void random_from_to_kernel(const Tensor& self, uint64_t range, int64_t base, PhiloxDraw d) {
-  EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(self.dtype(), "random_", [&] { random_impl<scalar_t>(self, range, base, d); });
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(self.dtype(), "random_",
+                                             [&] { random_impl<scalar_t>(self, range, base, d); });
 }
 
 // ---- bernoulli and geometric: one double uniform per value ----
@@ -325,7 +328,7 @@ void bernoulli_impl(const Tensor& self, const Tensor& p_t, double p, PhiloxDraw 
   const int64_t n = self.numel();
   const double* pp = p_t.defined() ? p_t.data_ptr<double>() : nullptr;
   const scalar_t one = from_int64<scalar_t>(1), zero = from_int64<scalar_t>(0);
-  draw<2>(out, n, d, [&](const Words& w, int64_t first, scalar_t (&v)[2][kB]) {
+  draw<2>(out, n, d, [&](const Words& w, int64_t first, scalar_t(&v)[2][kB]) {
     for (int l = 0; l < 2; ++l)
       for (int j = 0; j < kB; ++j) {
         const int64_t i = std::min(first + j * 2 + l, n - 1);
@@ -335,12 +338,13 @@ void bernoulli_impl(const Tensor& self, const Tensor& p_t, double p, PhiloxDraw 
 }
 
 void bernoulli_kernel(const Tensor& self, const Tensor& p_t, double p, PhiloxDraw d) {
-  EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(self.dtype(), "bernoulli_", [&] { bernoulli_impl<scalar_t>(self, p_t, p, d); });
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(self.dtype(), "bernoulli_",
+                                             [&] { bernoulli_impl<scalar_t>(self, p_t, p, d); });
 }
 
 template <typename scalar_t>
 void geometric_impl(const Tensor& self, double log1m_p, PhiloxDraw d) {
-  draw<2>(self.data_ptr<scalar_t>(), self.numel(), d, [&](const Words& w, int64_t, scalar_t (&v)[2][kB]) {
+  draw<2>(self.data_ptr<scalar_t>(), self.numel(), d, [&](const Words& w, int64_t, scalar_t(&v)[2][kB]) {
     for (int l = 0; l < 2; ++l)
       for (int j = 0; j < kB; ++j) {
         double k = std::ceil(dist::log_d(1.0 - uniform_double(w.x[2 * l][j], w.x[2 * l + 1][j])) / log1m_p);

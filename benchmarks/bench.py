@@ -14,9 +14,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import harness  # noqa: E402
-from workloads import aten_core, autograd, data, linalg  # noqa: E402
+from workloads import aten_core, autograd, data, linalg, nn_kernels  # noqa: E402
 
-MODULES = [aten_core, autograd, data, linalg]
+MODULES = [aten_core, autograd, data, linalg, nn_kernels]
 
 
 def main() -> int:

@@ -85,6 +85,9 @@ nn = _types.ModuleType("ember.aten.nn", "Neural-network operators (PyTorch's tor
 for _mod_name, _mod in (("linalg", linalg), ("special", special), ("fft", fft), ("nn", nn)):
     for _pub, _fn in _generated_ops.FUNCTIONS.get(_mod_name, {}).items():
         setattr(_mod, _pub, _fn)
+from . import _nn_functional  # noqa: E402
+
+_nn_functional.install(nn, _generated_ops.FUNCTIONS.get("", {}))  # max_pool2d(return_indices=...), unfold, ...
 
 return_types = _types.ModuleType("ember.aten.return_types", "Named tuples returned by operators (values, indices).")
 for _rt_name, _rt in _generated_ops.RETURN_TYPES.items():

@@ -57,7 +57,9 @@ def py_name(name: str) -> str:
 
 
 def camel(name: str) -> str:
-    return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_") if p)
+    # str.title(), as PyTorch's generator: a letter after a digit is capitalised too
+    # (log1p -> Log1PBackward0, max_pool2d_with_indices -> MaxPool2DWithIndicesBackward0)
+    return "".join(p.title() for p in name.strip("_").split("_") if p)
 
 
 @dataclass

@@ -19,6 +19,8 @@ import ember.aten as ea
 from ember.aten import _generated_ops as ops
 from ember.c10py import _C as _c10
 
+from ._formulas_nn import *  # noqa: F403  (convolution and pooling helpers)
+
 _wrap_dim = _c10.maybe_wrap_dim
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_MODULES = ("shape", "factories", "pointwise", "reductions", "indexing", "pointwise_unary", "linalg")
+_MODULES = ("shape", "factories", "pointwise", "reductions", "indexing", "pointwise_unary", "linalg", "conv", "nn_ops")
 
 
 def kernels() -> dict[str, Any]:

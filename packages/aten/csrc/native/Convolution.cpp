@@ -1,0 +1,502 @@
+// convolution / convolution_backward: conv1d/2d/3d, transposed, strided, padded,
+// dilated and grouped, as im2col + GEMM (PyTorch's slow_conv path, which its other
+// backends must agree with).
+//
+// Every convolution has a "big" side, the image im2col reads, and a "small" side, one
+// value per window position (see Im2Col.h):
+//
+//   convolution        big = input,        small = output
+//   transposed         big = output,       small = input
+//
+// and the weight, contiguous, is in both cases a stack of per-group matrices
+// W[g] (Ms x Cb * kernel_numel) with Ms = weight.size(0) / groups, Cb = weight.size(1):
+// (out_channels, in_channels / groups, k...) for a convolution, (in_channels,
+// out_channels / groups, k...) for a transposed one. Three products then cover
+// everything, per image n and group g:
+//
+//   big_to_small   small[n, g] = W[g] @ im2col(big[n, g])          conv forward, transposed grad_input
+//   small_to_big   big[n, g] = col2im(W[g]^T @ small[n, g])        conv grad_input, transposed forward
+//   weight_grad    gW[g] = sum_n small[n, g] @ im2col(big[n, g])^T   grad_weight of both
+//
+// Threads: im2col / col2im run in parallel (over rows / channel planes); products big
+// enough for BLAS are called one after another from this thread (the pthreads OpenBLAS
+// must not be entered from OpenMP threads), each using OpenBLAS's own threads; many small
+// products (depthwise convolutions, tiny images) run in parallel over images and groups
+// with small_gemm_stub instead. Images are processed in chunks whose columns stay within
+// kColumnsBudget elements.
+#include <cblas.h>
+
+#include <cstring>
+#include <tuple>
+
+#include <ember/aten/Parallel.h>
+
+#include "Im2Col.h"
+
+namespace ember::at::native {
+namespace {
+
+constexpr int64_t kBlasMinWork = int64_t(1) << 16;    // m * n * k below which a product goes to small_gemm
+constexpr int64_t kColumnsBudget = int64_t(1) << 22;  // im2col buffer per chunk, in elements
+
+// ---- arguments --------------------------------------------------------------------------------
+
+const char* cpp_type_name(ScalarType t) {  // the names PyTorch's type messages use
+  switch (t) {
+    case ScalarType::Float:
+      return "float";
+    case ScalarType::Double:
+      return "double";
+    case ScalarType::Half:
+      return "c10::Half";
+    case ScalarType::BFloat16:
+      return "c10::BFloat16";
+    case ScalarType::Long:
+      return "long int";
+    case ScalarType::Int:
+      return "int";
+    case ScalarType::Short:
+      return "short int";
+    case ScalarType::Char:
+      return "signed char";
+    case ScalarType::Byte:
+      return "unsigned char";
+    case ScalarType::Bool:
+      return "bool";
+    default:
+      return c10::toPythonName(t);
+  }
+}
+
+DimVector expand_param(IntArrayRef v, const char* name, int64_t dim) {
+  if (v.size() == 1) return DimVector(dim, v[0]);
+  EMBER_CHECK(static_cast<int64_t>(v.size()) == dim, "expected ", name, " to be a single integer value or a list of ",
+              dim, " values to match the convolution dimensions, but got ", name, "=", shape_str(v));
+  return DimVector(v);
+}
+
+struct ConvShape {
+  int64_t dim = 0;  // spatial dims
+  DimVector stride, padding, dilation, output_padding;
+  bool transposed = false;
+  int64_t groups = 1;
+  DimVector output_sizes;  // of the operator's result
+  ConvGeometry geometry;   // big / small spatial sizes (see above)
+  int64_t Ms = 0, Cb = 0;  // rows of one group's weight matrix, big-side channels per group
+};
+
+// PyTorch's checks, in its order, and the output shape.
+ConvShape check_convolution(const Tensor& input, const Tensor& weight, const Tensor* bias, IntArrayRef stride,
+                            IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+                            int64_t groups) {
+  EMBER_CHECK(input.dtype() == weight.dtype(), "Input type (", cpp_type_name(input.dtype()), ") and weight type (",
+              cpp_type_name(weight.dtype()), ") should be the same");
+  EMBER_CHECK(bias == nullptr || bias->dtype() == input.dtype(), "Input type (", cpp_type_name(input.dtype()),
+              ") and bias type (", cpp_type_name(bias ? bias->dtype() : input.dtype()), ") should be the same");
+  EMBER_CHECK(input.device() == weight.device() && (bias == nullptr || bias->device() == input.device()),
+              "convolution: expected input, weight and bias on the same device");
+  const int64_t k = weight.dim();
+  EMBER_CHECK(k >= 3, "weight should have at least three dimensions");
+  const int64_t dim = k - 2;
+  EMBER_CHECK(dim <= 3, "convolution: only 1-d, 2-d and 3-d convolutions are supported, but the weight has ", dim,
+              " spatial dimensions");
+  ConvShape s;
+  s.dim = dim;
+  s.stride = expand_param(stride, "stride", dim);
+  s.padding = expand_param(padding, "padding", dim);
+  s.dilation = expand_param(dilation, "dilation", dim);
+  s.output_padding = expand_param(output_padding, "output_padding", dim);
+  s.transposed = transposed;
+  s.groups = groups;
+  for (int64_t v : s.stride) EMBER_CHECK(v > 0, "non-positive stride is not supported");
+  for (int64_t v : s.padding) EMBER_CHECK(v >= 0, "negative padding is not supported");
+  for (int64_t v : s.output_padding) EMBER_CHECK(v >= 0, "negative output_padding is not supported");
+  for (int64_t v : s.dilation) EMBER_CHECK(v > 0, "non-positive dilation is not supported");
+  EMBER_CHECK(groups > 0, "non-positive groups is not supported");
+
+  const IntArrayRef ws = weight.sizes();
+  EMBER_CHECK(input.dim() == k, "Expected ", k, "-dimensional input for ", k, "-dimensional weight ", shape_str(ws),
+              ", but got ", input.dim(), "-dimensional input of size ", shape_str(input.sizes()), " instead");
+  EMBER_CHECK(ws[0] >= groups, "Given groups=", groups, ", expected weight to be at least ", groups,
+              " at dimension 0, but got weight of size ", shape_str(ws), " instead");
+  EMBER_CHECK(ws[0] % groups == 0, "Given groups=", groups, ", expected weight to be divisible by ", groups,
+              " at dimension 0, but got weight of size ", shape_str(ws), " instead");
+  DimVector in_sp(input.sizes().begin() + 2, input.sizes().end());
+  DimVector kernel(ws.begin() + 2, ws.end());
+  DimVector out_sp(dim);
+  int64_t out_channels;
+  if (!transposed) {
+    EMBER_CHECK(input.size(1) == ws[1] * groups, "Given groups=", groups, ", weight of size ", shape_str(ws),
+                ", expected input", shape_str(input.sizes()), " to have ", ws[1] * groups, " channels, but got ",
+                input.size(1), " channels instead");
+    EMBER_CHECK(bias == nullptr || (bias->dim() == 1 && bias->size(0) == ws[0]), "Given weight of size ", shape_str(ws),
+                ", expected bias to be 1-dimensional with ", ws[0], " elements, but got bias of size ",
+                shape_str(bias ? bias->sizes() : IntArrayRef()), " instead");
+    DimVector padded(dim), extent(dim);
+    bool fits = true;
+    for (int64_t d = 0; d < dim; ++d) {
+      padded[d] = in_sp[d] + 2 * s.padding[d];
+      extent[d] = s.dilation[d] * (kernel[d] - 1) + 1;
+      fits &= padded[d] >= extent[d];
+    }
+    EMBER_CHECK(fits, "Calculated padded input size per channel: ", sizes_x(padded), ". Kernel size: ", sizes_x(extent),
+                ". Kernel size can't be greater than actual input size");
+    for (int64_t d = 0; d < dim; ++d) out_sp[d] = (padded[d] - extent[d]) / s.stride[d] + 1;
+    out_channels = ws[0];
+  } else {
+    EMBER_CHECK(input.size(1) == ws[0], "Given transposed=1, weight of size ", shape_str(ws), ", expected input",
+                shape_str(input.sizes()), " to have ", ws[0], " channels, but got ", input.size(1),
+                " channels instead");
+    EMBER_CHECK(bias == nullptr || (bias->dim() == 1 && bias->size(0) == ws[1] * groups),
+                "Given transposed=1, weight of size ", shape_str(ws), ", expected bias to be 1-dimensional with ",
+                ws[1] * groups, " elements, but got bias of size ", shape_str(bias ? bias->sizes() : IntArrayRef()),
+                " instead");
+    bool op_ok = true;
+    for (int64_t d = 0; d < dim; ++d) {
+      op_ok &= s.output_padding[d] < s.stride[d] || s.output_padding[d] < s.dilation[d];
+    }
+    if (!op_ok) {
+      // PyTorch's wording names the dims; a 1-d problem is reported as 2-d with height 1
+      static const char* names3[] = {"depth", "height", "width"};
+      const int64_t shown = std::max<int64_t>(dim, 2);
+      auto value = [&](const DimVector& v, int64_t i, int64_t fill) {
+        return i < shown - dim ? fill : v[i - (shown - dim)];
+      };
+      std::string msg = "output padding must be smaller than either stride or dilation, but got";
+      const char* const* names = names3 + (3 - shown);
+      for (int64_t i = 0; i < shown; ++i)
+        msg += std::string(" output_padding_") + names[i] + ": " + std::to_string(value(s.output_padding, i, 0));
+      for (int64_t i = 0; i < shown; ++i)
+        msg += std::string(" stride_") + names[i] + ": " + std::to_string(value(s.stride, i, 1));
+      for (int64_t i = 0; i < shown; ++i)
+        msg += std::string(" dilation_") + names[i] + ": " + std::to_string(value(s.dilation, i, 1));
+      EMBER_CHECK(false, msg);
+    }
+    bool positive = true;
+    for (int64_t d = 0; d < dim; ++d) {
+      out_sp[d] =
+          (in_sp[d] - 1) * s.stride[d] - 2 * s.padding[d] + s.dilation[d] * (kernel[d] - 1) + s.output_padding[d] + 1;
+      positive &= out_sp[d] > 0;
+    }
+    EMBER_CHECK(positive, "Given input size per channel: ", sizes_x(in_sp),
+                ". Calculated output size per channel: ", sizes_x(out_sp), ". Output size is too small");
+    out_channels = ws[1] * groups;
+  }
+  check_floating("convolution", input);
+
+  s.output_sizes = DimVector{input.size(0), out_channels};
+  for (int64_t v : out_sp) s.output_sizes.push_back(v);
+  const DimVector& big = transposed ? out_sp : in_sp;
+  const DimVector& small = transposed ? in_sp : out_sp;
+  ConvGeometry& g = s.geometry;
+  for (int64_t d = 0; d < dim; ++d) {
+    const int64_t i = 3 - dim + d;
+    g.input[i] = big[d];
+    g.output[i] = small[d];
+    g.kernel[i] = kernel[d];
+    g.stride[i] = s.stride[d];
+    g.padding[i] = s.padding[d];
+    g.dilation[i] = s.dilation[d];
+  }
+  s.Ms = ws[0] / groups;
+  s.Cb = ws[1];
+  return s;
+}
+
+// ---- products ---------------------------------------------------------------------------------
+
+// Row-major C = op(A) op(B) + beta C through OpenBLAS (never from inside a parallel region).
+void blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+               int64_t ldb, float beta, float* c, int64_t ldc) {
+  scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
+                    (blasint)n, (blasint)k, 1.0f, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
+}
+void blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
+               int64_t ldb, double beta, double* c, int64_t ldc) {
+  scipy_cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
+                    (blasint)n, (blasint)k, 1.0, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
+}
+
+// One problem: sizes and raw pointers of the contiguous operands.
+struct ConvProblem {
+  ScalarType dtype;
+  const ConvGeometry* g;
+  int64_t N, groups, Ms, Cb;
+  int64_t Kg() const { return Cb * g->kernel_numel(); }  // columns of one group's weight matrix
+  int64_t L() const { return g->output_numel(); }        // small-side positions per image
+  int64_t In() const { return g->input_numel(); }        // big-side positions per image
+  int64_t big_image() const { return groups * Cb * In(); }
+  int64_t small_image() const { return groups * Ms * L(); }
+  int64_t cols_image() const { return groups * Kg() * L(); }
+  int64_t chunk() const {
+    if (g->is_identity()) return N;
+    return std::max<int64_t>(1, std::min<int64_t>(N, kColumnsBudget / std::max<int64_t>(cols_image(), 1)));
+  }
+  bool use_blas(int64_t products) const { return products == 1 || Ms * L() * Kg() >= kBlasMinWork; }
+};
+
+int64_t product_grain(int64_t work) { return std::max<int64_t>(1, GRAIN_SIZE / std::max<int64_t>(work, 1)); }
+
+// small[n] = W @ im2col(big[n]) for every image.
+template <typename T>
+void big_to_small(const ConvProblem& p, const T* big, const T* w, T* small) {
+  const int64_t Kg = p.Kg(), L = p.L(), Ms = p.Ms, G = p.groups;
+  if (Kg == 0) {
+    std::memset(small, 0, sizeof(T) * p.N * p.small_image());
+    return;
+  }
+  const int64_t chunk = p.chunk();
+  const bool identity = p.g->is_identity();
+  Tensor cols = identity ? Tensor() : empty({chunk * p.cols_image()}, p.dtype);
+  for (int64_t n0 = 0; n0 < p.N; n0 += chunk) {
+    const int64_t nb = std::min(chunk, p.N - n0);
+    const T* col = identity ? big + n0 * p.big_image() : static_cast<const T*>(cols.data_ptr());
+    if (!identity) {
+      im2col_stub(DeviceType::CPU, p.dtype, big + n0 * p.big_image(), p.big_image(), cols.data_ptr(), p.cols_image(),
+                  nb, G * p.Cb, *p.g);
+    }
+    T* out = small + n0 * p.small_image();
+    auto one = [&](int64_t i, bool blas) {
+      const int64_t n = i / G, grp = i % G;
+      const T* a = w + grp * Ms * Kg;
+      const T* b = col + n * p.cols_image() + grp * Kg * L;
+      T* c = out + n * p.small_image() + grp * Ms * L;
+      if (blas) {
+        blas_gemm(false, false, Ms, L, Kg, a, Kg, b, L, T(0), c, L);
+      } else {
+        small_gemm_stub(DeviceType::CPU, p.dtype, false, false, Ms, L, Kg, a, Kg, b, L, c, L, false);
+      }
+    };
+    if (p.use_blas(nb * G)) {
+      for (int64_t i = 0; i < nb * G; ++i) one(i, true);
+    } else {
+      parallel_for(0, nb * G, product_grain(Ms * L * Kg), [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) one(i, false);
+      });
+    }
+  }
+}
+
+// big[n] = col2im(W^T @ small[n]) for every image.
+template <typename T>
+void small_to_big(const ConvProblem& p, const T* small, const T* w, T* big) {
+  const int64_t Kg = p.Kg(), L = p.L(), Ms = p.Ms, G = p.groups;
+  if (Kg == 0) return;  // no big-side channels
+  const bool identity = p.g->is_identity();
+  const int64_t chunk = p.chunk();
+  Tensor cols = identity ? Tensor() : empty({chunk * p.cols_image()}, p.dtype);
+  for (int64_t n0 = 0; n0 < p.N; n0 += chunk) {
+    const int64_t nb = std::min(chunk, p.N - n0);
+    // with a 1x1 kernel, stride 1 and no padding the columns are the image itself
+    T* col = identity ? big + n0 * p.big_image() : static_cast<T*>(cols.data_ptr());
+    const T* in = small + n0 * p.small_image();
+    auto one = [&](int64_t i, bool blas) {
+      const int64_t n = i / G, grp = i % G;
+      const T* a = w + grp * Ms * Kg;
+      const T* b = in + n * p.small_image() + grp * Ms * L;
+      T* c = col + n * p.cols_image() + grp * Kg * L;
+      if (Ms == 0 || L == 0) {
+        std::memset(c, 0, sizeof(T) * Kg * L);
+      } else if (blas) {
+        blas_gemm(true, false, Kg, L, Ms, a, Kg, b, L, T(0), c, L);
+      } else {
+        small_gemm_stub(DeviceType::CPU, p.dtype, true, false, Kg, L, Ms, a, Kg, b, L, c, L, false);
+      }
+    };
+    if (p.use_blas(nb * G)) {
+      for (int64_t i = 0; i < nb * G; ++i) one(i, true);
+    } else {
+      parallel_for(0, nb * G, product_grain(Ms * L * Kg), [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) one(i, false);
+      });
+    }
+    if (!identity) {
+      col2im_stub(DeviceType::CPU, p.dtype, col, p.cols_image(), big + n0 * p.big_image(), p.big_image(), nb, G * p.Cb,
+                  *p.g);
+    }
+  }
+}
+
+// gw[g] = sum_n small[n, g] @ im2col(big[n, g])^T.
+template <typename T>
+void weight_grad(const ConvProblem& p, const T* big, const T* small, T* gw) {
+  const int64_t Kg = p.Kg(), L = p.L(), Ms = p.Ms, G = p.groups;
+  std::memset(gw, 0, sizeof(T) * G * Ms * Kg);
+  if (Kg == 0 || Ms == 0 || L == 0 || p.N == 0) return;
+  const bool identity = p.g->is_identity();
+  const int64_t chunk = p.chunk();
+  Tensor cols = identity ? Tensor() : empty({chunk * p.cols_image()}, p.dtype);
+  // groups are independent: in parallel when their products are small (no races on gw[g])
+  const bool blas = G == 1 || Ms * L * Kg >= kBlasMinWork;
+  for (int64_t n0 = 0; n0 < p.N; n0 += chunk) {
+    const int64_t nb = std::min(chunk, p.N - n0);
+    const T* col = identity ? big + n0 * p.big_image() : static_cast<const T*>(cols.data_ptr());
+    if (!identity) {
+      im2col_stub(DeviceType::CPU, p.dtype, big + n0 * p.big_image(), p.big_image(), cols.data_ptr(), p.cols_image(),
+                  nb, G * p.Cb, *p.g);
+    }
+    const T* gout = small + n0 * p.small_image();
+    auto group = [&](int64_t grp, bool use_blas) {
+      T* c = gw + grp * Ms * Kg;
+      for (int64_t n = 0; n < nb; ++n) {
+        const T* a = gout + n * p.small_image() + grp * Ms * L;
+        const T* b = col + n * p.cols_image() + grp * Kg * L;
+        if (use_blas) {
+          blas_gemm(false, true, Ms, Kg, L, a, L, b, L, T(1), c, Kg);
+        } else {
+          small_gemm_stub(DeviceType::CPU, p.dtype, false, true, Ms, Kg, L, a, L, b, L, c, Kg, true);
+        }
+      }
+    };
+    if (blas) {
+      for (int64_t grp = 0; grp < G; ++grp) group(grp, true);
+    } else {
+      parallel_for(0, G, product_grain(nb * Ms * L * Kg), [&](int64_t b, int64_t e) {
+        for (int64_t grp = b; grp < e; ++grp) group(grp, false);
+      });
+    }
+  }
+}
+
+// out[n, c, :] += bias[c]
+template <typename T>
+void add_bias(T* out, const T* bias, int64_t N, int64_t C, int64_t S) {
+  parallel_for(0, N * C, product_grain(S), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const T v = bias[r % C];
+      T* row = out + r * S;
+      for (int64_t i = 0; i < S; ++i) row[i] += v;
+    }
+  });
+}
+
+// gb[c] = sum over n and positions of g[n, c, :]
+template <typename T>
+void bias_grad(const T* g, T* gb, int64_t N, int64_t C, int64_t S) {
+  parallel_for(0, C, product_grain(N * S), [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      double acc = 0;
+      for (int64_t n = 0; n < N; ++n) {
+        const T* row = g + (n * C + c) * S;
+        for (int64_t i = 0; i < S; ++i) acc += row[i];
+      }
+      gb[c] = static_cast<T>(acc);
+    }
+  });
+}
+
+template <typename F>
+void dispatch_float_double(ScalarType t, const F& f) {
+  if (t == ScalarType::Double) {
+    f(double{});
+  } else {
+    f(float{});
+  }
+}
+
+// A result in the dtype and memory format the caller expects.
+Tensor finish(Tensor t, ScalarType dtype, MemoryFormat fmt) {
+  t = t.to(dtype);
+  return fmt == MemoryFormat::Contiguous ? t : t.contiguous(fmt);
+}
+
+MemoryFormat conv_memory_format(const Tensor& input, const Tensor& weight) {
+  const MemoryFormat f = suggest_memory_format(input);
+  return f != MemoryFormat::Contiguous ? f : suggest_memory_format(weight);
+}
+
+}  // namespace
+
+Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+                   IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+                   int64_t groups) {
+  const Tensor* b = bias.has_value() && bias->defined() ? &*bias : nullptr;
+  const ConvShape s =
+      check_convolution(input, weight, b, stride, padding, dilation, transposed, output_padding, groups);
+  const ScalarType ct = nn_compute_type(input.dtype());
+  const Tensor x = input.to(ct).contiguous();
+  const Tensor w = weight.to(ct).contiguous();
+  Tensor out = empty(s.output_sizes, ct, input.device());
+  if (out.numel() > 0) {
+    const ConvProblem p{ct, &s.geometry, input.size(0), groups, s.Ms, s.Cb};
+    dispatch_float_double(ct, [&](auto tag) {
+      using T = decltype(tag);
+      if (!transposed) {
+        big_to_small<T>(p, static_cast<const T*>(x.data_ptr()), static_cast<const T*>(w.data_ptr()),
+                        static_cast<T*>(out.data_ptr()));
+      } else {
+        small_to_big<T>(p, static_cast<const T*>(x.data_ptr()), static_cast<const T*>(w.data_ptr()),
+                        static_cast<T*>(out.data_ptr()));
+      }
+      if (b != nullptr) {
+        const Tensor bc = b->to(ct).contiguous();
+        add_bias<T>(static_cast<T*>(out.data_ptr()), static_cast<const T*>(bc.data_ptr()), out.size(0), out.size(1),
+                    out.numel() / (out.size(0) * out.size(1)));
+      }
+    });
+  }
+  return finish(out, input.dtype(), conv_memory_format(input, weight));
+}
+
+std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_output, const Tensor& input,
+                                                        const Tensor& weight,
+                                                        const std::optional<c10::DimVector>& bias_sizes,
+                                                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                                        bool transposed, IntArrayRef output_padding, int64_t groups,
+                                                        const std::vector<bool>& output_mask) {
+  EMBER_CHECK(output_mask.size() == 3, "convolution_backward: output_mask must have 3 elements, but got ",
+              output_mask.size());
+  const ConvShape s =
+      check_convolution(input, weight, nullptr, stride, padding, dilation, transposed, output_padding, groups);
+  EMBER_CHECK(grad_output.dtype() == input.dtype(), "convolution_backward: expected grad_output of dtype ",
+              c10::toPythonName(input.dtype()), ", but got ", c10::toPythonName(grad_output.dtype()));
+  EMBER_CHECK(grad_output.sizes() == IntArrayRef(s.output_sizes), "convolution_backward: expected grad_output of size ",
+              shape_str(s.output_sizes), " (the convolution's output), but got ", shape_str(grad_output.sizes()));
+  const int64_t C_out = s.output_sizes[1];
+  EMBER_CHECK(!output_mask[2] || !bias_sizes.has_value() || (bias_sizes->size() == 1 && (*bias_sizes)[0] == C_out),
+              "convolution_backward: bias_sizes ", shape_str(bias_sizes ? IntArrayRef(*bias_sizes) : IntArrayRef()),
+              " do not match the ", C_out, " output channels");
+  const ScalarType ct = nn_compute_type(input.dtype());
+  const Tensor go = grad_output.to(ct).contiguous();
+  const ConvProblem p{ct, &s.geometry, input.size(0), groups, s.Ms, s.Cb};
+  Tensor gi, gw, gb;
+  dispatch_float_double(ct, [&](auto tag) {
+    using T = decltype(tag);
+    const T* gop = static_cast<const T*>(go.data_ptr());
+    if (output_mask[0]) {
+      const Tensor w = weight.to(ct).contiguous();
+      gi = empty(input.sizes(), ct, input.device());
+      if (gi.numel() > 0) {
+        if (!transposed) {
+          small_to_big<T>(p, gop, static_cast<const T*>(w.data_ptr()), static_cast<T*>(gi.data_ptr()));
+        } else {
+          big_to_small<T>(p, gop, static_cast<const T*>(w.data_ptr()), static_cast<T*>(gi.data_ptr()));
+        }
+      }
+      gi = finish(gi, input.dtype(), suggest_memory_format(input));
+    }
+    if (output_mask[1]) {
+      const Tensor x = input.to(ct).contiguous();
+      gw = empty(weight.sizes(), ct, weight.device());
+      if (gw.numel() > 0) {
+        const T* xp = static_cast<const T*>(x.data_ptr());
+        if (!transposed) {
+          weight_grad<T>(p, xp, gop, static_cast<T*>(gw.data_ptr()));
+        } else {
+          weight_grad<T>(p, gop, xp, static_cast<T*>(gw.data_ptr()));
+        }
+      }
+      gw = finish(gw, weight.dtype(), suggest_memory_format(weight));
+    }
+    if (output_mask[2]) {
+      gb = empty({C_out}, ct, grad_output.device());
+      const int64_t N = go.size(0);
+      const int64_t S = N * C_out == 0 ? 0 : go.numel() / (N * C_out);
+      if (C_out > 0) bias_grad<T>(gop, static_cast<T*>(gb.data_ptr()), N, C_out, S);
+      gb = gb.to(input.dtype());
+    }
+  });
+  return {gi, gw, gb};
+}
+
+}  // namespace ember::at::native

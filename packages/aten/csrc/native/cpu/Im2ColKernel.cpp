@@ -1,0 +1,219 @@
+// CPU kernels of convolution's matrix pieces (see ../Im2Col.h): im2col, col2im and the
+// single-threaded small GEMM. float32 / float64 only: float16 / bfloat16 convolutions
+// run in float32 (../Convolution.cpp converts once per call).
+#include <cstring>
+
+#include <ember/aten/Parallel.h>
+#include <ember/aten/vec/Vectorized.h>
+
+#include "../Im2Col.h"
+
+namespace ember::at::native {
+inline namespace CPU_CAPABILITY {
+namespace {
+
+using vec::Vectorized;
+
+inline int64_t floor_div(int64_t a, int64_t b) {  // b > 0
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+// The window positions [lo, hi) along one dim whose element ow * stride + offset lies in
+// [0, size); the others read padding.
+inline void valid_range(int64_t size, int64_t count, int64_t stride, int64_t offset, int64_t& lo, int64_t& hi) {
+  lo = offset >= 0 ? 0 : floor_div(-offset + stride - 1, stride);
+  hi = floor_div(size - 1 - offset, stride) + 1;
+  lo = std::min(std::max<int64_t>(lo, 0), count);
+  hi = std::min(std::max(hi, lo), count);
+}
+
+// One row of columns, (c, kd, kh, kw), from one image.
+template <typename T>
+void im2col_row(const T* image, T* row, const ConvGeometry& g, int64_t kd, int64_t kh, int64_t kw) {
+  const int64_t iD = g.input[0], iH = g.input[1], iW = g.input[2];
+  const int64_t oD = g.output[0], oH = g.output[1], oW = g.output[2];
+  const int64_t sW = g.stride[2];
+  const int64_t off_w = kw * g.dilation[2] - g.padding[2];
+  int64_t lo, hi;
+  valid_range(iW, oW, sW, off_w, lo, hi);
+  for (int64_t od = 0; od < oD; ++od) {
+    const int64_t id = od * g.stride[0] - g.padding[0] + kd * g.dilation[0];
+    for (int64_t oh = 0; oh < oH; ++oh, row += oW) {
+      const int64_t ih = oh * g.stride[1] - g.padding[1] + kh * g.dilation[1];
+      if (id < 0 || id >= iD || ih < 0 || ih >= iH) {
+        std::memset(row, 0, sizeof(T) * oW);
+        continue;
+      }
+      const T* src = image + (id * iH + ih) * iW + off_w;  // src[ow * sW] is element (id, ih, ow * sW + off_w)
+      if (lo > 0) std::memset(row, 0, sizeof(T) * lo);
+      if (sW == 1) {
+        std::memcpy(row + lo, src + lo, sizeof(T) * (hi - lo));
+      } else {
+        for (int64_t ow = lo; ow < hi; ++ow) row[ow] = src[ow * sW];
+      }
+      if (hi < oW) std::memset(row + hi, 0, sizeof(T) * (oW - hi));
+    }
+  }
+}
+
+// Adds one row of columns back into its image (the inverse walk of im2col_row).
+template <typename T>
+void col2im_row(const T* row, T* image, const ConvGeometry& g, int64_t kd, int64_t kh, int64_t kw) {
+  const int64_t iD = g.input[0], iH = g.input[1], iW = g.input[2];
+  const int64_t oD = g.output[0], oH = g.output[1], oW = g.output[2];
+  const int64_t sW = g.stride[2];
+  const int64_t off_w = kw * g.dilation[2] - g.padding[2];
+  int64_t lo, hi;
+  valid_range(iW, oW, sW, off_w, lo, hi);
+  if (lo >= hi) return;
+  for (int64_t od = 0; od < oD; ++od) {
+    const int64_t id = od * g.stride[0] - g.padding[0] + kd * g.dilation[0];
+    for (int64_t oh = 0; oh < oH; ++oh, row += oW) {
+      const int64_t ih = oh * g.stride[1] - g.padding[1] + kh * g.dilation[1];
+      if (id < 0 || id >= iD || ih < 0 || ih >= iH) continue;
+      T* dst = image + (id * iH + ih) * iW + off_w;
+      if (sW == 1) {
+        for (int64_t ow = lo; ow < hi; ++ow) dst[ow] += row[ow];
+      } else {
+        for (int64_t ow = lo; ow < hi; ++ow) dst[ow * sW] += row[ow];
+      }
+    }
+  }
+}
+
+template <typename T>
+void im2col_impl(const T* image, int64_t image_stride, T* columns, int64_t columns_stride, int64_t batch,
+                 int64_t channels, const ConvGeometry& g) {
+  const int64_t kn = g.kernel_numel(), on = g.output_numel(), in = g.input_numel();
+  const int64_t kH = g.kernel[1], kW = g.kernel[2];
+  const int64_t rows = batch * channels * kn;
+  const int64_t grain = std::max<int64_t>(1, GRAIN_SIZE / std::max<int64_t>(on, 1));
+  parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t n = r / (channels * kn);
+      const int64_t c = (r / kn) % channels;
+      const int64_t k = r % kn;
+      im2col_row(image + n * image_stride + c * in, columns + n * columns_stride + (c * kn + k) * on, g, k / (kH * kW),
+                 (k / kW) % kH, k % kW);
+    }
+  });
+}
+
+template <typename T>
+void col2im_impl(const T* columns, int64_t columns_stride, T* image, int64_t image_stride, int64_t batch,
+                 int64_t channels, const ConvGeometry& g) {
+  const int64_t kn = g.kernel_numel(), on = g.output_numel(), in = g.input_numel();
+  const int64_t kH = g.kernel[1], kW = g.kernel[2];
+  // one task per image plane: the rows of channel c only write plane c, so no races
+  const int64_t grain = std::max<int64_t>(1, GRAIN_SIZE / std::max<int64_t>(kn * on, 1));
+  parallel_for(0, batch * channels, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const int64_t n = p / channels, c = p % channels;
+      T* plane = image + n * image_stride + c * in;
+      std::memset(plane, 0, sizeof(T) * in);
+      const T* rows = columns + n * columns_stride + c * kn * on;
+      for (int64_t k = 0; k < kn; ++k) col2im_row(rows + k * on, plane, g, k / (kH * kW), (k / kW) % kH, k % kW);
+    }
+  });
+}
+
+void im2col_kernel(ScalarType dtype, const void* image, int64_t image_stride, void* columns, int64_t columns_stride,
+                   int64_t batch, int64_t channels, const ConvGeometry& g) {
+  if (dtype == ScalarType::Double) {
+    im2col_impl(static_cast<const double*>(image), image_stride, static_cast<double*>(columns), columns_stride, batch,
+                channels, g);
+  } else {
+    EMBER_CHECK(dtype == ScalarType::Float, "im2col: not implemented for dtype ", c10::toPythonName(dtype));
+    im2col_impl(static_cast<const float*>(image), image_stride, static_cast<float*>(columns), columns_stride, batch,
+                channels, g);
+  }
+}
+
+void col2im_kernel(ScalarType dtype, const void* columns, int64_t columns_stride, void* image, int64_t image_stride,
+                   int64_t batch, int64_t channels, const ConvGeometry& g) {
+  if (dtype == ScalarType::Double) {
+    col2im_impl(static_cast<const double*>(columns), columns_stride, static_cast<double*>(image), image_stride, batch,
+                channels, g);
+  } else {
+    EMBER_CHECK(dtype == ScalarType::Float, "col2im: not implemented for dtype ", c10::toPythonName(dtype));
+    col2im_impl(static_cast<const float*>(columns), columns_stride, static_cast<float*>(image), image_stride, batch,
+                channels, g);
+  }
+}
+
+// ---- small GEMM ---------------------------------------------------------------------------
+
+// y[0:n] += a * x[0:n]
+template <typename T>
+inline void axpy(T* y, T a, const T* x, int64_t n) {
+  using V = Vectorized<T>;
+  int64_t j = 0;
+  const V va(a);
+  for (; j + V::size() <= n; j += V::size()) vec::fmadd(va, V::loadu(x + j), V::loadu(y + j)).store(y + j);
+  for (; j < n; ++j) y[j] += a * x[j];
+}
+
+template <typename T>
+inline T dot(const T* x, const T* y, int64_t n) {
+  using V = Vectorized<T>;
+  V acc0(T(0)), acc1(T(0));
+  int64_t j = 0;
+  for (; j + 2 * V::size() <= n; j += 2 * V::size()) {
+    acc0 = vec::fmadd(V::loadu(x + j), V::loadu(y + j), acc0);
+    acc1 = vec::fmadd(V::loadu(x + j + V::size()), V::loadu(y + j + V::size()), acc1);
+  }
+  T s = (acc0 + acc1).reduce_add();
+  for (; j < n; ++j) s += x[j] * y[j];
+  return s;
+}
+
+template <typename T>
+void small_gemm_impl(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+                     int64_t ldb, T* c, int64_t ldc, bool accumulate) {
+  if (!tb) {
+    // rows of c are combinations of rows of b: contiguous axpys
+    for (int64_t i = 0; i < m; ++i) {
+      T* ci = c + i * ldc;
+      if (!accumulate) std::memset(ci, 0, sizeof(T) * n);
+      for (int64_t p = 0; p < k; ++p) {
+        const T aip = ta ? a[p * lda + i] : a[i * lda + p];
+        if (aip != T(0)) axpy(ci, aip, b + p * ldb, n);
+      }
+    }
+    return;
+  }
+  // b transposed: c[i, j] = op(a)[i, :] . b[j, :]
+  for (int64_t i = 0; i < m; ++i) {
+    T* ci = c + i * ldc;
+    for (int64_t j = 0; j < n; ++j) {
+      T s;
+      if (!ta) {
+        s = dot(a + i * lda, b + j * ldb, k);
+      } else {
+        s = T(0);
+        for (int64_t p = 0; p < k; ++p) s += a[p * lda + i] * b[j * ldb + p];
+      }
+      ci[j] = accumulate ? ci[j] + s : s;
+    }
+  }
+}
+
+void small_gemm_kernel(ScalarType dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda,
+                       const void* b, int64_t ldb, void* c, int64_t ldc, bool accumulate) {
+  if (dtype == ScalarType::Double) {
+    small_gemm_impl(ta, tb, m, n, k, static_cast<const double*>(a), lda, static_cast<const double*>(b), ldb,
+                    static_cast<double*>(c), ldc, accumulate);
+  } else {
+    small_gemm_impl(ta, tb, m, n, k, static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb,
+                    static_cast<float*>(c), ldc, accumulate);
+  }
+}
+
+}  // namespace
+}  // namespace CPU_CAPABILITY
+
+REGISTER_DISPATCH(im2col_stub, &im2col_kernel);
+REGISTER_DISPATCH(col2im_stub, &col2im_kernel);
+REGISTER_DISPATCH(small_gemm_stub, &small_gemm_kernel);
+
+}  // namespace ember::at::native

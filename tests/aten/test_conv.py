@@ -1,0 +1,377 @@
+"""Convolution beyond the OpInfo table: many configurations against the float64 references of
+opinfo/conv.py, both product paths (BLAS and the parallel small-matrix one), chunked batches,
+channels-last layouts, padding='same', convolution_backward against finite differences of
+the forward, unfold / fold, and errors."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import ember.aten as ea
+import numpy as np
+import pytest
+from opinfo.conv import ref_col2im, ref_conv, ref_conv_transpose, ref_im2col
+
+RNG = np.random.default_rng(20240607)
+
+
+def arr(*shape: int) -> np.ndarray:
+    return RNG.uniform(-1, 1, size=shape)
+
+
+def t(a: np.ndarray, dtype: Any = ea.float64) -> Any:
+    return ea.from_numpy(np.ascontiguousarray(a)).to(dtype)
+
+
+def close(got: Any, expected: np.ndarray, tol: float = 1e-10) -> None:
+    g = got.double().numpy() if isinstance(got, ea.Tensor) else np.asarray(got)
+    assert g.shape == expected.shape, (g.shape, expected.shape)
+    np.testing.assert_allclose(g, expected, atol=tol, rtol=tol)
+
+
+CONV = (ea.conv1d, ea.conv2d, ea.conv3d)
+TCONV = (ea.conv_transpose1d, ea.conv_transpose2d, ea.conv_transpose3d)
+
+# (spatial dims, N, C_in, C_out, groups, input size, kernel, stride, padding, dilation, bias)
+CONFIGS = [
+    (1, 2, 3, 4, 1, (11,), (3,), 1, 0, 1, True),
+    (1, 3, 4, 6, 2, (10,), (4,), 3, 2, 2, False),
+    (1, 1, 6, 6, 6, (9,), (3,), 2, 1, 1, True),  # depthwise
+    (2, 2, 3, 5, 1, (7, 8), (3, 3), 1, 1, 1, True),
+    (2, 2, 4, 6, 2, (9, 7), (3, 2), (2, 1), (1, 0), (2, 3), True),
+    (2, 3, 8, 8, 8, (6, 6), (3, 3), 1, 1, 1, False),  # depthwise
+    (2, 1, 4, 12, 4, (5, 6), (2, 3), (1, 2), (1, 1), 1, True),  # depthwise, multiplier 3
+    (2, 2, 6, 4, 1, (5, 5), (1, 1), 1, 0, 1, True),  # 1x1: no im2col
+    (2, 1, 3, 2, 1, (5, 5), (1, 1), 2, 1, 1, False),  # 1x1 with stride and padding
+    (2, 2, 3, 4, 1, (4, 4), (4, 4), 1, 0, 1, True),  # kernel = input
+    (3, 2, 2, 4, 2, (4, 5, 3), (2, 3, 2), (1, 2, 1), (1, 0, 1), (1, 1, 2), True),
+    (3, 1, 3, 3, 3, (3, 4, 4), (3, 3, 3), 1, 1, 1, False),
+]
+
+
+def _conv_ids(c: tuple[Any, ...]) -> str:
+    return f"{c[0]}d-g{c[4]}-k{c[6]}-s{c[7]}-p{c[8]}-d{c[9]}"
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=_conv_ids)
+def test_convolution_matches_reference(cfg: tuple[Any, ...]) -> None:
+    n, N, ci, co, g, size, k, s, p, d, has_bias = cfg
+    x, w = arr(N, ci, *size), arr(co, ci // g, *k)
+    b = arr(co) if has_bias else None
+    expected = ref_conv(x, w, b, s, p, d, g)
+    got = CONV[n - 1](t(x), t(w), t(b) if has_bias else None, s, p, d, g)
+    close(got, expected)
+    # float32 through the same paths
+    got32 = CONV[n - 1](t(x, ea.float32), t(w, ea.float32), t(b, ea.float32) if has_bias else None, s, p, d, g)
+    assert got32.dtype == ea.float32
+    close(got32, expected, 1e-5)
+    # unbatched: the same as the first image of the batch
+    got1 = CONV[n - 1](t(x[0]), t(w), t(b) if has_bias else None, s, p, d, g)
+    close(got1, expected[0])
+
+
+# (spatial dims, N, C_in, C_out per group, groups, input size, kernel, stride, padding, output_padding, dilation)
+TCONFIGS = [
+    (1, 2, 3, 2, 1, (5,), (3,), 2, 1, 1, 1),
+    (1, 1, 4, 3, 2, (4,), (2,), 3, 0, 2, 1),
+    (2, 2, 2, 3, 1, (3, 4), (3, 3), (2, 1), (1, 0), (1, 0), 1),
+    (2, 1, 4, 1, 4, (4, 3), (2, 3), 2, 1, 1, (1, 2)),  # depthwise
+    (2, 2, 3, 2, 1, (3, 3), (2, 2), 1, 0, (2, 1), 3),  # output_padding >= stride, < dilation
+    (2, 2, 4, 2, 2, (3, 3), (1, 1), 1, 0, 0, 1),  # 1x1
+    (3, 1, 2, 2, 2, (2, 3, 2), (2, 2, 2), (2, 1, 2), (0, 1, 1), (1, 0, 1), 1),
+]
+
+
+@pytest.mark.parametrize("cfg", TCONFIGS, ids=lambda c: f"{c[0]}d-g{c[4]}-s{c[7]}-op{c[9]}")
+def test_transposed_convolution_matches_reference(cfg: tuple[Any, ...]) -> None:
+    n, N, ci, cog, g, size, k, s, p, op, d = cfg
+    x, w, b = arr(N, ci, *size), arr(ci, cog, *k), arr(cog * g)
+    expected = ref_conv_transpose(x, w, b, s, p, op, g, d)
+    got = TCONV[n - 1](t(x), t(w), t(b), s, p, op, g, d)
+    close(got, expected)
+    close(TCONV[n - 1](t(x, ea.float32), t(w, ea.float32), t(b, ea.float32), s, p, op, g, d), expected, 1e-5)
+    close(TCONV[n - 1](t(x[0]), t(w), t(b), s, p, op, g, d), expected[0])
+
+
+def test_transposed_convolution_is_the_input_gradient_of_convolution() -> None:
+    # conv_transpose2d(y, w) = d/dx <y, conv2d(x, w)>: the definition, checked on the operators
+    x, w = arr(2, 4, 7, 6), arr(6, 2, 3, 3)
+    stride, padding, dilation, groups = (2, 1), (1, 1), (1, 2), 2
+    out = ea.conv2d(t(x), t(w), None, stride, padding, dilation, groups)
+    y = arr(*out.shape)
+    # the output_padding that makes the transposed output as large as x
+    op = tuple(
+        x.shape[2 + i] - ((y.shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * 2 + 1) for i in range(2)
+    )
+    gi = ea.conv_transpose2d(t(y), t(w), None, stride, padding, op, groups, dilation)
+    gi_ref = ea.convolution_backward(
+        t(y), t(x), t(w), None, stride, padding, dilation, False, (0, 0), groups, (True, False, False)
+    )[0]
+    assert tuple(gi.shape) == x.shape
+    close(gi, gi_ref.numpy())
+    close(gi, ref_conv_transpose(y, w, None, stride, padding, op, groups, dilation))
+
+
+def ref_weight_grad(x: np.ndarray, go: np.ndarray, kernel: tuple[int, int], padding: int, groups: int) -> np.ndarray:
+    """grad_weight of a stride-1 2-d convolution: grad_output times the unfolded input, per group."""
+    N, C = x.shape[:2]
+    O = go.shape[1]
+    cols = ref_im2col(x, kernel, 1, padding, 1).reshape(N, C, kernel[0] * kernel[1], -1)
+    g_out = go.reshape(N, O, -1)
+    cg, og = C // groups, O // groups
+    parts = []
+    for g in range(groups):
+        c = cols[:, g * cg : (g + 1) * cg].reshape(N, cg * kernel[0] * kernel[1], -1)
+        parts.append(np.einsum("nol,nkl->ok", g_out[:, g * og : (g + 1) * og], c))
+    return np.concatenate(parts).reshape(O, cg, *kernel)
+
+
+def test_blas_and_small_matrix_paths_agree_with_the_reference() -> None:
+    # big products go to OpenBLAS, small ones (depthwise, tiny images) to the parallel kernel;
+    # a batch whose columns exceed the chunk budget is processed in several chunks
+    cases = [
+        (arr(9, 16, 64, 64), arr(8, 16, 3, 3), 1),  # BLAS, two chunks (columns 144 x 4096 per image)
+        (arr(6, 32, 12, 12), arr(32, 1, 3, 3), 32),  # depthwise: small products in parallel
+        (arr(4, 8, 10, 10), arr(16, 2, 3, 3), 4),  # grouped, small products
+        (arr(64, 2, 3, 3), arr(3, 2, 3, 3), 1),  # many tiny images
+    ]
+    for x, w, groups in cases:
+        b = arr(w.shape[0])
+        expected = ref_conv(x, w, b, 1, 1, 1, groups)
+        close(ea.conv2d(t(x), t(w), t(b), 1, 1, 1, groups), expected)
+        go = arr(*expected.shape)
+        gi, gw, gb = ea.convolution_backward(
+            t(go), t(x), t(w), [w.shape[0]], (1, 1), (1, 1), (1, 1), False, (0, 0), groups, (True, True, True)
+        )
+        close(gi, ref_conv_transpose(go, w, None, 1, 1, 0, groups, 1))
+        close(gw, ref_weight_grad(x, go, (3, 3), 1, groups))
+        close(gb, go.sum(axis=(0, 2, 3)))
+
+
+def test_channels_last_inputs() -> None:
+    x, w, b = arr(2, 4, 6, 5), arr(6, 2, 3, 3), arr(6)
+    expected = ref_conv(x, w, b, (2, 1), 1, 1, 2)
+    xc = t(x).contiguous(memory_format=ea.channels_last)
+    assert not xc.is_contiguous()
+    out = ea.conv2d(xc, t(w), t(b), (2, 1), 1, 1, 2)
+    close(out, expected)
+    assert out.is_contiguous(memory_format=ea.channels_last)  # as PyTorch: the input's layout
+    # a channels-last weight alone also gives a channels-last result
+    out_w = ea.conv2d(t(x), t(w).contiguous(memory_format=ea.channels_last), t(b), (2, 1), 1, 1, 2)
+    close(out_w, expected)
+    # 3-d
+    x3, w3 = arr(1, 2, 4, 3, 5), arr(3, 2, 2, 2, 2)
+    out3 = ea.conv3d(t(x3).contiguous(memory_format=ea.channels_last_3d), t(w3))
+    close(out3, ref_conv(x3, w3))
+    assert out3.is_contiguous(memory_format=ea.channels_last_3d)
+    # backward keeps the layouts too
+    gi, gw, _ = ea.convolution_backward(
+        ea.ones_like(out), xc, t(w), None, (2, 1), (1, 1), (1, 1), False, (0, 0), 2, (True, True, False)
+    )
+    gi_c, gw_c, _ = ea.convolution_backward(
+        ea.ones_like(out).contiguous(), t(x), t(w), None, (2, 1), (1, 1), (1, 1), False, (0, 0), 2, (True, True, False)
+    )
+    assert gi.is_contiguous(memory_format=ea.channels_last)
+    close(gi, gi_c.numpy())
+    close(gw, gw_c.numpy())
+
+
+@pytest.mark.parametrize(
+    ("n", "size", "kernel", "dilation"),
+    [
+        (1, (7,), (3,), 1),
+        (1, (6,), (4,), 1),
+        (2, (5, 6), (2, 3), (1, 2)),
+        (2, (4, 4), (4, 4), 1),
+        (3, (3, 4, 5), (2, 3, 2), (2, 1, 1)),
+    ],
+)
+def test_padding_same_keeps_the_size(n: int, size: tuple[int, ...], kernel: tuple[int, ...], dilation: Any) -> None:
+    x, w, b = arr(2, 3, *size), arr(4, 3, *kernel), arr(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = CONV[n - 1](t(x), t(w), t(b), 1, "same", dilation)
+    assert tuple(out.shape) == (2, 4, *size)
+    close(out, ref_conv(x, w, b, 1, "same", dilation))
+    close(CONV[n - 1](t(x), t(w), t(b), 1, "valid", dilation), ref_conv(x, w, b, 1, 0, dilation))
+
+
+def test_padding_same_with_an_odd_total_warns_as_pytorch() -> None:
+    with pytest.warns(UserWarning, match="padding='same' with even kernel lengths"):
+        ea.conv1d(t(arr(1, 1, 6)), t(arr(1, 1, 4)), None, 1, "same")
+
+
+# ---- convolution_backward against finite differences of the forward ---------------------------
+
+BACKWARD_CASES = [
+    # (input shape, weight shape, stride, padding, dilation, transposed, output_padding, groups)
+    ((2, 4, 5, 4), (6, 2, 3, 2), (2, 1), (1, 0), (1, 2), False, (0, 0), 2),
+    ((1, 3, 6), (3, 1, 3), (2,), (1,), (2,), False, (0,), 3),
+    ((1, 2, 3, 3, 2), (2, 2, 2, 2, 1), (1, 1, 1), (1, 0, 0), (1, 1, 1), False, (0, 0, 0), 1),
+    ((2, 2, 3, 3), (2, 3, 3, 2), (2, 2), (1, 0), (1, 1), True, (1, 1), 1),
+    ((1, 4, 3), (4, 1, 2), (3,), (0,), (2,), True, (2,), 2),
+    ((2, 3, 4, 4), (5, 3, 1, 1), (1, 1), (0, 0), (1, 1), False, (0, 0), 1),
+]
+
+
+def _forward(x: np.ndarray, w: np.ndarray, b: np.ndarray, case: tuple[Any, ...]) -> np.ndarray:
+    _, _, s, p, d, transposed, op, g = case
+    return ea.convolution(t(x), t(w), t(b), s, p, d, transposed, op, g).numpy()
+
+
+@pytest.mark.parametrize("case", BACKWARD_CASES, ids=lambda c: f"{len(c[0]) - 2}d-{'T' if c[5] else 'N'}-g{c[7]}")
+def test_convolution_backward_matches_finite_differences(case: tuple[Any, ...]) -> None:
+    xs, ws, s, p, d, transposed, op, g = case
+    x, w = arr(*xs), arr(*ws)
+    c_out = ws[1] * g if transposed else ws[0]
+    b = arr(c_out)
+    y = _forward(x, w, b, case)
+    go = arr(*y.shape)
+    gi, gw, gb = ea.convolution_backward(t(go), t(x), t(w), [c_out], s, p, d, transposed, op, g, (True, True, True))
+    eps = 1e-6
+
+    def numeric(which: np.ndarray) -> np.ndarray:
+        # d <go, conv(x, w, b)> / d which[i], by central differences (which is x, w or b, changed in place)
+        grad = np.zeros_like(which)
+        for i in np.ndindex(*which.shape):
+            orig = which[i]
+            which[i] = orig + eps
+            plus = np.sum(go * _forward(x, w, b, case))
+            which[i] = orig - eps
+            minus = np.sum(go * _forward(x, w, b, case))
+            which[i] = orig
+            grad[i] = (plus - minus) / (2 * eps)
+        return grad
+
+    close(gi, numeric(x), 1e-6)
+    close(gw, numeric(w), 1e-6)
+    close(gb, numeric(b), 1e-6)
+    # output_mask: what is not asked for is None
+    only = ea.convolution_backward(t(go), t(x), t(w), None, s, p, d, transposed, op, g, (False, True, False))
+    assert only[0] is None and only[2] is None
+    close(only[1], gw.numpy())
+
+
+def test_convolution_backward_half_precision_runs_in_float32() -> None:
+    x, w = arr(2, 3, 5, 5), arr(4, 3, 3, 3)
+    go = arr(2, 4, 3, 3)
+    for dt, tol in ((ea.float16, 4e-3), (ea.bfloat16, 2e-2)):
+        xs, ws, gos = t(x, dt), t(w, dt), t(go, dt)
+        # the reference sees the same (rounded) values in float64: only the result's rounding differs
+        ref = ea.convolution_backward(
+            gos.double(), xs.double(), ws.double(), [4], (1, 1), (0, 0), (1, 1), False, (0, 0), 1, (True, True, True)
+        )
+        got = ea.convolution_backward(gos, xs, ws, [4], (1, 1), (0, 0), (1, 1), False, (0, 0), 1, (True, True, True))
+        for a, r in zip(got, ref, strict=True):
+            assert a.dtype == dt
+            close(a, r.numpy(), tol)
+
+
+def test_convolution_backward_errors() -> None:
+    x, w = t(arr(2, 4, 5, 5)), t(arr(6, 2, 3, 3))
+    args = ((1, 1), (0, 0), (1, 1), False, (0, 0), 2)
+    with pytest.raises(
+        RuntimeError,
+        match=r"expected grad_output of size \[2, 6, 3, 3\] \(the convolution's output\), "
+        r"but got \[2, 6, 4, 3\]",
+    ):
+        ea.convolution_backward(t(arr(2, 6, 4, 3)), x, w, None, *args, (True, True, True))
+    with pytest.raises(RuntimeError, match="expected grad_output of dtype float64, but got float32"):
+        ea.convolution_backward(t(arr(2, 6, 3, 3), ea.float32), x, w, None, *args, (True, True, True))
+    with pytest.raises(RuntimeError, match="Given groups=2, weight of size"):
+        ea.convolution_backward(t(arr(2, 6, 3, 3)), t(arr(2, 3, 5, 5)), w, None, *args, (True, True, True))
+
+
+def test_convolution_operator_errors() -> None:
+    x, w = t(arr(2, 4, 5, 5)), t(arr(6, 4, 3, 3))
+    with pytest.raises(RuntimeError, match="weight should have at least three dimensions"):
+        ea.convolution(t(arr(2, 3)), t(arr(2, 3)), None, (1,), (0,), (1,), False, (0,), 1)
+    with pytest.raises(
+        RuntimeError,
+        match=r"Expected 4-dimensional input for 4-dimensional weight \[6, 4, 3, 3\], but "
+        r"got 3-dimensional input of size \[4, 5, 5\] instead",
+    ):
+        ea.convolution(t(arr(4, 5, 5)), w, None, (1,), (0,), (1,), False, (0,), 1)
+    with pytest.raises(RuntimeError, match="expected padding to be a single integer value or a list of 2 values"):
+        ea.conv2d(x, w, None, 1, (1, 1, 1))
+    with pytest.raises(RuntimeError, match="expected dilation to be a single integer value or a list of 2 values"):
+        ea.conv2d(x, w, None, 1, 0, (1, 1, 1))
+    with pytest.raises(RuntimeError, match="expected output_padding to be a single integer value or a list of 2"):
+        ea.convolution(x, t(arr(4, 3, 3, 3)), None, (1,), (0,), (1,), True, (0, 0, 0), 1)
+    with pytest.raises(
+        RuntimeError,
+        match=r"Expected 2D \(unbatched\) or 3D \(batched\) input to conv1d, but got "
+        r"input of size: \[1, 2, 3, 4\]",
+    ):
+        ea.conv1d(t(arr(1, 2, 3, 4)), t(arr(2, 2, 2)))
+    with pytest.raises(RuntimeError, match=r"Expected 4D \(unbatched\) or 5D \(batched\) input to conv3d"):
+        ea.conv3d(t(arr(1, 2, 3)), t(arr(2, 2, 2, 2, 2)))
+    with pytest.raises(
+        RuntimeError,
+        match="output padding must be smaller than either stride or dilation, but got "
+        "output_padding_height: 0 output_padding_width: 2 stride_height: 1 stride_width: 2",
+    ):
+        ea.conv_transpose1d(t(arr(1, 2, 5)), t(arr(2, 3, 3)), None, 2, 0, 2)
+    with pytest.raises(
+        RuntimeError, match="output_padding_depth: 2 output_padding_height: 2 output_padding_width: 2 stride_depth: 2"
+    ):
+        ea.conv_transpose3d(t(arr(1, 2, 3, 3, 3)), t(arr(2, 3, 3, 3, 3)), None, 2, 0, 2)
+    with pytest.raises(TypeError):
+        ea.conv_transpose2d(x, t(arr(4, 3, 3, 3)), None, 1, "same")
+    for dt in (ea.int32, ea.bool):
+        with pytest.raises(NotImplementedError, match="convolution: not implemented for dtype"):
+            ea.conv2d(x.to(dt), w.to(dt))
+
+
+def test_empty_convolutions() -> None:
+    out = ea.conv2d(t(arr(0, 4, 5, 5)), t(arr(6, 2, 3, 3)), t(arr(6)), groups=2)
+    assert tuple(out.shape) == (0, 6, 3, 3)
+    b = arr(3)
+    out = ea.conv2d(t(arr(2, 0, 4, 4)), t(arr(3, 0, 3, 3)), t(b))
+    close(out, np.broadcast_to(b.reshape(1, 3, 1, 1), (2, 3, 2, 2)))  # only the bias
+    out = ea.conv_transpose2d(t(arr(0, 2, 5, 5)), t(arr(2, 3, 3, 3)))
+    assert tuple(out.shape) == (0, 3, 7, 7)
+    with pytest.raises(RuntimeError, match=r"Calculated padded input size per channel: \(0 x 5\)"):
+        ea.conv2d(t(arr(2, 4, 0, 5)), t(arr(6, 2, 3, 3)), groups=2)
+
+
+def test_output_shapes_follow_pytorch() -> None:
+    # shapes measured with PyTorch 2.13
+    assert tuple(ea.conv2d(t(arr(2, 4, 5, 5)), t(arr(6, 2, 3, 3)), padding="valid", groups=2).shape) == (2, 6, 3, 3)
+    assert tuple(
+        ea.conv_transpose2d(t(arr(2, 4, 5, 5)), t(arr(4, 3, 3, 3)), stride=2, output_padding=1, groups=2).shape
+    ) == (2, 6, 12, 12)
+    assert tuple(
+        ea.conv_transpose2d(t(arr(1, 2, 5, 5)), t(arr(2, 3, 3, 3)), stride=1, dilation=3, output_padding=2).shape
+    ) == (1, 3, 13, 13)
+    assert tuple(ea.conv1d(t(arr(1, 2, 2)), t(arr(3, 2, 5)), padding="same").shape) == (1, 3, 2)
+
+
+# ---- unfold / fold ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("shape", "k", "d", "p", "s"),
+    [((2, 3, 7, 6), 3, 1, 1, 2), ((1, 2, 5, 8), (2, 3), (2, 1), (0, 2), (1, 3)), ((3, 4, 4), 2, 1, 0, 1)],
+)
+def test_unfold_fold(shape: tuple[int, ...], k: Any, d: Any, p: Any, s: Any) -> None:
+    x = arr(*shape)
+    cols = ea.nn.unfold(t(x), k, d, p, s)
+    close(cols, ref_im2col(x, k, d, p, s))
+    size = shape[-2:]
+    close(ea.nn.fold(cols, size, k, d, p, s), ref_col2im(ref_im2col(x, k, d, p, s), size, k, d, p, s))
+    # fold(unfold(x)) multiplies every element by the number of blocks covering it
+    ones = np.ones(shape)
+    counts = ref_col2im(ref_im2col(ones, k, d, p, s), size, k, d, p, s)
+    close(ea.nn.fold(ea.nn.unfold(t(x), k, d, p, s), size, k, d, p, s), x * counts)
+    # float32 and the int-or-tuple arguments of nn.functional
+    close(
+        ea.nn.unfold(t(x, ea.float32), kernel_size=k, dilation=d, padding=p, stride=s), ref_im2col(x, k, d, p, s), 1e-6
+    )
+
+
+def test_nn_front_ends_are_pytorchs() -> None:
+    assert ea.nn.conv2d is ea.conv2d and ea.nn.conv_transpose1d is ea.conv_transpose1d
+    assert ea.nn.im2col is not ea.nn.unfold  # unfold is nn.functional's wrapper of im2col
+    assert not hasattr(ea.Tensor, "conv2d")

@@ -275,6 +275,14 @@ def div_other_backward(grad: Any, self: Any, other: Any, rounding_mode: str | No
     return -grad * ((self / other) / other)
 
 
+def xlogy_self_backward(grad: Any, self: Any, other: Any) -> Any:
+    """d/dx x*log(y) = log(y), 0 where x == 0 and y <= 0 (PyTorch's convention at the singularity)."""
+    g = grad * (other.log() if _is_tensor(other) else math.log(other))
+    if not _is_tensor(other):
+        return g
+    return where((self == 0).logical_and(other <= 0), 0.0, g)
+
+
 def pow_backward_self(grad: Any, self: Any, exponent: Any) -> Any:
     if not _is_tensor(exponent):
         if exponent == 0:

@@ -200,3 +200,18 @@ def test_svd_without_vectors_is_not_differentiable() -> None:
     assert u.numel() == 0 and vh.numel() == 0
     with pytest.raises(RuntimeError, match="the singular vectors were not computed"):
         s.sum().backward()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x, o: ea.matmul(x, x.detach()[0], out=o),  # the folded path, copied into out
+        lambda x, o: ea.mm(x[0], x.detach()[0], out=o),
+        lambda x, o: ea.linalg.matrix_norm(x, out=o),
+        lambda x, o: ea.kron(x, x.detach(), out=o),
+    ],
+)
+def test_out_variants_refuse_inputs_that_require_grad(call: Any) -> None:
+    x = R(2, 3, 3, seed=41)
+    with pytest.raises(RuntimeError, match=r"functions with out=\.\.\. arguments don't support automatic differentiation"):
+        call(x, ea.empty(0, dtype=ea.float64))

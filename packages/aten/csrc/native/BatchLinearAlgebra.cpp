@@ -16,7 +16,7 @@
 #include <vector>
 
 #include <ember/aten/Dispatch.h>
-#include <ember/aten/TensorIterator.h>
+#include <ember/aten/Tensor.h>
 
 #include "Blas.h"
 
@@ -138,6 +138,20 @@ DimVector with_matrix(IntArrayRef batch, int64_t r, int64_t c) {
   s.push_back(r);
   s.push_back(c);
   return s;
+}
+
+// The broadcast of two batch shapes, with PyTorch's message (a: B's batch, b: A's).
+DimVector broadcast_batch(IntArrayRef a, IntArrayRef b) {
+  const size_t n = std::max(a.size(), b.size());
+  DimVector out(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t da = i + a.size() >= n ? a[i + a.size() - n] : 1;
+    const int64_t db = i + b.size() >= n ? b[i + b.size() - n] : 1;
+    EMBER_CHECK(da == db || da == 1 || db == 1, "The size of tensor a (", da, ") must match the size of tensor b (",
+                db, ") at non-singleton dimension ", i);
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
 }
 
 // PyTorch names the failing matrix of a batch: "(Batch element 3): ".
@@ -327,7 +341,7 @@ Tensor linalg_solve_out(const Tensor& A, const Tensor& B, bool left, const Tenso
   // XA = B  <=>  A^T X^T = B^T
   const Tensor At = left ? A : A.transpose(-2, -1);
   const Tensor Bt = left ? B2 : B2.transpose(-2, -1);
-  const DimVector batch = infer_size(batch_shape(At), batch_shape(Bt), "linalg.solve");
+  const DimVector batch = broadcast_batch(batch_shape(Bt), batch_shape(At));
   const int64_t k = Bt.size(-1);
   lapack_int(n, "linalg.solve");
   Tensor lu = fortran_copy(At.expand(with_matrix(batch, n, n)));

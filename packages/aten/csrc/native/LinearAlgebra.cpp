@@ -45,7 +45,9 @@ void addmm_into(const Tensor& result, const Tensor& self, const Tensor& a, const
   Tensor c = overlap ? empty(result.sizes(), result.dtype(), result.device()) : result;
   Scalar eff_beta = beta;
   if (self.defined() && !is_zero(beta)) {
-    if (!self.is_same(c)) c.copy_(self);
+    // in place (self is result, maybe as another view): already there
+    const bool same = self.data_ptr() == c.data_ptr() && self.sizes() == c.sizes() && self.strides() == c.strides();
+    if (!same) c.copy_(self);
   } else {
     eff_beta = Scalar(0.0);
   }
@@ -91,11 +93,11 @@ Tensor mm_out(const Tensor& self, const Tensor& mat2, const Tensor& out) {
 
 Tensor addmm_out(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha,
                  const Tensor& out) {
-  check_mm_operands(mat1, mat2, "mat1", "mat2");
-  EMBER_CHECK(mat1.dtype() == mat2.dtype(), "mat1 and mat2 must have the same dtype, but got ",
-              c10::toString(mat1.dtype()), " and ", c10::toString(mat2.dtype()));
   EMBER_CHECK(self.dtype() == mat2.dtype(), "self and mat2 must have the same dtype, but got ",
               c10::toString(self.dtype()), " and ", c10::toString(mat2.dtype()));
+  EMBER_CHECK(mat1.dtype() == mat2.dtype(), "mat1 and mat2 must have the same dtype, but got ",
+              c10::toString(mat1.dtype()), " and ", c10::toString(mat2.dtype()));
+  check_mm_operands(mat1, mat2, "mat1", "mat2");
   check_same_device("addmm", mat1, mat2);
   check_same_device("addmm", self, mat1);
   const DimVector shape{mat1.size(0), mat2.size(1)};
@@ -118,15 +120,17 @@ Tensor bmm_out(const Tensor& self, const Tensor& mat2, const Tensor& out) {
 
 Tensor baddbmm_out(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
                    const Scalar& alpha, const Tensor& out) {
-  check_bmm_operands(batch1, batch2);
-  EMBER_CHECK(self.dtype() == batch1.dtype(), "Input dtypes must be the same, got: input ",
-              blas_cpp_type_name(self.dtype()), ", batch1: ", blas_cpp_type_name(batch1.dtype()),
-              ", batch2: ", blas_cpp_type_name(batch2.dtype()));
-  check_same_device("baddbmm", self, batch1);
-  check_same_device("baddbmm", batch1, batch2);
+  EMBER_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
+  EMBER_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
   const DimVector shape{batch1.size(0), batch1.size(1), batch2.size(2)};
   if (out.defined() && out.is_same(self)) check_inplace_shape(self, shape);
   const Tensor self_b = self.expand(shape);
+  EMBER_CHECK(self.dtype() == batch1.dtype() && self.dtype() == batch2.dtype(),
+              "Input dtypes must be the same, got: input ", blas_cpp_type_name(self.dtype()), ", batch1: ",
+              blas_cpp_type_name(batch1.dtype()), ", batch2: ", blas_cpp_type_name(batch2.dtype()));
+  check_bmm_operands(batch1, batch2);
+  check_same_device("baddbmm", self, batch1);
+  check_same_device("baddbmm", batch1, batch2);
   Tensor result = gemm_out(out, shape, batch1.dtype(), batch1.device());
   addmm_into(result, self_b, batch1, batch2, beta, alpha);
   return result;
@@ -353,12 +357,12 @@ void cross_loop(TensorIterator& iter, int64_t so, int64_t sa, int64_t sb) {
 
 Tensor linalg_cross_out(const Tensor& self, const Tensor& other, int64_t dim, const Tensor& out) {
   EMBER_CHECK(self.dim() == other.dim(), "linalg.cross: inputs must have the same number of dimensions.");
-  EMBER_CHECK(self.dtype() == other.dtype(), "expected scalar type ", c10::toString(self.dtype()), " but found ",
-              c10::toString(other.dtype()));
-  check_same_device("linalg.cross", self, other);
   const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
   EMBER_CHECK(self.size(d) == 3 && other.size(d) == 3, "linalg.cross: inputs dimension ", dim,
               " must have length 3. Got ", self.size(d), " and ", other.size(d));
+  EMBER_CHECK(self.dtype() == other.dtype(), "expected scalar type ", c10::toString(self.dtype()), " but found ",
+              c10::toString(other.dtype()));
+  check_same_device("linalg.cross", self, other);
   const DimVector shape = infer_size(self.sizes(), other.sizes(), "linalg.cross");
   Tensor result;
   if (!out.defined()) {

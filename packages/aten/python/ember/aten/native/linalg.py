@@ -72,8 +72,13 @@ def _resize_output(out: Any, shape: tuple[int, ...]) -> None:
     out._impl.set_sizes_contiguous(list(shape))
 
 
-def _set_out(out: Any, result: Any) -> Any:
+def _set_out(out: Any, result: Any, name: str = "op") -> Any:
     """Writes `result` into out= (same dtype required, as PyTorch's linalg outs) and returns out."""
+    if getattr(result, "requires_grad", False):
+        raise RuntimeError(
+            f"{name}(): functions with out=... arguments don't support automatic differentiation, but one of the "
+            "arguments requires grad."
+        )
     if out.dtype != result.dtype:
         raise RuntimeError(
             f"Expected out tensor to have dtype {_CPP_NAMES[result.dtype._name]}, but got "
@@ -161,7 +166,7 @@ def _matmul(a: Any, b: Any, out: Any) -> Any:
             r = _squeeze(r, -2)
         if db == 1:
             r = _squeeze(r, -1)
-    return r if out is None else _set_out(out, r)
+    return r if out is None else _set_out(out, r, "matmul")
 
 
 def matmul(self: Any, other: Any) -> Any:
@@ -215,7 +220,7 @@ def kron(self: Any, other: Any) -> Any:
 
 
 def kron_out(self: Any, other: Any, out: Any) -> Any:
-    return _set_out(out, kron(self, other))
+    return _set_out(out, kron(self, other), "kron")
 
 
 # ---- cross ----------------------------------------------------------------------------------
@@ -261,7 +266,7 @@ def linalg_svd(A: Any, full_matrices: bool, driver: str | None) -> Any:
 
 def linalg_svd_U(A: Any, full_matrices: bool, driver: str | None, U: Any, S: Any, Vh: Any) -> Any:
     u, s, vh = ops._call__linalg_svd(A, full_matrices, True, driver)
-    return _set_out(U, u), _set_out(S, s), _set_out(Vh, vh)
+    return _set_out(U, u, "linalg_svd"), _set_out(S, s, "linalg_svd"), _set_out(Vh, vh, "linalg_svd")
 
 
 def linalg_svdvals(A: Any, driver: str | None) -> Any:
@@ -270,7 +275,7 @@ def linalg_svdvals(A: Any, driver: str | None) -> Any:
 
 
 def linalg_svdvals_out(A: Any, driver: str | None, out: Any) -> Any:
-    return _set_out(out, linalg_svdvals(A, driver))
+    return _set_out(out, linalg_svdvals(A, driver), "linalg_svdvals")
 
 
 # ---- norms ------------------------------------------------------------------------------------
@@ -298,15 +303,13 @@ def _ord_str(ord: Any) -> str:
     return str(ord)
 
 
-def _max_or_min(t: Any, dim: int, is_max: bool) -> Any:
-    """amax / amin over one dim (keepdim); the max over an empty dim of norms is 0 (as PyTorch's)."""
+def _max_or_min(t: Any, dim: int, is_max: bool, keepdim: bool) -> Any:
+    """amax / amin over one dim; the max over an empty dim of norms is 0 (as PyTorch's)."""
     if is_max:
         if _shape(t)[dim] == 0:
-            shape = list(_shape(t))
-            shape[dim] = 1
-            return ops._call_new_zeros(t, tuple(shape), None, None, None, None)
-        return ops._call_amax(t, (dim,), True)
-    return ops._call_amin(t, (dim,), True)
+            return ops._call_new_zeros(t, _reduced_shape(t, (dim,), keepdim), None, None, None, None)
+        return ops._call_amax(t, (dim,), keepdim)
+    return ops._call_amin(t, (dim,), keepdim)
 
 
 def _matrix_norm(A: Any, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Any:
@@ -333,21 +336,18 @@ def _matrix_norm(A: Any, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Any:
         s = linalg_svdvals(moved, None)
         if ord == "nuc":
             r = _sum(s, (-1,))
-        elif _shape(s)[-1] == 0 and ord == 2:
-            r = ops._call_new_zeros(s, _shape(s)[:-1], None, None, None, None)
         else:
-            r = _squeeze(_max_or_min(s, s.dim() - 1, ord == 2), -1)
+            r = _max_or_min(s, -1, ord == 2, False)
         if keepdim:
             for d in sorted((d0, d1)):
                 r = ops._call_unsqueeze(r, d)
         return r
     # 1 / -1: max / min column sum; inf / -inf: max / min row sum
     sum_dim, pick_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
-    sums = _vector_norm(A, 1, (sum_dim,), True)
-    r = _max_or_min(sums, pick_dim, ord > 0)
-    if not keepdim:
-        r = ops._call_squeeze_dims(r, (d0, d1))
-    return r
+    sums = _vector_norm(A, 1, (sum_dim,), keepdim)
+    if not keepdim and pick_dim > sum_dim:
+        pick_dim -= 1
+    return _max_or_min(sums, pick_dim, ord > 0, keepdim)
 
 
 def linalg_matrix_norm(self: Any, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Any:
@@ -359,11 +359,11 @@ def linalg_matrix_norm_str_ord(self: Any, ord: str, dim: Any, keepdim: bool, dty
 
 
 def linalg_matrix_norm_out(self: Any, ord: Any, dim: Any, keepdim: bool, dtype: Any, out: Any) -> Any:
-    return _set_out(out, _matrix_norm(self, ord, dim, keepdim, dtype))
+    return _set_out(out, _matrix_norm(self, ord, dim, keepdim, dtype), "linalg_matrix_norm")
 
 
 def linalg_matrix_norm_str_ord_out(self: Any, ord: str, dim: Any, keepdim: bool, dtype: Any, out: Any) -> Any:
-    return _set_out(out, _matrix_norm(self, ord, dim, keepdim, dtype))
+    return _set_out(out, _matrix_norm(self, ord, dim, keepdim, dtype), "linalg_matrix_norm")
 
 
 def _norm(A: Any, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Any:
@@ -379,11 +379,13 @@ def _norm(A: Any, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Any:
         raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dims)}")
     if ord is None:
         return _vector_norm(A, 2, None, keepdim, dtype)
+    if A.dim() not in (1, 2):
+        raise RuntimeError(
+            f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D."
+        )
     if isinstance(ord, str) or A.dim() == 2:
         return _matrix_norm(A, ord, (-2, -1), keepdim, dtype)
-    if A.dim() == 1:
-        return _vector_norm(A, ord, None, keepdim, dtype)
-    raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D.")
+    return _vector_norm(A, ord, None, keepdim, dtype)
 
 
 def linalg_norm(self: Any, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Any:
@@ -395,11 +397,11 @@ def linalg_norm_ord_str(self: Any, ord: str, dim: Any, keepdim: bool, dtype: Any
 
 
 def linalg_norm_out(self: Any, ord: Any, dim: Any, keepdim: bool, dtype: Any, out: Any) -> Any:
-    return _set_out(out, _norm(self, ord, dim, keepdim, dtype))
+    return _set_out(out, _norm(self, ord, dim, keepdim, dtype), "linalg_norm")
 
 
 def linalg_norm_ord_str_out(self: Any, ord: str, dim: Any, keepdim: bool, dtype: Any, out: Any) -> Any:
-    return _set_out(out, _norm(self, ord, dim, keepdim, dtype))
+    return _set_out(out, _norm(self, ord, dim, keepdim, dtype), "linalg_norm")
 
 
 # ---- tensordot ----------------------------------------------------------------------------------
@@ -415,14 +417,22 @@ def _tensordot(a: Any, b: Any, dims_a: Any, dims_b: Any) -> Any:
     sa, sb = _shape(a), _shape(b)
     ca = [_wrap(d, a.dim()) for d in dims_a]
     cb = [_wrap(d, b.dim()) for d in dims_b]
+    if len(set(ca)) != len(ca) or len(set(cb)) != len(cb):
+        raise RuntimeError("tensordot: a dimension appears more than once in the dims list")
     for i, (x, y) in enumerate(zip(ca, cb, strict=True)):
-        if sa[x] != sb[y]:
+        if sa[x] == sb[y]:
+            continue
+        # a contracted dim of size 1 broadcasts: sum the other side over it first (as PyTorch)
+        if sb[y] == 1:
+            a = _sum(a, (x,), True)
+        elif sa[x] == 1:
+            b = _sum(b, (y,), True)
+        else:
             raise RuntimeError(
                 f"contracted dimensions need to match, but first has size {sa[x]} in dim {dims_a[i]} and second has "
                 f"size {sb[y]} in dim {dims_b[i]}"
             )
-    if len(set(ca)) != len(ca) or len(set(cb)) != len(cb):
-        raise RuntimeError("tensordot: a dimension appears more than once in the dims list")
+    sa, sb = _shape(a), _shape(b)
     fa = [d for d in range(a.dim()) if d not in ca]
     fb = [d for d in range(b.dim()) if d not in cb]
     k = _prod(sa[d] for d in ca)
@@ -436,7 +446,7 @@ def tensordot(self: Any, other: Any, dims_self: Any, dims_other: Any) -> Any:
 
 
 def tensordot_out(self: Any, other: Any, dims_self: Any, dims_other: Any, out: Any) -> Any:
-    return _set_out(out, _tensordot(self, other, tuple(dims_self), tuple(dims_other)))
+    return _set_out(out, _tensordot(self, other, tuple(dims_self), tuple(dims_other)), "tensordot")
 
 
 # ---- einsum ----------------------------------------------------------------------------------

@@ -8,10 +8,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import ember.aten as ea
 import numpy as np
 import pytest
-
-import ember.aten as ea
 
 # ---- helpers -----------------------------------------------------------------------------
 
@@ -111,10 +110,30 @@ CASES: list[tuple[str, tuple[int, ...], Callable[[Lib], Any]]] = [
 ]
 
 CASE_IDS = [c[0] for c in CASES]
-BASIC = {"int", "negative int", "two ints", "all ints", "slice", "slice step", "slice clamps", "empty slice",
-         "slices", "int and slice", "None", "None in the middle", "ellipsis", "ellipsis then int",
-         "int ellipsis int", "ellipsis None", "empty tuple", "numpy int scalar", "0-dim: ellipsis", "0-dim: None",
-         "0-dim: empty tuple", "empty dim: slice"}
+BASIC = {
+    "int",
+    "negative int",
+    "two ints",
+    "all ints",
+    "slice",
+    "slice step",
+    "slice clamps",
+    "empty slice",
+    "slices",
+    "int and slice",
+    "None",
+    "None in the middle",
+    "ellipsis",
+    "ellipsis then int",
+    "int ellipsis int",
+    "ellipsis None",
+    "empty tuple",
+    "numpy int scalar",
+    "0-dim: ellipsis",
+    "0-dim: None",
+    "0-dim: empty tuple",
+    "empty dim: slice",
+}
 
 
 def check_equal(got: Any, expected: np.ndarray, what: str = "") -> None:
@@ -157,8 +176,9 @@ def test_view_or_copy(name: str, shape: tuple[int, ...], make: Callable[[Lib], A
         check_equal(x, before, f"{name}: the copy is independent")
 
 
-@pytest.mark.parametrize("dtype", [ea.bool, ea.uint8, ea.int16, ea.int32, ea.int64, ea.float16, ea.bfloat16,
-                                   ea.float32, ea.float64])
+@pytest.mark.parametrize(
+    "dtype", [ea.bool, ea.uint8, ea.int16, ea.int32, ea.int64, ea.float16, ea.bfloat16, ea.float32, ea.float64]
+)
 def test_getitem_dtypes(dtype: Any, capability: str) -> None:
     a = arange(6, 5)
     x = as_ember(a).to(dtype)
@@ -348,10 +368,18 @@ def test_setitem_mask_fast_path_and_value_tensor() -> None:
         ([-4], IndexError, r"index -4 is out of bounds for dimension 0 with size 3"),
         ((slice(None), [0, 4]), IndexError, r"index 4 is out of bounds for dimension 1 with size 4"),
         ("float tensor", IndexError, "tensors used as indices must be long, int, byte or bool tensors"),
-        ("bad mask", IndexError, r"The shape of the mask \[4\] at index 0 does not match the shape of the indexed "
-                                 r"tensor \[3, 4\] at index 0"),
-        ("mismatch", IndexError, r"shape mismatch: indexing tensors could not be broadcast together with shapes "
-                                 r"\[2\], \[3\]"),
+        (
+            "bad mask",
+            IndexError,
+            r"The shape of the mask \[4\] at index 0 does not match the shape of the indexed "
+            r"tensor \[3, 4\] at index 0",
+        ),
+        (
+            "mismatch",
+            IndexError,
+            r"shape mismatch: indexing tensors could not be broadcast together with shapes "
+            r"\[2\], \[3\]",
+        ),
         ("mask too many", IndexError, r"too many indices for tensor of dimension 2 \(got 3\)"),
     ],
 )
@@ -373,11 +401,17 @@ def test_getitem_errors(index: Any, exc: type[BaseException], msg: str) -> None:
 
 def test_setitem_errors() -> None:
     x = ea.zeros(3, 4)
-    with pytest.raises(RuntimeError, match="Index put requires the source and destination dtypes match, got Float "
-                                           "for the destination and Double for the source"):
+    with pytest.raises(
+        RuntimeError,
+        match="Index put requires the source and destination dtypes match, got Float "
+        "for the destination and Double for the source",
+    ):
         x[[0, 1]] = ea.ones(2, 4, dtype=ea.float64)
-    with pytest.raises(RuntimeError, match=r"shape mismatch: value tensor of shape \[3\] cannot be broadcast to "
-                                           r"indexing result of shape \[2, 4\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"shape mismatch: value tensor of shape \[3\] cannot be broadcast to "
+        r"indexing result of shape \[2, 4\]",
+    ):
         x[[0, 1]] = ea.ones(3)
     with pytest.raises(RuntimeError, match=r"must match the size"):
         x[0] = ea.ones(3)  # basic: copy_ broadcast error

@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
 import ember.aten as ea
+import numpy as np
 
 from .core import (
     ALL_DTYPES,
@@ -99,18 +98,32 @@ def _index_ref(a: Any, indices: list[Any]) -> Any:
 
 def _index_errors(op: OpInfo) -> Iterator[ErrorInput]:
     x = make_tensor((3, 4), ea.float32)
-    yield ErrorInput(SampleInput(x, ([_long([0, 5])],)), IndexError,
-                     r"index 5 is out of bounds for dimension 0 with size 3")
-    yield ErrorInput(SampleInput(x, ([None, _long([-5])],)), IndexError,
-                     r"index -5 is out of bounds for dimension 1 with size 4")
-    yield ErrorInput(SampleInput(x, ([make_tensor((2,), ea.float32)],)), IndexError,
-                     "tensors used as indices must be long, int, byte or bool tensors")
-    yield ErrorInput(SampleInput(x, ([_long([0]), _long([0]), _long([0])],)), IndexError,
-                     r"too many indices for tensor of dimension 2 \(got 3\)")
-    yield ErrorInput(SampleInput(x, ([_long([0, 1]), _long([0, 1, 2])],)), IndexError,
-                     r"shape mismatch: indexing tensors could not be broadcast together with shapes \[2\], \[3\]")
-    yield ErrorInput(SampleInput(x, ([_mask((4,))],)), IndexError,
-                     r"The shape of the mask \[4\] at index 0 does not match the shape of the indexed tensor \[3, 4\]")
+    yield ErrorInput(
+        SampleInput(x, ([_long([0, 5])],)), IndexError, r"index 5 is out of bounds for dimension 0 with size 3"
+    )
+    yield ErrorInput(
+        SampleInput(x, ([None, _long([-5])],)), IndexError, r"index -5 is out of bounds for dimension 1 with size 4"
+    )
+    yield ErrorInput(
+        SampleInput(x, ([make_tensor((2,), ea.float32)],)),
+        IndexError,
+        "tensors used as indices must be long, int, byte or bool tensors",
+    )
+    yield ErrorInput(
+        SampleInput(x, ([_long([0]), _long([0]), _long([0])],)),
+        IndexError,
+        r"too many indices for tensor of dimension 2 \(got 3\)",
+    )
+    yield ErrorInput(
+        SampleInput(x, ([_long([0, 1]), _long([0, 1, 2])],)),
+        IndexError,
+        r"shape mismatch: indexing tensors could not be broadcast together with shapes \[2\], \[3\]",
+    )
+    yield ErrorInput(
+        SampleInput(x, ([_mask((4,))],)),
+        IndexError,
+        r"The shape of the mask \[4\] at index 0 does not match the shape of the indexed tensor \[3, 4\]",
+    )
 
 
 def _index_put_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -139,14 +152,23 @@ def _index_put_ref(a: Any, indices: list[Any], values: Any, accumulate: bool = F
 
 def _index_put_errors(op: OpInfo) -> Iterator[ErrorInput]:
     x = make_tensor((3, 4), ea.float32)
-    yield ErrorInput(SampleInput(x, ([_long([0, 3])], make_tensor((2, 4), ea.float32))), IndexError,
-                     r"index 3 is out of bounds for dimension 0 with size 3")
-    yield ErrorInput(SampleInput(x, ([_long([0, 1])], make_tensor((2, 4), ea.float64))), RuntimeError,
-                     "Index put requires the source and destination dtypes match, got Float for the destination "
-                     "and Double for the source")
-    yield ErrorInput(SampleInput(x, ([_long([0, 1])], make_tensor((3,), ea.float32))), RuntimeError,
-                     r"shape mismatch: value tensor of shape \[3\] cannot be broadcast to indexing result of shape "
-                     r"\[2, 4\]")
+    yield ErrorInput(
+        SampleInput(x, ([_long([0, 3])], make_tensor((2, 4), ea.float32))),
+        IndexError,
+        r"index 3 is out of bounds for dimension 0 with size 3",
+    )
+    yield ErrorInput(
+        SampleInput(x, ([_long([0, 1])], make_tensor((2, 4), ea.float64))),
+        RuntimeError,
+        "Index put requires the source and destination dtypes match, got Float for the destination "
+        "and Double for the source",
+    )
+    yield ErrorInput(
+        SampleInput(x, ([_long([0, 1])], make_tensor((3,), ea.float32))),
+        RuntimeError,
+        r"shape mismatch: value tensor of shape \[3\] cannot be broadcast to indexing result of shape "
+        r"\[2, 4\]",
+    )
 
 
 # ---- index_select / gather / take ----------------------------------------------------------
@@ -173,13 +195,20 @@ def _index_select_ref(a: Any, dim: int, index: Any) -> Any:
 
 def _index_select_errors(op: OpInfo) -> Iterator[ErrorInput]:
     x = make_tensor((3, 4), ea.float32)
-    yield ErrorInput(SampleInput(x, (1, _long([0, 4]))), IndexError,
-                     r"index 4 is out of bounds for dimension 1 with size 4")
-    yield ErrorInput(SampleInput(x, (0, _long([-1]))), IndexError,
-                     r"index -1 is out of bounds for dimension 0 with size 3")
-    yield ErrorInput(SampleInput(x, (0, _long([[0]]))), IndexError, r"index_select\(\): Index is supposed to be a vector")
-    yield ErrorInput(SampleInput(x, (0, make_tensor((2,), ea.float32))), RuntimeError,
-                     r"index_select\(\): Expected dtype int32 or int64 for index")
+    yield ErrorInput(
+        SampleInput(x, (1, _long([0, 4]))), IndexError, r"index 4 is out of bounds for dimension 1 with size 4"
+    )
+    yield ErrorInput(
+        SampleInput(x, (0, _long([-1]))), IndexError, r"index -1 is out of bounds for dimension 0 with size 3"
+    )
+    yield ErrorInput(
+        SampleInput(x, (0, _long([[0]]))), IndexError, r"index_select\(\): Index is supposed to be a vector"
+    )
+    yield ErrorInput(
+        SampleInput(x, (0, make_tensor((2,), ea.float32))),
+        RuntimeError,
+        r"index_select\(\): Expected dtype int32 or int64 for index",
+    )
     yield ErrorInput(SampleInput(x, (2, _long([0]))), IndexError, r"Dimension out of range")
 
 
@@ -206,16 +235,24 @@ def _gather_ref(a: Any, dim: int, index: Any, sparse_grad: bool = False) -> Any:
 
 def _gather_errors(op: OpInfo) -> Iterator[ErrorInput]:
     x = make_tensor((3, 4), ea.float32)
-    yield ErrorInput(SampleInput(x, (0, _long([[0, 3]]))), IndexError,
-                     r"index 3 is out of bounds for dimension 0 with size 3")
-    yield ErrorInput(SampleInput(x, (1, _long([[-1]]))), IndexError,
-                     r"index -1 is out of bounds for dimension 1 with size 4")
+    yield ErrorInput(
+        SampleInput(x, (0, _long([[0, 3]]))), IndexError, r"index 3 is out of bounds for dimension 0 with size 3"
+    )
+    yield ErrorInput(
+        SampleInput(x, (1, _long([[-1]]))), IndexError, r"index -1 is out of bounds for dimension 1 with size 4"
+    )
     yield ErrorInput(SampleInput(x, (0, _int32([[0]]))), RuntimeError, r"gather\(\): Expected dtype int64 for index")
-    yield ErrorInput(SampleInput(x, (0, _long([0]))), RuntimeError,
-                     "Index tensor must have the same number of dimensions as input tensor")
-    yield ErrorInput(SampleInput(x, (0, _long(np.zeros((2, 5), np.int64)))), RuntimeError,
-                     r"Size does not match at dimension 1 expected index \[2, 5\] to be smaller than self \[3, 4\] "
-                     r"apart from dimension 0")
+    yield ErrorInput(
+        SampleInput(x, (0, _long([0]))),
+        RuntimeError,
+        "Index tensor must have the same number of dimensions as input tensor",
+    )
+    yield ErrorInput(
+        SampleInput(x, (0, _long(np.zeros((2, 5), np.int64)))),
+        RuntimeError,
+        r"Size does not match at dimension 1 expected index \[2, 5\] to be smaller than self \[3, 4\] "
+        r"apart from dimension 0",
+    )
 
 
 def _take_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -233,10 +270,12 @@ def _take_ref(a: Any, index: Any) -> Any:
 
 def _take_errors(op: OpInfo) -> Iterator[ErrorInput]:
     x = make_tensor((2, 3), ea.float32)
-    yield ErrorInput(SampleInput(x, (_long([6]),)), IndexError,
-                     r"out of range: tried to access index 6 on a tensor of 6 elements")
-    yield ErrorInput(SampleInput(x, (_long([-7]),)), IndexError,
-                     r"out of range: tried to access index -7 on a tensor of 6 elements")
+    yield ErrorInput(
+        SampleInput(x, (_long([6]),)), IndexError, r"out of range: tried to access index 6 on a tensor of 6 elements"
+    )
+    yield ErrorInput(
+        SampleInput(x, (_long([-7]),)), IndexError, r"out of range: tried to access index -7 on a tensor of 6 elements"
+    )
     yield ErrorInput(SampleInput(x, (_int32([0]),)), RuntimeError, r"take\(\): Expected a long tensor for index")
 
 
@@ -254,8 +293,9 @@ def _unique_scatter_index(shape: tuple[int, ...], dim: int, size: int) -> Any:
     return _long(out)
 
 
-def _scatter_loop(a: Any, dim: int, index: Any, src: Any, combine: Any, include_self: bool = True,
-                  mean: bool = False) -> Any:
+def _scatter_loop(
+    a: Any, dim: int, index: Any, src: Any, combine: Any, include_self: bool = True, mean: bool = False
+) -> Any:
     a = np.asarray(a)
     out = np.array(a, copy=True).reshape(a.shape if a.ndim else (1,))
     index = np.asarray(index)
@@ -296,8 +336,9 @@ def _scatter_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
         xi = _ints((4, 5), dtype)
         dup = _randint(4, (6, 5))
         yield SampleInput(xi, (0, dup, _ints((6, 5), dtype)), {"reduce": "add"}, name="reduce add")
-        yield SampleInput(xi, (0, _randint(4, (3, 5)), _ints((3, 5), dtype, -2, 3)), {"reduce": "multiply"},
-                          name="reduce multiply")
+        yield SampleInput(
+            xi, (0, _randint(4, (3, 5)), _ints((3, 5), dtype, -2, 3)), {"reduce": "multiply"}, name="reduce multiply"
+        )
         yield SampleInput(x, (1, _randint(5, (4, 7)), 2), {"reduce": "add"}, name="value reduce add")
 
 
@@ -312,18 +353,31 @@ def _scatter_ref(a: Any, dim: int, index: Any, src: Any, reduce: str | None = No
 def _scatter_errors(op: OpInfo) -> Iterator[ErrorInput]:
     x = make_tensor((3, 4), ea.float32)
     src = make_tensor((3, 4), ea.float32)
-    yield ErrorInput(SampleInput(x, (0, _long([[0, 3]]), src)), IndexError,
-                     r"index 3 is out of bounds for dimension 0 with size 3")
-    yield ErrorInput(SampleInput(x, (0, _long([[-1]]), src)), IndexError,
-                     r"index -1 is out of bounds for dimension 0 with size 3")
-    yield ErrorInput(SampleInput(x, (0, _long([[0]]), make_tensor((3, 4), ea.float64))), RuntimeError,
-                     r"scatter\(\): Expected self.dtype to be equal to src.dtype")
-    yield ErrorInput(SampleInput(x, (0, _int32([[0]]), src)), RuntimeError, r"scatter\(\): Expected dtype int64 for index")
-    yield ErrorInput(SampleInput(x, (0, _long(np.zeros((2, 5), np.int64)), src)), RuntimeError,
-                     r"Expected index \[2, 5\] to be smaller than self \[3, 4\] apart from dimension 0 and to be "
-                     r"smaller size than src \[3, 4\]")
-    yield ErrorInput(SampleInput(x, (0, _long([[0]]), src), {"reduce": "max"}), RuntimeError,
-                     "reduce argument must be either add or multiply")
+    yield ErrorInput(
+        SampleInput(x, (0, _long([[0, 3]]), src)), IndexError, r"index 3 is out of bounds for dimension 0 with size 3"
+    )
+    yield ErrorInput(
+        SampleInput(x, (0, _long([[-1]]), src)), IndexError, r"index -1 is out of bounds for dimension 0 with size 3"
+    )
+    yield ErrorInput(
+        SampleInput(x, (0, _long([[0]]), make_tensor((3, 4), ea.float64))),
+        RuntimeError,
+        r"scatter\(\): Expected self.dtype to be equal to src.dtype",
+    )
+    yield ErrorInput(
+        SampleInput(x, (0, _int32([[0]]), src)), RuntimeError, r"scatter\(\): Expected dtype int64 for index"
+    )
+    yield ErrorInput(
+        SampleInput(x, (0, _long(np.zeros((2, 5), np.int64)), src)),
+        RuntimeError,
+        r"Expected index \[2, 5\] to be smaller than self \[3, 4\] apart from dimension 0 and to be "
+        r"smaller size than src \[3, 4\]",
+    )
+    yield ErrorInput(
+        SampleInput(x, (0, _long([[0]]), src), {"reduce": "max"}),
+        RuntimeError,
+        "reduce argument must be either add or multiply",
+    )
 
 
 def _scatter_add_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -355,12 +409,23 @@ def _scatter_reduce_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
         for include_self in (True, False):
             idx = _randint(4, (5, 5))
             src = _ints((5, 5), dtype, -3, 4)
-            yield SampleInput(x, (0, idx, src, reduce), {"include_self": include_self},
-                              name=f"{reduce} include_self={include_self}")
-    yield SampleInput(make_tensor((8,), dtype), (0, _randint(8, (20,)), make_tensor((20,), dtype), "amax"),
-                      name="1-d amax")
-    yield SampleInput(_ints((8,), dtype), (0, _randint(8, (20,)), _ints((20,), dtype), "mean", ),
-                      {"include_self": False}, name="1-d mean")
+            yield SampleInput(
+                x, (0, idx, src, reduce), {"include_self": include_self}, name=f"{reduce} include_self={include_self}"
+            )
+    yield SampleInput(
+        make_tensor((8,), dtype), (0, _randint(8, (20,)), make_tensor((20,), dtype), "amax"), name="1-d amax"
+    )
+    yield SampleInput(
+        _ints((8,), dtype),
+        (
+            0,
+            _randint(8, (20,)),
+            _ints((20,), dtype),
+            "mean",
+        ),
+        {"include_self": False},
+        name="1-d mean",
+    )
 
 
 def _scatter_reduce_ref(a: Any, dim: int, index: Any, src: Any, reduce: str, include_self: bool = True) -> Any:
@@ -369,10 +434,14 @@ def _scatter_reduce_ref(a: Any, dim: int, index: Any, src: Any, reduce: str, inc
 
 def _scatter_reduce_errors(op: OpInfo) -> Iterator[ErrorInput]:
     x = make_tensor((3, 4), ea.float32)
-    yield ErrorInput(SampleInput(x, (0, _long([[0]]), x, "max")), RuntimeError,
-                     "reduce argument must be either sum, prod, mean, amax or amin, got max")
-    yield ErrorInput(SampleInput(x, (0, _long([[4]]), x, "sum")), IndexError,
-                     r"index 4 is out of bounds for dimension 0 with size 3")
+    yield ErrorInput(
+        SampleInput(x, (0, _long([[0]]), x, "max")),
+        RuntimeError,
+        "reduce argument must be either sum, prod, mean, amax or amin, got max",
+    )
+    yield ErrorInput(
+        SampleInput(x, (0, _long([[4]]), x, "sum")), IndexError, r"index 4 is out of bounds for dimension 0 with size 3"
+    )
 
 
 # ---- index_add / index_copy / index_fill / index_reduce --------------------------------------
@@ -403,15 +472,27 @@ def _index_add_ref(a: Any, dim: int, index: Any, source: Any, alpha: Any = 1) ->
 
 def _index_add_errors(op: OpInfo) -> Iterator[ErrorInput]:
     x = make_tensor((3, 4), ea.float32)
-    yield ErrorInput(SampleInput(x, (0, _long([0, 3]), make_tensor((2, 4), ea.float32))), IndexError,
-                     r"index 3 is out of bounds for dimension 0 with size 3")
-    yield ErrorInput(SampleInput(x, (0, _long([0, 1]), make_tensor((3, 4), ea.float32))), RuntimeError,
-                     r"index_add\(\): Number of indices \(2\) should be equal to source.size\(dim\) \(3\)")
-    yield ErrorInput(SampleInput(x, (0, _long([0]), make_tensor((1, 4), ea.float64))), RuntimeError,
-                     r"index_add\(\): self \(Float\) and source \(Double\) must have the same scalar type")
+    yield ErrorInput(
+        SampleInput(x, (0, _long([0, 3]), make_tensor((2, 4), ea.float32))),
+        IndexError,
+        r"index 3 is out of bounds for dimension 0 with size 3",
+    )
+    yield ErrorInput(
+        SampleInput(x, (0, _long([0, 1]), make_tensor((3, 4), ea.float32))),
+        RuntimeError,
+        r"index_add\(\): Number of indices \(2\) should be equal to source.size\(dim\) \(3\)",
+    )
+    yield ErrorInput(
+        SampleInput(x, (0, _long([0]), make_tensor((1, 4), ea.float64))),
+        RuntimeError,
+        r"index_add\(\): self \(Float\) and source \(Double\) must have the same scalar type",
+    )
     i = make_tensor((3,), ea.int64)
-    yield ErrorInput(SampleInput(i, (0, _long([0]), make_tensor((1,), ea.int64)), {"alpha": 1.5}), RuntimeError,
-                     "alpha must not be a floating point number")
+    yield ErrorInput(
+        SampleInput(i, (0, _long([0]), make_tensor((1,), ea.int64)), {"alpha": 1.5}),
+        RuntimeError,
+        "alpha must not be a floating point number",
+    )
 
 
 def _index_copy_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -446,10 +527,14 @@ def _index_fill_ref(a: Any, dim: int, index: Any, value: Any) -> Any:
 
 def _index_fill_errors(op: OpInfo) -> Iterator[ErrorInput]:
     x = make_tensor((3, 4), ea.float32)
-    yield ErrorInput(SampleInput(x, (0, _long([3]), 1.0)), IndexError,
-                     r"index 3 is out of bounds for dimension 0 with size 3")
-    yield ErrorInput(SampleInput(x, (0, _long([0]), make_tensor((2,), ea.float32))), RuntimeError,
-                     "index_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 dimension")
+    yield ErrorInput(
+        SampleInput(x, (0, _long([3]), 1.0)), IndexError, r"index 3 is out of bounds for dimension 0 with size 3"
+    )
+    yield ErrorInput(
+        SampleInput(x, (0, _long([0]), make_tensor((2,), ea.float32))),
+        RuntimeError,
+        "index_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 dimension",
+    )
     yield ErrorInput(SampleInput(x, (0, _int32([0]), 1.0)), RuntimeError, "Expected dtype int64 for index")
 
 
@@ -457,21 +542,27 @@ def _index_reduce_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
     x = _ints((4, 3), dtype, -3, 4)
     for reduce in ("prod", "mean", "amax", "amin"):
         for include_self in (True, False):
-            yield SampleInput(x, (0, _randint(4, (6,)), _ints((6, 3), dtype, -3, 4), reduce),
-                              {"include_self": include_self}, name=f"{reduce} include_self={include_self}")
+            yield SampleInput(
+                x,
+                (0, _randint(4, (6,)), _ints((6, 3), dtype, -3, 4), reduce),
+                {"include_self": include_self},
+                name=f"{reduce} include_self={include_self}",
+            )
 
 
 def _index_reduce_ref(a: Any, dim: int, index: Any, source: Any, reduce: str, include_self: bool = True) -> Any:
     source = np.asarray(source)
-    idx = np.broadcast_to(np.asarray(index).reshape([-1 if d == dim else 1 for d in range(source.ndim)]),
-                          source.shape)
+    idx = np.broadcast_to(np.asarray(index).reshape([-1 if d == dim else 1 for d in range(source.ndim)]), source.shape)
     return _scatter_loop(a, dim, idx, source, _REDUCERS[reduce], include_self, mean=reduce == "mean")
 
 
 def _index_reduce_errors(op: OpInfo) -> Iterator[ErrorInput]:
     x = make_tensor((3, 4), ea.float32)
-    yield ErrorInput(SampleInput(x, (0, _long([0]), make_tensor((1, 4), ea.float32), "sum")), RuntimeError,
-                     r"index_reduce\(\): Expected reduce to be one of prod, mean, amax or amin but got sum")
+    yield ErrorInput(
+        SampleInput(x, (0, _long([0]), make_tensor((1, 4), ea.float32), "sum")),
+        RuntimeError,
+        r"index_reduce\(\): Expected reduce to be one of prod, mean, amax or amin but got sum",
+    )
 
 
 # ---- masked ops ---------------------------------------------------------------------------------
@@ -481,8 +572,9 @@ def _masked_fill_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
     yield SampleInput(make_tensor((3, 4), dtype), (_mask((3, 4)), _value_for(dtype)), name="same shape")
     yield SampleInput(make_tensor((3, 4), dtype), (_mask((4,)), _value_for(dtype)), name="broadcast mask")
     yield SampleInput(make_tensor((3, 4), dtype), (_mask((3, 4)), make_tensor((), dtype)), name="tensor value")
-    yield SampleInput(make_tensor((4,), dtype), (_mask((3, 4)), _value_for(dtype)), broadcasts_input=True,
-                      name="mask broadcasts self")
+    yield SampleInput(
+        make_tensor((4,), dtype), (_mask((3, 4)), _value_for(dtype)), broadcasts_input=True, name="mask broadcasts self"
+    )
     yield SampleInput(make_tensor((), dtype), (_mask(()), _value_for(dtype)), name="0-dim")
     yield SampleInput(make_tensor((0, 4), dtype), (_mask((0, 4)), _value_for(dtype)), name="empty")
 
@@ -494,10 +586,16 @@ def _masked_fill_ref(a: Any, mask: Any, value: Any) -> Any:
 
 def _masked_fill_errors(op: OpInfo) -> Iterator[ErrorInput]:
     x = make_tensor((3,), ea.float32)
-    yield ErrorInput(SampleInput(x, (make_tensor((3,), ea.uint8), 1.0)), RuntimeError,
-                     "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
-    yield ErrorInput(SampleInput(x, (_mask((3,)), make_tensor((1,), ea.float32))), RuntimeError,
-                     "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 dimension")
+    yield ErrorInput(
+        SampleInput(x, (make_tensor((3,), ea.uint8), 1.0)),
+        RuntimeError,
+        "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char",
+    )
+    yield ErrorInput(
+        SampleInput(x, (_mask((3,)), make_tensor((1,), ea.float32))),
+        RuntimeError,
+        "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 dimension",
+    )
     yield ErrorInput(SampleInput(x, (_mask((4,)), 1.0)), RuntimeError, r"size of tensor a \(3\) must match")
 
 
@@ -505,8 +603,11 @@ def _masked_scatter_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
     yield SampleInput(make_tensor((3, 4), dtype), (_mask((3, 4)), make_tensor((12,), dtype)), name="same shape")
     yield SampleInput(make_tensor((3, 4), dtype), (_mask((4,)), make_tensor((4, 5), dtype)), name="broadcast mask")
     yield SampleInput(make_tensor((), dtype), (_mask(()), make_tensor((1,), dtype)), name="0-dim")
-    yield SampleInput(make_tensor((200, 300), dtype), (_mask((200, 300)), make_tensor((60000,), dtype)),
-                      name="large (parallel chunks)")
+    yield SampleInput(
+        make_tensor((200, 300), dtype),
+        (_mask((200, 300)), make_tensor((60000,), dtype)),
+        name="large (parallel chunks)",
+    )
 
 
 def _masked_scatter_ref(a: Any, mask: Any, source: Any) -> Any:
@@ -520,12 +621,21 @@ def _masked_scatter_ref(a: Any, mask: Any, source: Any) -> Any:
 
 def _masked_scatter_errors(op: OpInfo) -> Iterator[ErrorInput]:
     x = make_tensor((3,), ea.float32)
-    yield ErrorInput(SampleInput(x, (ea.tensor([True, True, False]), make_tensor((1,), ea.float32))), RuntimeError,
-                     "Number of elements of source < number of ones in mask")
-    yield ErrorInput(SampleInput(x, (make_tensor((3,), ea.uint8), x)), RuntimeError,
-                     "masked_scatter_ only supports boolean masks, but got mask with dtype unsigned char")
-    yield ErrorInput(SampleInput(x, (_mask((3,)), make_tensor((3,), ea.float64))), RuntimeError,
-                     "masked_scatter_: expected self and source to have same dtypes but got Float and Double")
+    yield ErrorInput(
+        SampleInput(x, (ea.tensor([True, True, False]), make_tensor((1,), ea.float32))),
+        RuntimeError,
+        "Number of elements of source < number of ones in mask",
+    )
+    yield ErrorInput(
+        SampleInput(x, (make_tensor((3,), ea.uint8), x)),
+        RuntimeError,
+        "masked_scatter_ only supports boolean masks, but got mask with dtype unsigned char",
+    )
+    yield ErrorInput(
+        SampleInput(x, (_mask((3,)), make_tensor((3,), ea.float64))),
+        RuntimeError,
+        "masked_scatter_: expected self and source to have same dtypes but got Float and Double",
+    )
 
 
 def _masked_select_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -544,8 +654,9 @@ def _masked_select_ref(a: Any, mask: Any) -> Any:
 
 def _masked_select_errors(op: OpInfo) -> Iterator[ErrorInput]:
     x = make_tensor((3,), ea.float32)
-    yield ErrorInput(SampleInput(x, (make_tensor((3,), ea.uint8),)), RuntimeError,
-                     "masked_select: expected BoolTensor for mask")
+    yield ErrorInput(
+        SampleInput(x, (make_tensor((3,), ea.uint8),)), RuntimeError, "masked_select: expected BoolTensor for mask"
+    )
 
 
 # ---- put, nonzero, argwhere -------------------------------------------------------------------------
@@ -554,8 +665,9 @@ def _masked_select_errors(op: OpInfo) -> Iterator[ErrorInput]:
 def _put_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
     x = make_tensor((3, 4), dtype)
     yield SampleInput(x, (_long(rng().permutation(12)[:5] - 6), make_tensor((5,), dtype)), name="distinct")
-    yield SampleInput(_ints((3, 4), dtype), (_long([[0, 5], [5, 5]]), _ints((4,), dtype), True),
-                      name="accumulate duplicates")
+    yield SampleInput(
+        _ints((3, 4), dtype), (_long([[0, 5], [5, 5]]), _ints((4,), dtype), True), name="accumulate duplicates"
+    )
     yield SampleInput(make_tensor((), dtype), (_long([0]), make_tensor((1,), dtype)), name="0-dim self")
 
 
@@ -576,12 +688,21 @@ def _put_ref(a: Any, index: Any, source: Any, accumulate: bool = False) -> Any:
 
 def _put_errors(op: OpInfo) -> Iterator[ErrorInput]:
     x = make_tensor((2, 3), ea.float32)
-    yield ErrorInput(SampleInput(x, (_long([6]), make_tensor((1,), ea.float32))), IndexError,
-                     r"out of range: tried to access index 6 on a tensor of 6 elements")
-    yield ErrorInput(SampleInput(x, (_long([0, 1]), make_tensor((1,), ea.float32))), RuntimeError,
-                     r"put_\(\): Expected source and index to have the same number of elements")
-    yield ErrorInput(SampleInput(x, (_long([0]), make_tensor((1,), ea.float64))), RuntimeError,
-                     r"put_\(\): self and source expected to have the same dtype")
+    yield ErrorInput(
+        SampleInput(x, (_long([6]), make_tensor((1,), ea.float32))),
+        IndexError,
+        r"out of range: tried to access index 6 on a tensor of 6 elements",
+    )
+    yield ErrorInput(
+        SampleInput(x, (_long([0, 1]), make_tensor((1,), ea.float32))),
+        RuntimeError,
+        r"put_\(\): Expected source and index to have the same number of elements",
+    )
+    yield ErrorInput(
+        SampleInput(x, (_long([0]), make_tensor((1,), ea.float64))),
+        RuntimeError,
+        r"put_\(\): self and source expected to have the same dtype",
+    )
 
 
 def _nonzero_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -599,35 +720,123 @@ def _nonzero_ref(a: Any) -> Any:
 
 
 OPS = [
-    OpInfo("index", ea.index, ALL_DTYPES, _index_samples, ref=_index_ref, error_inputs=_index_errors,
-           supports_out=True, supports_noncontiguous=True),
-    OpInfo("index_put", ea.index_put, ALL_DTYPES, _index_put_samples, ref=_index_put_ref,
-           error_inputs=_index_put_errors, supports_out=False, result_dtype=_same_dtype),
-    OpInfo("index_select", ea.index_select, ALL_DTYPES, _index_select_samples, ref=_index_select_ref,
-           error_inputs=_index_select_errors),
+    OpInfo(
+        "index",
+        ea.index,
+        ALL_DTYPES,
+        _index_samples,
+        ref=_index_ref,
+        error_inputs=_index_errors,
+        supports_out=True,
+        supports_noncontiguous=True,
+    ),
+    OpInfo(
+        "index_put",
+        ea.index_put,
+        ALL_DTYPES,
+        _index_put_samples,
+        ref=_index_put_ref,
+        error_inputs=_index_put_errors,
+        supports_out=False,
+        result_dtype=_same_dtype,
+    ),
+    OpInfo(
+        "index_select",
+        ea.index_select,
+        ALL_DTYPES,
+        _index_select_samples,
+        ref=_index_select_ref,
+        error_inputs=_index_select_errors,
+    ),
     OpInfo("gather", ea.gather, ALL_DTYPES, _gather_samples, ref=_gather_ref, error_inputs=_gather_errors),
     OpInfo("take", ea.take, ALL_DTYPES, _take_samples, ref=_take_ref, error_inputs=_take_errors),
-    OpInfo("scatter", ea.scatter, ALL_DTYPES, _scatter_samples, ref=_scatter_ref, error_inputs=_scatter_errors,
-           result_dtype=_same_dtype),
-    OpInfo("scatter_add", ea.scatter_add, ALL_DTYPES, _scatter_add_samples, ref=_scatter_add_ref,
-           result_dtype=_same_dtype),
-    OpInfo("scatter_reduce", ea.scatter_reduce, ALL_NUMERIC, _scatter_reduce_samples, ref=_scatter_reduce_ref,
-           error_inputs=_scatter_reduce_errors, result_dtype=_same_dtype, check_unsupported=False),
-    OpInfo("index_add", ea.index_add, ALL_DTYPES, _index_add_samples, ref=_index_add_ref,
-           error_inputs=_index_add_errors, result_dtype=_same_dtype),
+    OpInfo(
+        "scatter",
+        ea.scatter,
+        ALL_DTYPES,
+        _scatter_samples,
+        ref=_scatter_ref,
+        error_inputs=_scatter_errors,
+        result_dtype=_same_dtype,
+    ),
+    OpInfo(
+        "scatter_add", ea.scatter_add, ALL_DTYPES, _scatter_add_samples, ref=_scatter_add_ref, result_dtype=_same_dtype
+    ),
+    OpInfo(
+        "scatter_reduce",
+        ea.scatter_reduce,
+        ALL_NUMERIC,
+        _scatter_reduce_samples,
+        ref=_scatter_reduce_ref,
+        error_inputs=_scatter_reduce_errors,
+        result_dtype=_same_dtype,
+        check_unsupported=False,
+    ),
+    OpInfo(
+        "index_add",
+        ea.index_add,
+        ALL_DTYPES,
+        _index_add_samples,
+        ref=_index_add_ref,
+        error_inputs=_index_add_errors,
+        result_dtype=_same_dtype,
+    ),
     OpInfo("index_copy", ea.index_copy, ALL_DTYPES, _index_copy_samples, ref=_index_copy_ref),
-    OpInfo("index_fill", ea.index_fill, ALL_DTYPES, _index_fill_samples, ref=_index_fill_ref,
-           error_inputs=_index_fill_errors, supports_out=False),
-    OpInfo("index_reduce", ea.index_reduce, ALL_NUMERIC, _index_reduce_samples, ref=_index_reduce_ref,
-           error_inputs=_index_reduce_errors, result_dtype=_same_dtype, check_unsupported=False),
-    OpInfo("masked_fill", ea.masked_fill, ALL_DTYPES, _masked_fill_samples, ref=_masked_fill_ref,
-           error_inputs=_masked_fill_errors, supports_out=False),
-    OpInfo("masked_scatter", ea.masked_scatter, ALL_DTYPES, _masked_scatter_samples, ref=_masked_scatter_ref,
-           error_inputs=_masked_scatter_errors, supports_out=False),
-    OpInfo("masked_select", ea.masked_select, ALL_DTYPES, _masked_select_samples, ref=_masked_select_ref,
-           error_inputs=_masked_select_errors),
-    OpInfo("put", ea.put, ALL_DTYPES, _put_samples, ref=_put_ref, error_inputs=_put_errors, supports_out=False,
-           result_dtype=_same_dtype),
+    OpInfo(
+        "index_fill",
+        ea.index_fill,
+        ALL_DTYPES,
+        _index_fill_samples,
+        ref=_index_fill_ref,
+        error_inputs=_index_fill_errors,
+        supports_out=False,
+    ),
+    OpInfo(
+        "index_reduce",
+        ea.index_reduce,
+        ALL_NUMERIC,
+        _index_reduce_samples,
+        ref=_index_reduce_ref,
+        error_inputs=_index_reduce_errors,
+        result_dtype=_same_dtype,
+        check_unsupported=False,
+    ),
+    OpInfo(
+        "masked_fill",
+        ea.masked_fill,
+        ALL_DTYPES,
+        _masked_fill_samples,
+        ref=_masked_fill_ref,
+        error_inputs=_masked_fill_errors,
+        supports_out=False,
+    ),
+    OpInfo(
+        "masked_scatter",
+        ea.masked_scatter,
+        ALL_DTYPES,
+        _masked_scatter_samples,
+        ref=_masked_scatter_ref,
+        error_inputs=_masked_scatter_errors,
+        supports_out=False,
+    ),
+    OpInfo(
+        "masked_select",
+        ea.masked_select,
+        ALL_DTYPES,
+        _masked_select_samples,
+        ref=_masked_select_ref,
+        error_inputs=_masked_select_errors,
+    ),
+    OpInfo(
+        "put",
+        ea.put,
+        ALL_DTYPES,
+        _put_samples,
+        ref=_put_ref,
+        error_inputs=_put_errors,
+        supports_out=False,
+        result_dtype=_same_dtype,
+    ),
     OpInfo("nonzero", ea.nonzero, ALL_DTYPES, _nonzero_samples, ref=_nonzero_ref),
     OpInfo("argwhere", ea.argwhere, ALL_DTYPES, _nonzero_samples, ref=_nonzero_ref, supports_out=False),
 ]

@@ -23,8 +23,8 @@ DEFINE_DISPATCH(nonzero_stub);
 
 void throw_index_out_of_range(int64_t index, int64_t dim, int64_t size, IndexMode mode) {
   if (mode == IndexMode::Take) {
-    throw c10::IndexError(c10::str("out of range: tried to access index ", index, " on a tensor of ", size,
-                                   " elements."));
+    throw c10::IndexError(
+        c10::str("out of range: tried to access index ", index, " on a tensor of ", size, " elements."));
   }
   throw c10::IndexError(c10::str("index ", index, " is out of bounds for dimension ", dim, " with size ", size));
 }
@@ -39,8 +39,10 @@ void check_index_range(const Tensor& index, int64_t size, int64_t dim, IndexMode
   struct MinMax {
     int64_t lo, hi;
   };
+  // A min/max pass is memory-bound and cheap: threads only pay off on large indices.
+  constexpr int64_t kGrain = int64_t{1} << 19;
   const MinMax mm = parallel_reduce(
-      int64_t{0}, n, GRAIN_SIZE, MinMax{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()},
+      int64_t{0}, n, kGrain, MinMax{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()},
       [p](int64_t b, int64_t e) {
         MinMax r{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
         for (int64_t i = b; i < e; ++i) {
@@ -431,8 +433,8 @@ Tensor index_put_(const Tensor& self, const std::vector<std::optional<Tensor>>& 
     return self;
   }
   const AdvancedIndex info = make_info(s, std::move(expanded));
-  EMBER_CHECK(broadcastable_to(vals.sizes(), info.result_shape), "shape mismatch: value tensor of shape ",
-              vals.sizes(), " cannot be broadcast to indexing result of shape ", IntArrayRef(info.result_shape));
+  EMBER_CHECK(broadcastable_to(vals.sizes(), info.result_shape), "shape mismatch: value tensor of shape ", vals.sizes(),
+              " cannot be broadcast to indexing result of shape ", IntArrayRef(info.result_shape));
   int64_t n = 1;
   for (int64_t d : info.result_shape) n *= d;
   if (n == 0) return self;
@@ -608,8 +610,8 @@ Tensor masked_select_out(const Tensor& self, const Tensor& mask, const Tensor& o
 }
 
 Tensor masked_scatter_(const Tensor& self, const Tensor& mask, const Tensor& source) {
-  EMBER_CHECK(mask.dtype() == ScalarType::Bool,
-              "masked_scatter_ only supports boolean masks, but got mask with dtype ", c_type_name(mask.dtype()));
+  EMBER_CHECK(mask.dtype() == ScalarType::Bool, "masked_scatter_ only supports boolean masks, but got mask with dtype ",
+              c_type_name(mask.dtype()));
   EMBER_CHECK(self.dtype() == source.dtype(), "masked_scatter_: expected self and source to have same dtypes but got ",
               c10::toString(self.dtype()), " and ", c10::toString(source.dtype()));
   const Tensor m = mask.expand(self.sizes());
@@ -621,8 +623,8 @@ Tensor masked_scatter_(const Tensor& self, const Tensor& mask, const Tensor& sou
 }
 
 Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source) {
-  EMBER_CHECK(mask.dtype() == ScalarType::Bool,
-              "masked_scatter_ only supports boolean masks, but got mask with dtype ", c_type_name(mask.dtype()));
+  EMBER_CHECK(mask.dtype() == ScalarType::Bool, "masked_scatter_ only supports boolean masks, but got mask with dtype ",
+              c_type_name(mask.dtype()));
   Tensor result = broadcast_copy(self, mask, "masked_scatter");
   masked_scatter_(result, mask, source);
   return result;
@@ -635,8 +637,8 @@ Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& sour
 Tensor nonzero(const Tensor& self) { return nonzero_stub(DeviceType::CPU, self); }
 
 Tensor nonzero_out(const Tensor& self, const Tensor& out) {
-  EMBER_CHECK(out.dtype() == ScalarType::Long, "nonzero: Expected out tensor to have scalar type Long but got scalar type ",
-              c10::toString(out.dtype()));
+  EMBER_CHECK(out.dtype() == ScalarType::Long,
+              "nonzero: Expected out tensor to have scalar type Long but got scalar type ", c10::toString(out.dtype()));
   const Tensor r = nonzero_stub(DeviceType::CPU, self);
   resize_output(out, r.sizes());
   out.copy_(r);

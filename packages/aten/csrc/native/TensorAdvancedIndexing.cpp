@@ -37,7 +37,8 @@ void reduce_loop(TensorIterator& iter, const IndexedDims& dims, IndexMode mode, 
             const char* ip = data[2] + j * strides[nt + 2];
             const int64_t is = strides[2];
             for (int64_t i = 0; i < n; ++i) {
-              T* dst = reinterpret_cast<T*>(a + i * s0 + index_offset(*reinterpret_cast<const int64_t*>(ip + i * is), d0, mode));
+              T* dst = reinterpret_cast<T*>(a + i * s0 +
+                                            index_offset(*reinterpret_cast<const int64_t*>(ip + i * is), d0, mode));
               *dst = f(*dst, *reinterpret_cast<const T*>(b + i * s1));
             }
             continue;
@@ -126,14 +127,12 @@ Tensor reduce_identity(ScalarType t, ReduceOp op) {
       return scalar_tensor(Scalar(int64_t{1}), t);
     case ReduceOp::Max:
       if (fp) return scalar_tensor(Scalar(-std::numeric_limits<double>::infinity()), t);
-      return EMBER_DISPATCH_INTEGRAL_TYPES_AND_BOOL(t, "reduce_identity", [&] {
-        return scalar_tensor(Scalar(std::numeric_limits<scalar_t>::lowest()), t);
-      });
+      return EMBER_DISPATCH_INTEGRAL_TYPES_AND_BOOL(
+          t, "reduce_identity", [&] { return scalar_tensor(Scalar(std::numeric_limits<scalar_t>::lowest()), t); });
     case ReduceOp::Min:
       if (fp) return scalar_tensor(Scalar(std::numeric_limits<double>::infinity()), t);
-      return EMBER_DISPATCH_INTEGRAL_TYPES_AND_BOOL(t, "reduce_identity", [&] {
-        return scalar_tensor(Scalar(std::numeric_limits<scalar_t>::max()), t);
-      });
+      return EMBER_DISPATCH_INTEGRAL_TYPES_AND_BOOL(
+          t, "reduce_identity", [&] { return scalar_tensor(Scalar(std::numeric_limits<scalar_t>::max()), t); });
     default:
       return scalar_tensor(Scalar(int64_t{0}), t);
   }
@@ -289,8 +288,7 @@ Tensor scatter_src_out(const Tensor& self, int64_t dim, const Tensor& index, con
   return scatter_common("scatter", self, dim, index, src, nullptr, ReduceOp::Assign, true, false, out);
 }
 
-Tensor scatter_value_out(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
-                         const Tensor& out) {
+Tensor scatter_value_out(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, const Tensor& out) {
   return scatter_common("scatter", self, dim, index, Tensor(), &value, ReduceOp::Assign, true, false, out);
 }
 
@@ -332,8 +330,8 @@ Tensor index_along_dim(const char* op, const Tensor& self, int64_t dim, const Te
   EMBER_CHECK(source.dtype() == self.dtype(), op, "(): self (", c10::toString(self.dtype()), ") and source (",
               c10::toString(source.dtype()), ") must have the same scalar type");
   const int64_t nd = std::max<int64_t>(self.dim(), 1);
-  EMBER_CHECK(std::max<int64_t>(source.dim(), 1) == nd, op, "(): source (", source.dim(), "-d) and self (",
-              self.dim(), "-d) must have the same number of dimensions");
+  EMBER_CHECK(std::max<int64_t>(source.dim(), 1) == nd, op, "(): source (", source.dim(), "-d) and self (", self.dim(),
+              "-d) must have the same number of dimensions");
   const Tensor self1 = ensure_1d(self), source1 = ensure_1d(source);
   const int64_t n = idx.numel();
   EMBER_CHECK(n == source1.size(d), op, "(): Number of indices (", n, ") should be equal to source.size(dim) (",

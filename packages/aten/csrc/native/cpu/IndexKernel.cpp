@@ -176,7 +176,7 @@ void masked_fill_kernel(TensorIterator& iter, const void* value) {
 // the counts, then let each chunk write its own slice of the output.
 
 struct RowMajor {
-  DimVector sizes;    // outermost first
+  DimVector sizes;       // outermost first
   DimVector strides[2];  // bytes
   int nops = 1;
   int64_t numel = 1;
@@ -358,8 +358,9 @@ void masked_scatter_impl(const Tensor& self, const Tensor& mask, const Tensor& s
   const int64_t chunk = divup(std::max<int64_t>(r.numel, 1), nchunks);
   const std::vector<int64_t> offsets = chunk_offsets(r, b0, b1, nchunks, chunk);
   // Checked before anything is written.
-  EMBER_CHECK(offsets.back() <= source.numel(), "masked_scatter_: Number of elements of source < number of ones in mask (",
-              source.numel(), " < ", offsets.back(), ")");
+  EMBER_CHECK(offsets.back() <= source.numel(),
+              "masked_scatter_: Number of elements of source < number of ones in mask (", source.numel(), " < ",
+              offsets.back(), ")");
   const T* src = static_cast<const T*>(source.data_ptr());
   parallel_for(0, nchunks, 1, [&](int64_t cb, int64_t ce) {
     for (int64_t c = cb; c < ce; ++c) {

@@ -29,9 +29,7 @@ from typing import Any
 from . import _generated_ops as ops
 from ._tensor import Tensor
 
-_INVALID = (
-    "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got {})"
-)
+_INVALID = "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got {})"
 
 
 def _is_ndarray(x: Any) -> bool:
@@ -42,8 +40,10 @@ def _is_sequence(x: Any) -> bool:
     """PySequence_Check, minus str/bytes (they are never indices)."""
     if isinstance(x, (str, bytes, bytearray, dict)):
         return False
-    return isinstance(x, (list, tuple, range)) or _is_ndarray(x) or (
-        hasattr(x, "__len__") and hasattr(x, "__getitem__") and not isinstance(x, Tensor)
+    return (
+        isinstance(x, (list, tuple, range))
+        or _is_ndarray(x)
+        or (hasattr(x, "__len__") and hasattr(x, "__getitem__") and not isinstance(x, Tensor))
     )
 
 

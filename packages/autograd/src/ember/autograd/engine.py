@@ -27,7 +27,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import anomaly_mode
-from ._meta import AUTOGRAD_BIT
 from .grad_mode import _set_grad_enabled, _state
 from .graph import _BACKEND_BITS, AccumulateGrad, Node
 
@@ -307,7 +306,3 @@ def _accumulate_non_leaf(t: Any, g: Any) -> None:
         m.grad = g.clone() if not g.requires_grad or _state.enabled else g.detach().clone()
     else:
         m.grad = m.grad + g
-
-
-def is_differentiable(t: Any) -> bool:
-    return (t._keys & AUTOGRAD_BIT) != 0

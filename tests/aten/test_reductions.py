@@ -11,10 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import ember.aten as ea
 import numpy as np
 import pytest
-
-import ember.aten as ea
 
 nan, inf = math.nan, math.inf
 
@@ -112,8 +111,15 @@ def test_results_do_not_depend_on_the_thread_count(threads: Any) -> None:
     results = []
     for n in (1, 2, 3):
         ea.set_num_threads(n)
-        results.append((x.sum().item(), x.reshape(8, -1).sum(1).numpy(), x.reshape(-1, 4).sum(0).numpy(),
-                        x.var().item(), x.argmax().item()))
+        results.append(
+            (
+                x.sum().item(),
+                x.reshape(8, -1).sum(1).numpy(),
+                x.reshape(-1, 4).sum(0).numpy(),
+                x.var().item(),
+                x.argmax().item(),
+            )
+        )
     for r in results[1:]:
         assert r[0] == results[0][0]
         np.testing.assert_array_equal(r[1], results[0][1])
@@ -122,10 +128,18 @@ def test_results_do_not_depend_on_the_thread_count(threads: Any) -> None:
     assert x.sum().item() == x.sum().item()
 
 
-@pytest.mark.parametrize("shape, dims", [
-    ((64, 3000), (1,)), ((3000, 64), (0,)), ((4, 50000), (1,)), ((50000, 4), (0,)),
-    ((30, 40, 50), (0, 2)), ((30, 40, 50), (1,)), ((200000,), (0,)),
-])
+@pytest.mark.parametrize(
+    "shape, dims",
+    [
+        ((64, 3000), (1,)),
+        ((3000, 64), (0,)),
+        ((4, 50000), (1,)),
+        ((50000, 4), (0,)),
+        ((30, 40, 50), (0, 2)),
+        ((30, 40, 50), (1,)),
+        ((200000,), (0,)),
+    ],
+)
 def test_layouts_match_numpy(shape: tuple[int, ...], dims: tuple[int, ...]) -> None:
     a = np.random.default_rng(3).standard_normal(shape)
     rev = tuple(reversed(range(a.ndim)))
@@ -134,8 +148,9 @@ def test_layouts_match_numpy(shape: tuple[int, ...], dims: tuple[int, ...]) -> N
         np.testing.assert_allclose(x.sum(dims).numpy(), a.sum(dims), rtol=1e-10, atol=1e-10)
         np.testing.assert_allclose(x.amax(dims).numpy(), a.max(dims))
         np.testing.assert_allclose(x.var(dims).numpy(), a.var(dims, ddof=1), rtol=1e-10)
-        np.testing.assert_allclose(ea.logsumexp(x, dims).numpy(),
-                                   np.log(np.exp(a - a.max()).sum(dims)) + a.max(), rtol=1e-10)
+        np.testing.assert_allclose(
+            ea.logsumexp(x, dims).numpy(), np.log(np.exp(a - a.max()).sum(dims)) + a.max(), rtol=1e-10
+        )
         if len(dims) == 1:
             v, i = x.max(dims[0])
             np.testing.assert_array_equal(i.numpy(), a.argmax(dims[0]))
@@ -246,8 +261,15 @@ def test_cummax_cummin_take_the_latest_tie_and_nan() -> None:
 def test_mode_is_the_smallest_most_frequent_value_at_its_last_index() -> None:
     v, i = ea.mode(t([6, 3, 8, 3, 0, 3, 6, 6]))
     assert v.item() == 3 and i.item() == 5
-    b = t([[0, 0, 0, 2, 0, 0, 2], [0, 3, 0, 0, 2, 0, 1], [2, 2, 2, 0, 0, 0, 3], [2, 2, 3, 0, 1, 1, 0],
-           [1, 1, 0, 0, 2, 0, 2]])
+    b = t(
+        [
+            [0, 0, 0, 2, 0, 0, 2],
+            [0, 3, 0, 0, 2, 0, 1],
+            [2, 2, 2, 0, 0, 0, 3],
+            [2, 2, 3, 0, 1, 1, 0],
+            [1, 1, 0, 0, 2, 0, 2],
+        ]
+    )
     v, i = ea.mode(b, 0)
     assert v.tolist() == [0, 2, 0, 0, 0, 0, 2] and i.tolist() == [1, 3, 4, 4, 2, 4, 4]
 
@@ -265,11 +287,13 @@ def test_sort_is_stable() -> None:
 
 def test_sort_large_rows_all_dtypes(threads: Any) -> None:
     rng = np.random.default_rng(7)
-    for dt, arr in [(ea.float32, rng.standard_normal(300_000).astype(np.float32)),
-                    (ea.float64, rng.standard_normal(300_000)),
-                    (ea.int64, rng.integers(-2**62, 2**62, size=300_000)),
-                    (ea.int16, rng.integers(-300, 300, size=300_000).astype(np.int16)),
-                    (ea.uint8, rng.integers(0, 256, size=300_000).astype(np.uint8))]:
+    for dt, arr in [
+        (ea.float32, rng.standard_normal(300_000).astype(np.float32)),
+        (ea.float64, rng.standard_normal(300_000)),
+        (ea.int64, rng.integers(-(2**62), 2**62, size=300_000)),
+        (ea.int16, rng.integers(-300, 300, size=300_000).astype(np.int16)),
+        (ea.uint8, rng.integers(0, 256, size=300_000).astype(np.uint8)),
+    ]:
         x = ea.from_numpy(arr)
         for n in (1, 2):
             ea.set_num_threads(n)
@@ -327,8 +351,11 @@ def test_dtype_argument_casts_the_input_first() -> None:
 
 
 def test_mean_of_integers_is_an_error() -> None:
-    with pytest.raises(RuntimeError, match=r"mean\(\): could not infer output dtype. Input dtype must be either a "
-                       r"floating point or complex dtype. Got: Long"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"mean\(\): could not infer output dtype. Input dtype must be either a "
+        r"floating point or complex dtype. Got: Long",
+    ):
         t([1, 2]).mean()
     with pytest.raises(RuntimeError, match="Got: Bool"):
         t([True]).mean()
@@ -428,9 +455,16 @@ def test_named_tuple_results() -> None:
     assert values.tolist() == [1.0, 2.0] and indices.tolist() == [0, 1]
     mm = ea.aminmax(x)
     assert mm.min.item() == 1.0 and mm.max.item() == 4.0
-    for name, res in [("sort", x.sort()), ("topk", x.topk(1)), ("kthvalue", x.kthvalue(1)),
-                      ("median", x.median(0)), ("mode", x.mode()), ("cummax", x.cummax(0)),
-                      ("cummin", x.cummin(0)), ("nanmedian", x.nanmedian(1))]:
+    for name, res in [
+        ("sort", x.sort()),
+        ("topk", x.topk(1)),
+        ("kthvalue", x.kthvalue(1)),
+        ("median", x.median(0)),
+        ("mode", x.mode()),
+        ("cummax", x.cummax(0)),
+        ("cummin", x.cummin(0)),
+        ("nanmedian", x.nanmedian(1)),
+    ]:
         assert type(res).__name__ == name and res._fields == ("values", "indices")
     vm = ea.var_mean(x, 0)
     assert isinstance(vm, tuple) and len(vm) == 2
@@ -486,8 +520,11 @@ def test_norm_variants() -> None:
 
 
 def test_reduction_errors() -> None:
-    with pytest.raises(RuntimeError, match=r"max\(\): Expected reduction dim to be specified for input.numel\(\) == 0. "
-                       r"Specify the reduction dim with the 'dim' argument."):
+    with pytest.raises(
+        RuntimeError,
+        match=r"max\(\): Expected reduction dim to be specified for input.numel\(\) == 0. "
+        r"Specify the reduction dim with the 'dim' argument.",
+    ):
         ea.empty(0).max()
     with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)"):
         t([1.0]).sum(1)

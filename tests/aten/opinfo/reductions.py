@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
 import ember.aten as ea
+import numpy as np
 
 from .core import (
     ALL_DTYPES,
@@ -43,8 +42,15 @@ def _dims(shape: tuple[int, ...], multi: bool) -> list[Any]:
     return out
 
 
-def reduction_samples(op: OpInfo, dtype: Any, *, multi: bool = True, empty_ok: bool = True, keepdim: bool = True,
-                      dim_kw: str = "dim", **kw: Any) -> Iterator[SampleInput]:
+def reduction_samples(
+    op: OpInfo,
+    dtype: Any,
+    *,
+    multi: bool = True,
+    empty_ok: bool = True,
+    keepdim: bool = True,
+    **kw: Any,
+) -> Iterator[SampleInput]:
     """op(x), op(x, dim), op(x, dim, keepdim=...) over 0-dim, 1-3 dim and empty inputs."""
     for shape in _SHAPES:
         t = make_tensor(shape, dtype, **kw)
@@ -275,8 +281,8 @@ def _cum_ext_ref(is_max: bool) -> Any:
                 take = best is None or (x != x) or (best == best and (x >= best if is_max else x <= best))
                 if take:
                     best, bi = x, i
-                vm[pos + (i,)] = best
-                im[pos + (i,)] = bi
+                vm[(*pos, i)] = best
+                im[(*pos, i)] = bi
         return vals, idx
 
     return ref
@@ -393,8 +399,9 @@ def _median_ref_all(a: Any) -> Any:
     return _pick_ref(_Median)(a.reshape(-1))
 
 
-def _unique_ref(a: Any, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
-                dim: Any = None) -> Any:
+def _unique_ref(
+    a: Any, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False, dim: Any = None
+) -> Any:
     a = np.asarray(a)
     if dim is None:
         u, inv, cnt = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
@@ -410,14 +417,13 @@ def _unique_ref(a: Any, sorted: bool = True, return_inverse: bool = False, retur
     return out[0] if len(out) == 1 else tuple(out)
 
 
-def _unique_consecutive_ref(a: Any, return_inverse: bool = False, return_counts: bool = False,
-                            dim: Any = None) -> Any:
+def _unique_consecutive_ref(a: Any, return_inverse: bool = False, return_counts: bool = False, dim: Any = None) -> Any:
     a = np.asarray(a)
     flat = a.reshape(-1)
     starts = [i for i in range(len(flat)) if i == 0 or flat[i] != flat[i - 1]]
     vals = flat[starts] if len(flat) else flat[:0]
     inv = np.cumsum([1 if (i == 0 or flat[i] != flat[i - 1]) else 0 for i in range(len(flat))]) - 1
-    cnt = np.diff(starts + [len(flat)])
+    cnt = np.diff([*starts, len(flat)])
     out: list[Any] = [vals]
     if return_inverse:
         out.append(np.asarray(inv, dtype=np.int64).reshape(a.shape))
@@ -449,8 +455,12 @@ def _logical_dtype(s: SampleInput) -> Any:
 def _dim_errors(name: str, fn_args: tuple[Any, ...] = ()) -> Any:
     def errors(op: OpInfo) -> Iterator[ErrorInput]:
         x = make_tensor((2, 3), ea.float32)
-        yield ErrorInput(SampleInput(x, (*fn_args, 2)), IndexError, r"Dimension out of range \(expected to be in range "
-                         r"of \[-2, 1\], but got 2\)")
+        yield ErrorInput(
+            SampleInput(x, (*fn_args, 2)),
+            IndexError,
+            r"Dimension out of range \(expected to be in range "
+            r"of \[-2, 1\], but got 2\)",
+        )
         yield ErrorInput(SampleInput(x, (*fn_args, -3)), IndexError, "Dimension out of range")
 
     return errors
@@ -467,31 +477,48 @@ def _chain(*makers: Any) -> Any:
 def _empty_ext_errors(name: str) -> Any:
     def errors(op: OpInfo) -> Iterator[ErrorInput]:
         e = ea.empty((0,))
-        yield ErrorInput(SampleInput(e), RuntimeError,
-                         rf"{name}\(\): Expected reduction dim to be specified for input.numel\(\) == 0")
-        yield ErrorInput(SampleInput(ea.empty((2, 0)), (1,)), IndexError,
-                         rf"{name}\(\): Expected reduction dim 1 to have non-zero size")
+        yield ErrorInput(
+            SampleInput(e),
+            RuntimeError,
+            rf"{name}\(\): Expected reduction dim to be specified for input.numel\(\) == 0",
+        )
+        yield ErrorInput(
+            SampleInput(ea.empty((2, 0)), (1,)),
+            IndexError,
+            rf"{name}\(\): Expected reduction dim 1 to have non-zero size",
+        )
 
     return errors
 
 
 def _mean_errors(op: OpInfo) -> Iterator[ErrorInput]:
     i = make_tensor((3,), ea.int64)
-    yield ErrorInput(SampleInput(i), RuntimeError, "mean\\(\\): could not infer output dtype. Input dtype must be "
-                     "either a floating point or complex dtype. Got: Long")
-    yield ErrorInput(SampleInput(make_tensor((3,), ea.float32), (), {"dtype": ea.int32}), RuntimeError,
-                     "Optional dtype must be either a floating point or complex dtype. Got: Int")
+    yield ErrorInput(
+        SampleInput(i),
+        RuntimeError,
+        "mean\\(\\): could not infer output dtype. Input dtype must be "
+        "either a floating point or complex dtype. Got: Long",
+    )
+    yield ErrorInput(
+        SampleInput(make_tensor((3,), ea.float32), (), {"dtype": ea.int32}),
+        RuntimeError,
+        "Optional dtype must be either a floating point or complex dtype. Got: Int",
+    )
 
 
 def _var_errors(op: OpInfo) -> Iterator[ErrorInput]:
-    yield ErrorInput(SampleInput(make_tensor((3,), ea.int64)), RuntimeError,
-                     "std and var only support floating point and complex dtypes")
+    yield ErrorInput(
+        SampleInput(make_tensor((3,), ea.int64)),
+        RuntimeError,
+        "std and var only support floating point and complex dtypes",
+    )
 
 
 def _norm_errors(op: OpInfo) -> Iterator[ErrorInput]:
     yield ErrorInput(SampleInput(make_tensor((3,), ea.int64)), RuntimeError, "Expected a floating point")
-    yield ErrorInput(SampleInput(ea.empty((0,)), (float("inf"),)), RuntimeError,
-                     "cannot compute the inf norm on an empty tensor")
+    yield ErrorInput(
+        SampleInput(ea.empty((0,)), (float("inf"),)), RuntimeError, "cannot compute the inf norm on an empty tensor"
+    )
 
 
 def _kth_errors(op: OpInfo) -> Iterator[ErrorInput]:
@@ -512,8 +539,11 @@ def _bincount_errors(op: OpInfo) -> Iterator[ErrorInput]:
     yield ErrorInput(SampleInput(ea.tensor([[1, 2]])), RuntimeError, "bincount only supports 1-d")
     yield ErrorInput(SampleInput(ea.tensor([1.0, 2.0])), RuntimeError, "integral inputs")
     yield ErrorInput(SampleInput(ea.tensor([1, 2]), (), {"minlength": -1}), RuntimeError, "minlength should be >= 0")
-    yield ErrorInput(SampleInput(ea.tensor([1, 2]), (ea.tensor([1.0]),)), RuntimeError,
-                     "weights should be 1-d and have the same length as input")
+    yield ErrorInput(
+        SampleInput(ea.tensor([1, 2]), (ea.tensor([1.0]),)),
+        RuntimeError,
+        "weights should be 1-d and have the same length as input",
+    )
 
 
 def _histc_errors(op: OpInfo) -> Iterator[ErrorInput]:
@@ -524,8 +554,9 @@ def _histc_errors(op: OpInfo) -> Iterator[ErrorInput]:
 
 
 def _median_errors(op: OpInfo) -> Iterator[ErrorInput]:
-    yield ErrorInput(SampleInput(ea.empty((2, 0)), (1,)), IndexError,
-                     r"median\(\): Expected reduction dim 1 to have non-zero size")
+    yield ErrorInput(
+        SampleInput(ea.empty((2, 0)), (1,)), IndexError, r"median\(\): Expected reduction dim 1 to have non-zero size"
+    )
     yield ErrorInput(SampleInput(ea.tensor([True, False])), RuntimeError, "bool")
 
 
@@ -671,8 +702,11 @@ def _histc_ref(a: Any, bins: int = 100, min: float = 0, max: float = 0) -> Any:
 
 def _unique_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
     for shape in [(), (7,), (3, 4), (2, 3, 4)]:
-        t = make_tensor(shape, dtype, low=0, high=4) if not dtype.is_floating_point else tensor_from(
-            np.random.default_rng(3).integers(0, 4, size=shape).astype(np.float64), dtype)
+        t = (
+            make_tensor(shape, dtype, low=0, high=4)
+            if not dtype.is_floating_point
+            else tensor_from(np.random.default_rng(3).integers(0, 4, size=shape).astype(np.float64), dtype)
+        )
         yield SampleInput(t, name=f"{shape}")
         yield SampleInput(t, (), {"return_inverse": True, "return_counts": True}, name=f"{shape} inverse counts")
         yield SampleInput(t, (), {"return_counts": True}, name=f"{shape} counts")
@@ -694,95 +728,323 @@ def _unique_consecutive_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]
 
 
 OPS = [
-    OpInfo("sum", ea.sum, ALL_DTYPES, reduction_samples, ref=_sum_ref, result_dtype=_int64_for_integral,
-           supports_out=False, tol_overrides=_float_tols, error_inputs=_dim_errors("sum"), kind="reduction"),
-    OpInfo("nansum", ea.nansum, ALL_DTYPES, nan_reduction_samples, ref=_nansum_ref,
-           result_dtype=_int64_for_integral, supports_out=False, tol_overrides=_float_tols, kind="reduction"),
-    OpInfo("mean", ea.mean, FLOAT_DTYPES, reduction_samples, ref=_np_reduce(np.mean), tol_overrides=_float_tols,
-           error_inputs=_chain(_mean_errors, _dim_errors("mean")), kind="reduction"),
-    OpInfo("nanmean", ea.nanmean, FLOAT_DTYPES, nan_reduction_samples, ref=_np_reduce(np.nanmean),
-           tol_overrides=_float_tols, kind="reduction"),
-    OpInfo("prod", ea.prod, ALL_DTYPES,
-           lambda op, dt: reduction_samples(op, dt, multi=False, **({"low": 0.5, "high": 1.5} if dt.is_floating_point
-                                                                     else {"low": -2, "high": 3})),
-           ref=_prod_ref, result_dtype=_int64_for_integral, supports_out=False, tol_overrides=_float_tols,
-           kind="reduction"),
-    OpInfo("amax", ea.amax, ALL_DTYPES, lambda op, dt: reduction_samples(op, dt, empty_ok=False),
-           ref=_np_reduce(np.amax), error_inputs=_empty_ext_errors("amax"), kind="reduction"),
-    OpInfo("amin", ea.amin, ALL_DTYPES, lambda op, dt: reduction_samples(op, dt, empty_ok=False),
-           ref=_np_reduce(np.amin), error_inputs=_empty_ext_errors("amin"), kind="reduction"),
-    OpInfo("max", ea.max, ALL_DTYPES, lambda op, dt: reduction_samples(op, dt, multi=False, empty_ok=False),
-           ref=_ext_ref(True), error_inputs=_empty_ext_errors("max"), kind="reduction"),
-    OpInfo("min", ea.min, ALL_DTYPES, lambda op, dt: reduction_samples(op, dt, multi=False, empty_ok=False),
-           ref=_ext_ref(False), error_inputs=_empty_ext_errors("min"), kind="reduction"),
-    OpInfo("argmax", ea.argmax, ALL_NUMERIC, lambda op, dt: reduction_samples(op, dt, multi=False, empty_ok=False),
-           ref=lambda a, dim=None, keepdim=False: _argext(a, dim, keepdim, True), result_dtype=lambda s: ea.int64,
-           error_inputs=_chain(_dim_errors("argmax"), _empty_ext_errors("argmax")), kind="reduction"),
-    OpInfo("argmin", ea.argmin, ALL_NUMERIC, lambda op, dt: reduction_samples(op, dt, multi=False, empty_ok=False),
-           ref=lambda a, dim=None, keepdim=False: _argext(a, dim, keepdim, False), result_dtype=lambda s: ea.int64,
-           kind="reduction"),
-    OpInfo("aminmax", ea.aminmax, ALL_DTYPES,
-           lambda op, dt: (SampleInput(s.input, (), {"dim": s.args[0], **s.kwargs} if s.args else s.kwargs)
-                           for s in reduction_samples(op, dt, multi=False, empty_ok=False)),
-           ref=lambda a, dim=None, keepdim=False: (_np_reduce(np.amin)(a, dim, keepdim),
-                                                   _np_reduce(np.amax)(a, dim, keepdim)),
-           kind="reduction"),
-    OpInfo("all", ea.all, ALL_DTYPES, reduction_samples, ref=_np_reduce(np.all), result_dtype=_logical_dtype,
-           kind="reduction"),
-    OpInfo("any", ea.any, ALL_DTYPES, reduction_samples, ref=_np_reduce(np.any), result_dtype=_logical_dtype,
-           kind="reduction"),
-    OpInfo("count_nonzero", ea.count_nonzero, ALL_DTYPES,
-           lambda op, dt: (s for s in reduction_samples(op, dt, keepdim=False)),
-           ref=lambda a, dim=None: np.asarray(np.count_nonzero(a, axis=_axis(a, dim))).astype(np.int64),
-           result_dtype=lambda s: ea.int64, supports_out=False, kind="reduction"),
-    OpInfo("var", ea.var, FLOAT_DTYPES, _var_samples, ref=_var_ref(False), tol_overrides=_float_tols,
-           error_inputs=_var_errors, kind="reduction"),
-    OpInfo("std", ea.std, FLOAT_DTYPES, _var_samples, ref=_var_ref(True), tol_overrides=_float_tols,
-           error_inputs=_var_errors, kind="reduction"),
-    OpInfo("var_mean", ea.var_mean, FLOAT_DTYPES, _var_samples, ref=_var_ref(False, True), supports_out=False,
-           tol_overrides=_float_tols, kind="reduction"),
-    OpInfo("std_mean", ea.std_mean, FLOAT_DTYPES, _var_samples, ref=_var_ref(True, True), supports_out=False,
-           tol_overrides=_float_tols, kind="reduction"),
-    OpInfo("linalg.vector_norm", ea.linalg.vector_norm, FLOAT_DTYPES, _vector_norm_samples, ref=_vector_norm_ref,
-           tol_overrides=_float_tols, error_inputs=_norm_errors, kind="reduction"),
-    OpInfo("norm", ea.norm, FLOAT_DTYPES, _norm_samples, ref=_norm_ref, tol_overrides=_float_tols,
-           kind="reduction"),
-    OpInfo("logsumexp", ea.logsumexp, ALL_DTYPES, _logsumexp_samples, ref=_logsumexp_ref,
-           result_dtype=_float_for_integral, tol_overrides=_float_tols, kind="reduction"),
-    OpInfo("cumsum", ea.cumsum, ALL_DTYPES, scan_samples, ref=_scan_ref(np.cumsum),
-           result_dtype=_int64_for_integral, supports_out=False, tol_overrides=_float_tols,
-           error_inputs=_cumsum_errors, kind="scan"),
-    OpInfo("cumprod", ea.cumprod, ALL_DTYPES,
-           lambda op, dt: scan_samples(op, dt, **({"low": 0.5, "high": 1.5} if dt.is_floating_point
-                                                  else {"low": -2, "high": 3})),
-           ref=_scan_ref(np.cumprod), result_dtype=_int64_for_integral, supports_out=False,
-           tol_overrides=_float_tols, kind="scan"),
-    OpInfo("logcumsumexp", ea.logcumsumexp, FLOAT_DTYPES, scan_samples, ref=_scan_float(np.logaddexp.accumulate),
-           tol_overrides=_float_tols, kind="scan"),
+    OpInfo(
+        "sum",
+        ea.sum,
+        ALL_DTYPES,
+        reduction_samples,
+        ref=_sum_ref,
+        result_dtype=_int64_for_integral,
+        supports_out=False,
+        tol_overrides=_float_tols,
+        error_inputs=_dim_errors("sum"),
+        kind="reduction",
+    ),
+    OpInfo(
+        "nansum",
+        ea.nansum,
+        ALL_DTYPES,
+        nan_reduction_samples,
+        ref=_nansum_ref,
+        result_dtype=_int64_for_integral,
+        supports_out=False,
+        tol_overrides=_float_tols,
+        kind="reduction",
+    ),
+    OpInfo(
+        "mean",
+        ea.mean,
+        FLOAT_DTYPES,
+        reduction_samples,
+        ref=_np_reduce(np.mean),
+        tol_overrides=_float_tols,
+        error_inputs=_chain(_mean_errors, _dim_errors("mean")),
+        kind="reduction",
+    ),
+    OpInfo(
+        "nanmean",
+        ea.nanmean,
+        FLOAT_DTYPES,
+        nan_reduction_samples,
+        ref=_np_reduce(np.nanmean),
+        tol_overrides=_float_tols,
+        kind="reduction",
+    ),
+    OpInfo(
+        "prod",
+        ea.prod,
+        ALL_DTYPES,
+        lambda op, dt: reduction_samples(
+            op, dt, multi=False, **({"low": 0.5, "high": 1.5} if dt.is_floating_point else {"low": -2, "high": 3})
+        ),
+        ref=_prod_ref,
+        result_dtype=_int64_for_integral,
+        supports_out=False,
+        tol_overrides=_float_tols,
+        kind="reduction",
+    ),
+    OpInfo(
+        "amax",
+        ea.amax,
+        ALL_DTYPES,
+        lambda op, dt: reduction_samples(op, dt, empty_ok=False),
+        ref=_np_reduce(np.amax),
+        error_inputs=_empty_ext_errors("amax"),
+        kind="reduction",
+    ),
+    OpInfo(
+        "amin",
+        ea.amin,
+        ALL_DTYPES,
+        lambda op, dt: reduction_samples(op, dt, empty_ok=False),
+        ref=_np_reduce(np.amin),
+        error_inputs=_empty_ext_errors("amin"),
+        kind="reduction",
+    ),
+    OpInfo(
+        "max",
+        ea.max,
+        ALL_DTYPES,
+        lambda op, dt: reduction_samples(op, dt, multi=False, empty_ok=False),
+        ref=_ext_ref(True),
+        error_inputs=_empty_ext_errors("max"),
+        kind="reduction",
+    ),
+    OpInfo(
+        "min",
+        ea.min,
+        ALL_DTYPES,
+        lambda op, dt: reduction_samples(op, dt, multi=False, empty_ok=False),
+        ref=_ext_ref(False),
+        error_inputs=_empty_ext_errors("min"),
+        kind="reduction",
+    ),
+    OpInfo(
+        "argmax",
+        ea.argmax,
+        ALL_NUMERIC,
+        lambda op, dt: reduction_samples(op, dt, multi=False, empty_ok=False),
+        ref=lambda a, dim=None, keepdim=False: _argext(a, dim, keepdim, True),
+        result_dtype=lambda s: ea.int64,
+        error_inputs=_chain(_dim_errors("argmax"), _empty_ext_errors("argmax")),
+        kind="reduction",
+    ),
+    OpInfo(
+        "argmin",
+        ea.argmin,
+        ALL_NUMERIC,
+        lambda op, dt: reduction_samples(op, dt, multi=False, empty_ok=False),
+        ref=lambda a, dim=None, keepdim=False: _argext(a, dim, keepdim, False),
+        result_dtype=lambda s: ea.int64,
+        kind="reduction",
+    ),
+    OpInfo(
+        "aminmax",
+        ea.aminmax,
+        ALL_DTYPES,
+        lambda op, dt: (
+            SampleInput(s.input, (), {"dim": s.args[0], **s.kwargs} if s.args else s.kwargs)
+            for s in reduction_samples(op, dt, multi=False, empty_ok=False)
+        ),
+        ref=lambda a, dim=None, keepdim=False: (
+            _np_reduce(np.amin)(a, dim, keepdim),
+            _np_reduce(np.amax)(a, dim, keepdim),
+        ),
+        kind="reduction",
+    ),
+    OpInfo(
+        "all",
+        ea.all,
+        ALL_DTYPES,
+        reduction_samples,
+        ref=_np_reduce(np.all),
+        result_dtype=_logical_dtype,
+        kind="reduction",
+    ),
+    OpInfo(
+        "any",
+        ea.any,
+        ALL_DTYPES,
+        reduction_samples,
+        ref=_np_reduce(np.any),
+        result_dtype=_logical_dtype,
+        kind="reduction",
+    ),
+    OpInfo(
+        "count_nonzero",
+        ea.count_nonzero,
+        ALL_DTYPES,
+        lambda op, dt: (s for s in reduction_samples(op, dt, keepdim=False)),
+        ref=lambda a, dim=None: np.asarray(np.count_nonzero(a, axis=_axis(a, dim))).astype(np.int64),
+        result_dtype=lambda s: ea.int64,
+        supports_out=False,
+        kind="reduction",
+    ),
+    OpInfo(
+        "var",
+        ea.var,
+        FLOAT_DTYPES,
+        _var_samples,
+        ref=_var_ref(False),
+        tol_overrides=_float_tols,
+        error_inputs=_var_errors,
+        kind="reduction",
+    ),
+    OpInfo(
+        "std",
+        ea.std,
+        FLOAT_DTYPES,
+        _var_samples,
+        ref=_var_ref(True),
+        tol_overrides=_float_tols,
+        error_inputs=_var_errors,
+        kind="reduction",
+    ),
+    OpInfo(
+        "var_mean",
+        ea.var_mean,
+        FLOAT_DTYPES,
+        _var_samples,
+        ref=_var_ref(False, True),
+        supports_out=False,
+        tol_overrides=_float_tols,
+        kind="reduction",
+    ),
+    OpInfo(
+        "std_mean",
+        ea.std_mean,
+        FLOAT_DTYPES,
+        _var_samples,
+        ref=_var_ref(True, True),
+        supports_out=False,
+        tol_overrides=_float_tols,
+        kind="reduction",
+    ),
+    OpInfo(
+        "linalg.vector_norm",
+        ea.linalg.vector_norm,
+        FLOAT_DTYPES,
+        _vector_norm_samples,
+        ref=_vector_norm_ref,
+        tol_overrides=_float_tols,
+        error_inputs=_norm_errors,
+        kind="reduction",
+    ),
+    OpInfo("norm", ea.norm, FLOAT_DTYPES, _norm_samples, ref=_norm_ref, tol_overrides=_float_tols, kind="reduction"),
+    OpInfo(
+        "logsumexp",
+        ea.logsumexp,
+        ALL_DTYPES,
+        _logsumexp_samples,
+        ref=_logsumexp_ref,
+        result_dtype=_float_for_integral,
+        tol_overrides=_float_tols,
+        kind="reduction",
+    ),
+    OpInfo(
+        "cumsum",
+        ea.cumsum,
+        ALL_DTYPES,
+        scan_samples,
+        ref=_scan_ref(np.cumsum),
+        result_dtype=_int64_for_integral,
+        supports_out=False,
+        tol_overrides=_float_tols,
+        error_inputs=_cumsum_errors,
+        kind="scan",
+    ),
+    OpInfo(
+        "cumprod",
+        ea.cumprod,
+        ALL_DTYPES,
+        lambda op, dt: scan_samples(
+            op, dt, **({"low": 0.5, "high": 1.5} if dt.is_floating_point else {"low": -2, "high": 3})
+        ),
+        ref=_scan_ref(np.cumprod),
+        result_dtype=_int64_for_integral,
+        supports_out=False,
+        tol_overrides=_float_tols,
+        kind="scan",
+    ),
+    OpInfo(
+        "logcumsumexp",
+        ea.logcumsumexp,
+        FLOAT_DTYPES,
+        scan_samples,
+        ref=_scan_float(np.logaddexp.accumulate),
+        tol_overrides=_float_tols,
+        kind="scan",
+    ),
     OpInfo("cummax", ea.cummax, ALL_DTYPES, scan_samples, ref=_cum_ext_ref(True), kind="scan"),
     OpInfo("cummin", ea.cummin, ALL_DTYPES, scan_samples, ref=_cum_ext_ref(False), kind="scan"),
     OpInfo("sort", ea.sort, ALL_DTYPES, sort_samples, ref=_sort_ref, kind="sort"),
-    OpInfo("argsort", ea.argsort, ALL_DTYPES, sort_samples, ref=_argsort_ref, supports_out=False,
-           result_dtype=lambda s: ea.int64, kind="sort"),
+    OpInfo(
+        "argsort",
+        ea.argsort,
+        ALL_DTYPES,
+        sort_samples,
+        ref=_argsort_ref,
+        supports_out=False,
+        result_dtype=lambda s: ea.int64,
+        kind="sort",
+    ),
     OpInfo("topk", ea.topk, ALL_NUMERIC, _topk_samples, ref=_topk_ref, error_inputs=_topk_errors, kind="sort"),
-    OpInfo("kthvalue", ea.kthvalue, ALL_NUMERIC, _kth_samples, ref=_pick_ref(_Kth), error_inputs=_kth_errors,
-           kind="sort"),
-    OpInfo("median", ea.median, ALL_NUMERIC, _median_samples,
-           ref=lambda a, *args, **kw: _pick_ref(_Median)(a, *args, **kw) if (args or kw) else _median_ref_all(a),
-           supports_out=False, error_inputs=_median_errors, kind="sort"),
-    OpInfo("nanmedian", ea.nanmedian, ALL_NUMERIC, _median_samples,
-           ref=lambda a, *args, **kw: _pick_ref(_NanMedian)(a, *args, **kw) if (args or kw)
-           else _pick_ref(_NanMedian)(np.asarray(a).reshape(-1)),
-           supports_out=False, kind="sort"),
-    OpInfo("mode", ea.mode, ALL_DTYPES, lambda op, dt: single_dim_samples(op, dt, low=0, high=3), ref=_pick_ref(_Mode),
-           kind="sort"),
+    OpInfo(
+        "kthvalue", ea.kthvalue, ALL_NUMERIC, _kth_samples, ref=_pick_ref(_Kth), error_inputs=_kth_errors, kind="sort"
+    ),
+    OpInfo(
+        "median",
+        ea.median,
+        ALL_NUMERIC,
+        _median_samples,
+        ref=lambda a, *args, **kw: _pick_ref(_Median)(a, *args, **kw) if (args or kw) else _median_ref_all(a),
+        supports_out=False,
+        error_inputs=_median_errors,
+        kind="sort",
+    ),
+    OpInfo(
+        "nanmedian",
+        ea.nanmedian,
+        ALL_NUMERIC,
+        _median_samples,
+        ref=lambda a, *args, **kw: (
+            _pick_ref(_NanMedian)(a, *args, **kw) if (args or kw) else _pick_ref(_NanMedian)(np.asarray(a).reshape(-1))
+        ),
+        supports_out=False,
+        kind="sort",
+    ),
+    OpInfo(
+        "mode",
+        ea.mode,
+        ALL_DTYPES,
+        lambda op, dt: single_dim_samples(op, dt, low=0, high=3),
+        ref=_pick_ref(_Mode),
+        kind="sort",
+    ),
     OpInfo("unique", ea.unique, ALL_DTYPES, _unique_samples, ref=_unique_ref, supports_out=False, kind="sort"),
-    OpInfo("unique_consecutive", ea.unique_consecutive, ALL_DTYPES, _unique_consecutive_samples,
-           ref=_unique_consecutive_ref, supports_out=False, kind="sort"),
-    OpInfo("bincount", ea.bincount, INT_DTYPES, _bincount_samples, ref=_bincount_ref, result_dtype=_bincount_dtype,
-           supports_out=False, error_inputs=_bincount_errors, kind="histogram"),
-    OpInfo("histc", ea.histc, FLOAT_DTYPES, _histc_samples, ref=_histc_ref, error_inputs=_histc_errors,
-           kind="histogram"),
+    OpInfo(
+        "unique_consecutive",
+        ea.unique_consecutive,
+        ALL_DTYPES,
+        _unique_consecutive_samples,
+        ref=_unique_consecutive_ref,
+        supports_out=False,
+        kind="sort",
+    ),
+    OpInfo(
+        "bincount",
+        ea.bincount,
+        INT_DTYPES,
+        _bincount_samples,
+        ref=_bincount_ref,
+        result_dtype=_bincount_dtype,
+        supports_out=False,
+        error_inputs=_bincount_errors,
+        kind="histogram",
+    ),
+    OpInfo(
+        "histc", ea.histc, FLOAT_DTYPES, _histc_samples, ref=_histc_ref, error_inputs=_histc_errors, kind="histogram"
+    ),
 ]
 # In-place cumsum_/cumprod_ compute in self's dtype (as PyTorch: a bool self keeps a
 # running "or"), which the table's in-place rule does not describe: see test_reductions.py.

@@ -97,8 +97,7 @@ Tensor histc_out(const Tensor& self, int64_t bins, const Scalar& min, const Scal
       lo -= 1;
       hi += 1;
     }
-    EMBER_CHECK(std::isfinite(lo) && std::isfinite(hi), "torch.histc: range of [", lo, ", ", hi,
-                "] is not finite");
+    EMBER_CHECK(std::isfinite(lo) && std::isfinite(hi), "torch.histc: range of [", lo, ", ", hi, "] is not finite");
     const T tlo = static_cast<T>(lo), thi = static_cast<T>(hi);
     const int64_t nchunks = std::max<int64_t>(1, divup(n, kHistChunk));
     std::vector<int64_t> counts(static_cast<size_t>(nchunks * bins), 0);

@@ -227,8 +227,8 @@ ReduceOutput prepare_output(const Tensor& out, IntArrayRef shape, ScalarType res
   } else {
     r.result = empty(shape, result_dtype, self.device());
   }
-  const bool direct = r.result.dtype() == kernel_dtype && r.result.is_contiguous() &&
-                      !(out.defined() && out.is_alias_of(self));
+  const bool direct =
+      r.result.dtype() == kernel_dtype && r.result.is_contiguous() && !(out.defined() && out.is_alias_of(self));
   r.buffer = direct ? r.result : empty(shape, kernel_dtype, self.device());
   return r;
 }
@@ -256,7 +256,8 @@ Tensor mean_out(const Tensor& self, const std::optional<DimVector>& dim, bool ke
 Tensor nanmean_out(const Tensor& self, const std::optional<DimVector>& dim, bool keepdim,
                    std::optional<ScalarType> dtype, const Tensor& out) {
   EMBER_CHECK(c10::isFloatingType(self.dtype()),
-              "nanmean(): expected input to have floating point or complex dtype but got ", c10::toString(self.dtype()));
+              "nanmean(): expected input to have floating point or complex dtype but got ",
+              c10::toString(self.dtype()));
   check_mean_dtype("nanmean", self, dtype);
   const uint64_t mask = dims_mask("nanmean", self, dim);
   const Tensor in = dtype && *dtype != self.dtype() ? self.to(*dtype) : self;
@@ -486,8 +487,7 @@ Tensor count_nonzero(const Tensor& self, const std::optional<DimVector>& dim) {
 namespace {
 
 std::tuple<Tensor, Tensor> var_std(const char* op, const Tensor& self, const std::optional<DimVector>& dim,
-                                   double correction, bool keepdim, bool take_sqrt, const Tensor& out,
-                                   bool want_mean) {
+                                   double correction, bool keepdim, bool take_sqrt, const Tensor& out, bool want_mean) {
   EMBER_CHECK(c10::isFloatingType(self.dtype()), op,
               "(): std and var only support floating point and complex dtypes, got ", dtype_name(self.dtype()));
   if (out.defined()) {
@@ -507,9 +507,7 @@ std::tuple<Tensor, Tensor> var_std(const char* op, const Tensor& self, const std
   return {v.result, m.result};
 }
 
-double correction_value(const std::optional<Scalar>& correction) {
-  return correction ? correction->toDouble() : 1.0;
-}
+double correction_value(const std::optional<Scalar>& correction) { return correction ? correction->toDouble() : 1.0; }
 
 }  // namespace
 
@@ -578,8 +576,8 @@ std::tuple<Tensor, Tensor> std_mean_correction(const Tensor& self, const std::op
 // linalg.vector_norm, logsumexp
 // ---------------------------------------------------------------------------
 
-Tensor linalg_vector_norm_out(const Tensor& self, const Scalar& ord, const std::optional<DimVector>& dim,
-                              bool keepdim, std::optional<ScalarType> dtype, const Tensor& out) {
+Tensor linalg_vector_norm_out(const Tensor& self, const Scalar& ord, const std::optional<DimVector>& dim, bool keepdim,
+                              std::optional<ScalarType> dtype, const Tensor& out) {
   EMBER_CHECK(c10::isFloatingType(self.dtype()),
               "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
               c10::toString(self.dtype()));

@@ -9,9 +9,9 @@ namespace ember::at::native {
 struct ScanPlan {
   const void* in = nullptr;
   ScalarType in_dtype = ScalarType::Undefined;
-  void* out = nullptr;               // cumsum/cumprod of integral inputs: int64; else the input dtype
-  int64_t* indices = nullptr;        // cummax / cummin
-  int64_t n = 1;                     // length of the scanned dim
+  void* out = nullptr;         // cumsum/cumprod of integral inputs: int64; else the input dtype
+  int64_t* indices = nullptr;  // cummax / cummin
+  int64_t n = 1;               // length of the scanned dim
   int64_t in_stride = 1, out_stride = 1;
   // the other dims, smallest input stride first (out and indices share strides)
   DimVector batch_sizes, batch_in_strides, batch_out_strides;

@@ -90,8 +90,10 @@ void check_dtype(const char* op, const Tensor& out, ScalarType expected) {
 DimVector shape_without(const Tensor& self, int64_t d, bool keepdim) {
   DimVector shape;
   for (int64_t k = 0; k < self.dim(); ++k) {
-    if (k != d) shape.push_back(self.size(k));
-    else if (keepdim) shape.push_back(1);
+    if (k != d)
+      shape.push_back(self.size(k));
+    else if (keepdim)
+      shape.push_back(1);
   }
   return shape;
 }
@@ -180,8 +182,8 @@ std::tuple<Tensor, Tensor> select_rows(const char* op, Pick kind, const Tensor& 
 Tensor select_all(const char* op, Pick kind, const Tensor& self) {
   EMBER_CHECK(self.dtype() != ScalarType::Bool, op, ": not implemented for dtype bool");
   if (self.numel() == 0) {
-    EMBER_CHECK(c10::isFloatingType(self.dtype()), op, "(): cannot compute the ", op,
-                " of an empty tensor of dtype ", c10::toPythonName(self.dtype()));
+    EMBER_CHECK(c10::isFloatingType(self.dtype()), op, "(): cannot compute the ", op, " of an empty tensor of dtype ",
+                c10::toPythonName(self.dtype()));
     return full({}, std::numeric_limits<double>::quiet_NaN(), self.dtype(), self.device());
   }
   return std::get<0>(select_rows(op, kind, self.reshape({self.numel()}), 0, 0, false, Tensor(), Tensor()));

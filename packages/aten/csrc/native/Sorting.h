@@ -12,13 +12,13 @@ namespace ember::at::native {
 struct SortPlan {
   const void* in = nullptr;  // element 0 of the input
   ScalarType dtype = ScalarType::Undefined;
-  int64_t n = 1;            // length of the sorted dim
-  int64_t in_stride = 1;    // input element stride along it
-  void* values = nullptr;   // sorted values (may be null); shares its strides with indices
+  int64_t n = 1;           // length of the sorted dim
+  int64_t in_stride = 1;   // input element stride along it
+  void* values = nullptr;  // sorted values (may be null); shares its strides with indices
   int64_t* indices = nullptr;
-  int64_t out_stride = 1;   // output element stride along the sorted dim
+  int64_t out_stride = 1;                                      // output element stride along the sorted dim
   DimVector batch_sizes, batch_in_strides, batch_out_strides;  // the other dims
-  int64_t rows = 1;         // product of batch_sizes
+  int64_t rows = 1;                                            // product of batch_sizes
   bool descending = false;
 };
 
@@ -33,7 +33,7 @@ void sort_into(const Tensor& self, int64_t dim, bool descending, const Tensor& v
 // Sorted rows: self's shape, laid out with `dim` innermost, so row r (the other dims
 // in row-major order) is data[r * n, (r + 1) * n).
 struct SortedRows {
-  Tensor values;   // undefined unless asked for
+  Tensor values;  // undefined unless asked for
   Tensor indices;
   int64_t rows = 0;
   int64_t n = 0;

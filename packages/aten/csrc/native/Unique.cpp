@@ -65,9 +65,8 @@ std::tuple<Tensor, Tensor, Tensor> unique_flat(const Tensor& self, bool sort_fir
   Tensor counts, values;
   EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(self.dtype(), "unique", [&] {
     const scalar_t* v = static_cast<const scalar_t*>(values_sorted.data_ptr());
-    const std::vector<int64_t> starts =
-        runs(v, n, positions.defined() ? positions.data_ptr<int64_t>() : nullptr,
-             return_inverse ? inverse.data_ptr<int64_t>() : nullptr);
+    const std::vector<int64_t> starts = runs(v, n, positions.defined() ? positions.data_ptr<int64_t>() : nullptr,
+                                             return_inverse ? inverse.data_ptr<int64_t>() : nullptr);
     const int64_t k = static_cast<int64_t>(starts.size());
     values = empty({k}, self.dtype(), self.device());
     scalar_t* out = static_cast<scalar_t*>(values.data_ptr());

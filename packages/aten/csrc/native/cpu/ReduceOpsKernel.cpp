@@ -22,8 +22,8 @@
 namespace ember::at::native {
 inline namespace CPU_CAPABILITY {
 
-using vec::Vectorized;
 using reduce_detail::kColBlock;
+using vec::Vectorized;
 
 template <typename T>
 constexpr bool is_reduced_float_v = std::is_same_v<T, c10::Half> || std::is_same_v<T, c10::BFloat16>;
@@ -60,20 +60,26 @@ inline Vectorized<opmath_t<scalar_t>> vload(const scalar_t* p) {
 }
 
 template <typename T>
-inline T to_acc(T v) { return v; }
+inline T to_acc(T v) {
+  return v;
+}
 inline float to_acc(c10::Half v) { return static_cast<float>(v); }
 inline float to_acc(c10::BFloat16 v) { return static_cast<float>(v); }
 
 template <typename scalar_t, typename acc_t>
 inline scalar_t from_acc(acc_t v) {
-  if constexpr (is_reduced_float_v<scalar_t>) return scalar_t(static_cast<float>(v));
-  else return static_cast<scalar_t>(v);
+  if constexpr (is_reduced_float_v<scalar_t>)
+    return scalar_t(static_cast<float>(v));
+  else
+    return static_cast<scalar_t>(v);
 }
 
 template <typename T>
 inline bool is_nan(T v) {
-  if constexpr (is_float_like_v<T>) return v != v;
-  else return false;
+  if constexpr (is_float_like_v<T>)
+    return v != v;
+  else
+    return false;
 }
 
 // bool data is 0/1 bytes: reductions whose result a uint8 kernel computes identically
@@ -86,7 +92,9 @@ inline ScalarType bool_as_byte(ScalarType t) { return t == ScalarType::Bool ? Sc
 
 struct MapIdentity {
   template <typename V>
-  V operator()(V x) const { return x; }
+  V operator()(V x) const {
+    return x;
+  }
 };
 struct MapNanToZero {
   template <typename T>
@@ -94,17 +102,25 @@ struct MapNanToZero {
     return Vectorized<T>::make(x.v == x.v ? x.v : Vectorized<T>(T(0)).v);
   }
   template <typename T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
-  T operator()(T x) const { return x == x ? x : T(0); }
+  T operator()(T x) const {
+    return x == x ? x : T(0);
+  }
 };
 struct MapAbs {
   template <typename T>
-  Vectorized<T> operator()(Vectorized<T> x) const { return Vectorized<T>::make(x.v < T(0) ? -x.v : x.v); }
+  Vectorized<T> operator()(Vectorized<T> x) const {
+    return Vectorized<T>::make(x.v < T(0) ? -x.v : x.v);
+  }
   template <typename T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
-  T operator()(T x) const { return std::abs(x); }
+  T operator()(T x) const {
+    return std::abs(x);
+  }
 };
 struct MapSquare {
   template <typename V>
-  V operator()(V x) const { return x * x; }
+  V operator()(V x) const {
+    return x * x;
+  }
 };
 
 // Cascade summation without recursion: blocks of kFan steps (each step four vector
@@ -326,9 +342,8 @@ struct IntSumOps {
 
 void sum_kernel(const ReductionPlan& p) {
   if (c10::isIntegralType(p.in_dtype, /*includeBool=*/true)) {
-    EMBER_DISPATCH_INTEGRAL_TYPES(bool_as_byte(p.in_dtype), "sum", [&] {
-      run_reduction(p, IntSumOps<scalar_t>{static_cast<int64_t*>(p.out[0])});
-    });
+    EMBER_DISPATCH_INTEGRAL_TYPES(bool_as_byte(p.in_dtype), "sum",
+                                  [&] { run_reduction(p, IntSumOps<scalar_t>{static_cast<int64_t*>(p.out[0])}); });
     return;
   }
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(p.in_dtype, "sum", [&] { run_sum<scalar_t, MapIdentity>(p, false); });
@@ -350,8 +365,10 @@ struct ProdOps {
   using out_t = std::conditional_t<kFloat, scalar_t, int64_t>;
   out_t* out;
   static acc_t as_acc(scalar_t v) {
-    if constexpr (kFloat) return to_acc(v);
-    else return static_cast<acc_t>(static_cast<int64_t>(v));
+    if constexpr (kFloat)
+      return to_acc(v);
+    else
+      return static_cast<acc_t>(static_cast<int64_t>(v));
   }
   acc_t identity() const { return acc_t(1); }
   acc_t reduce_1d(const scalar_t* x, int64_t n, int64_t s, acc_t acc, int64_t) const {
@@ -366,8 +383,10 @@ struct ProdOps {
   }
   acc_t combine(acc_t a, acc_t b) const { return a * b; }
   void project(acc_t a, int64_t off) const {
-    if constexpr (kFloat) out[off] = from_acc<scalar_t>(a);
-    else out[off] = static_cast<int64_t>(a);
+    if constexpr (kFloat)
+      out[off] = from_acc<scalar_t>(a);
+    else
+      out[off] = static_cast<int64_t>(a);
   }
 };
 
@@ -395,18 +414,25 @@ struct MinMaxOps {
   template <typename V>
   static V vupd(V m, V x) {
     if constexpr (std::is_floating_point_v<scalar_t>) {
-      if constexpr (kMax) return V::make(((x.v > m.v) | (x.v != x.v)) ? x.v : m.v);
-      else return V::make(((x.v < m.v) | (x.v != x.v)) ? x.v : m.v);
+      if constexpr (kMax)
+        return V::make(((x.v > m.v) | (x.v != x.v)) ? x.v : m.v);
+      else
+        return V::make(((x.v < m.v) | (x.v != x.v)) ? x.v : m.v);
     } else {
-      if constexpr (kMax) return V::make(x.v > m.v ? x.v : m.v);
-      else return V::make(x.v < m.v ? x.v : m.v);
+      if constexpr (kMax)
+        return V::make(x.v > m.v ? x.v : m.v);
+      else
+        return V::make(x.v < m.v ? x.v : m.v);
     }
   }
   acc_t identity() const {
     using L = std::numeric_limits<acc_t>;
-    if constexpr (std::is_same_v<acc_t, bool>) return !kMax;
-    else if constexpr (L::has_infinity) return kMax ? -L::infinity() : L::infinity();
-    else return kMax ? L::lowest() : L::max();
+    if constexpr (std::is_same_v<acc_t, bool>)
+      return !kMax;
+    else if constexpr (L::has_infinity)
+      return kMax ? -L::infinity() : L::infinity();
+    else
+      return kMax ? L::lowest() : L::max();
   }
   acc_t reduce_1d(const scalar_t* x, int64_t n, int64_t s, acc_t acc, int64_t) const {
     int64_t i = 0;
@@ -479,8 +505,10 @@ struct ArgOps {
   int64_t* indices;
 
   static bool better(val_t x, val_t m) {
-    if constexpr (is_float_like_v<scalar_t>) return (kMax ? x > m : x < m) || (x != x && m == m);
-    else return kMax ? x > m : x < m;
+    if constexpr (is_float_like_v<scalar_t>)
+      return (kMax ? x > m : x < m) || (x != x && m == m);
+    else
+      return kMax ? x > m : x < m;
   }
   acc_t identity() const { return {val_t(), -1}; }
   acc_t combine(acc_t a, acc_t b) const {
@@ -522,7 +550,7 @@ struct ArgOps {
 
 template <typename scalar_t, bool kMax>
 typename ArgOps<scalar_t, kMax>::acc_t ArgOps<scalar_t, kMax>::contiguous_vec(const scalar_t* x, int64_t n,
-                                                                            int64_t idx0) const {
+                                                                              int64_t idx0) const {
   if constexpr (kVec) {
     using V = Vectorized<scalar_t>;
     using I = std::conditional_t<sizeof(scalar_t) == 4, int32_t, int64_t>;
@@ -540,11 +568,15 @@ typename ArgOps<scalar_t, kMax>::acc_t ArgOps<scalar_t, kMax>::contiguous_vec(co
         auto upd = [](V& m, VI& idx, const V& v, const VI& at) {
           VI mask;
           if constexpr (std::is_floating_point_v<scalar_t>) {
-            if constexpr (kMax) mask = (v.v > m.v) | ((v.v != v.v) & (m.v == m.v));
-            else mask = (v.v < m.v) | ((v.v != v.v) & (m.v == m.v));
+            if constexpr (kMax)
+              mask = (v.v > m.v) | ((v.v != v.v) & (m.v == m.v));
+            else
+              mask = (v.v < m.v) | ((v.v != v.v) & (m.v == m.v));
           } else {
-            if constexpr (kMax) mask = v.v > m.v;
-            else mask = v.v < m.v;
+            if constexpr (kMax)
+              mask = v.v > m.v;
+            else
+              mask = v.v < m.v;
           }
           m.v = mask ? v.v : m.v;
           idx = mask ? at : idx;
@@ -602,8 +634,10 @@ void argmin_kernel(const ReductionPlan& p) {
 
 template <typename scalar_t>
 inline bool truthy(scalar_t v) {
-  if constexpr (is_reduced_float_v<scalar_t>) return static_cast<float>(v) != 0.0f;
-  else return v != scalar_t(0);
+  if constexpr (is_reduced_float_v<scalar_t>)
+    return static_cast<float>(v) != 0.0f;
+  else
+    return v != scalar_t(0);
 }
 
 // all (kAll) / any, with a runtime flag; integral inputs are read as unsigned integers
@@ -680,8 +714,10 @@ struct CountOps {
   using acc_t = int64_t;
   int64_t* out;
   static int pred(scalar_t v) {
-    if constexpr (kNotNan) return to_acc(v) == to_acc(v);
-    else return truthy(v);
+    if constexpr (kNotNan)
+      return to_acc(v) == to_acc(v);
+    else
+      return truthy(v);
   }
   acc_t identity() const { return 0; }
   acc_t reduce_1d(const scalar_t* x, int64_t n, int64_t s, acc_t acc, int64_t) const {
@@ -712,9 +748,8 @@ struct RunCountNonzero {
 
 void count_nonzero_kernel(const ReductionPlan& p) {
   if (p.flags == 1) {
-    EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(p.in_dtype, "count", [&] {
-      run_reduction(p, CountOps<scalar_t, true>{static_cast<int64_t*>(p.out[0])});
-    });
+    EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(
+        p.in_dtype, "count", [&] { run_reduction(p, CountOps<scalar_t, true>{static_cast<int64_t*>(p.out[0])}); });
     return;
   }
   dispatch_nonzero_type(p.in_dtype, "count_nonzero", RunCountNonzero{p});
@@ -853,7 +888,7 @@ void norm_impl(const ReductionPlan& p) {
   } else if (ord == 2) {
     run_reduction(p, SumOps<scalar_t, MapSquare>{out, acc_t(1), true});
   } else {
-    const NormKind kind = ord == 0 ? NormKind::Zero
+    const NormKind kind = ord == 0          ? NormKind::Zero
                           : std::isinf(ord) ? (ord > 0 ? NormKind::Inf : NormKind::NegInf)
                                             : NormKind::General;
     run_reduction(p, NormOps<scalar_t>{{}, out, kind, static_cast<acc_t>(ord)});
@@ -869,7 +904,8 @@ void norm_kernel(const ReductionPlan& p) {
 // ---------------------------------------------------------------------------
 
 template <typename scalar_t>
-struct LogSumExpOps : ColumnReduceDefault<LogSumExpOps<scalar_t>, scalar_t, std::pair<opmath_t<scalar_t>, opmath_t<scalar_t>>> {
+struct LogSumExpOps
+    : ColumnReduceDefault<LogSumExpOps<scalar_t>, scalar_t, std::pair<opmath_t<scalar_t>, opmath_t<scalar_t>>> {
   using input_t = scalar_t;
   using T = opmath_t<scalar_t>;
   using acc_t = std::pair<T, T>;
@@ -917,9 +953,8 @@ struct LogSumExpOps : ColumnReduceDefault<LogSumExpOps<scalar_t>, scalar_t, std:
 };
 
 void logsumexp_kernel(const ReductionPlan& p) {
-  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(p.in_dtype, "logsumexp", [&] {
-    run_reduction(p, LogSumExpOps<scalar_t>{{}, static_cast<scalar_t*>(p.out[0])});
-  });
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(
+      p.in_dtype, "logsumexp", [&] { run_reduction(p, LogSumExpOps<scalar_t>{{}, static_cast<scalar_t*>(p.out[0])}); });
 }
 
 }  // namespace CPU_CAPABILITY

@@ -72,18 +72,26 @@ struct CumOps {
   using acc_t = std::conditional_t<kFloat, std::conditional_t<is_reduced_v<scalar_t>, float, double>, uint64_t>;
 
   static acc_t conv(scalar_t v) {
-    if constexpr (is_reduced_v<scalar_t>) return static_cast<float>(v);
-    else if constexpr (kFloat) return static_cast<double>(v);
-    else return static_cast<acc_t>(static_cast<int64_t>(v));
+    if constexpr (is_reduced_v<scalar_t>)
+      return static_cast<float>(v);
+    else if constexpr (kFloat)
+      return static_cast<double>(v);
+    else
+      return static_cast<acc_t>(static_cast<int64_t>(v));
   }
   static out_t proj(acc_t a) {
-    if constexpr (is_reduced_v<scalar_t>) return scalar_t(a);
-    else if constexpr (kFloat) return static_cast<scalar_t>(a);
-    else return static_cast<int64_t>(a);
+    if constexpr (is_reduced_v<scalar_t>)
+      return scalar_t(a);
+    else if constexpr (kFloat)
+      return static_cast<scalar_t>(a);
+    else
+      return static_cast<int64_t>(a);
   }
   static acc_t apply(acc_t a, acc_t x) {
-    if constexpr (kProd) return a * x;
-    else return a + x;
+    if constexpr (kProd)
+      return a * x;
+    else
+      return a + x;
   }
   void row(const scalar_t* x, int64_t n, int64_t s, out_t* y, int64_t os, int64_t*) const {
     acc_t a = kProd ? acc_t(1) : acc_t(0);
@@ -107,10 +115,12 @@ struct CumOps {
 };
 
 void cumsum_kernel(const ScanPlan& p) {
-  EMBER_DISPATCH_ALL_TYPES_AND_HALF(bool_as_byte(p.in_dtype), "cumsum", [&] { run_scan(p, CumOps<scalar_t, false>{}); });
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(bool_as_byte(p.in_dtype), "cumsum",
+                                    [&] { run_scan(p, CumOps<scalar_t, false>{}); });
 }
 void cumprod_kernel(const ScanPlan& p) {
-  EMBER_DISPATCH_ALL_TYPES_AND_HALF(bool_as_byte(p.in_dtype), "cumprod", [&] { run_scan(p, CumOps<scalar_t, true>{}); });
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(bool_as_byte(p.in_dtype), "cumprod",
+                                    [&] { run_scan(p, CumOps<scalar_t, true>{}); });
 }
 
 // ---- logcumsumexp ----------------------------------------------------------------
@@ -129,10 +139,14 @@ struct LogCumSumExpOps {
   using input_t = scalar_t;
   using out_t = scalar_t;
   using acc_t = std::conditional_t<is_reduced_v<scalar_t>, float, double>;
-  static acc_t conv(scalar_t v) { return static_cast<acc_t>(static_cast<std::conditional_t<is_reduced_v<scalar_t>, float, scalar_t>>(v)); }
+  static acc_t conv(scalar_t v) {
+    return static_cast<acc_t>(static_cast<std::conditional_t<is_reduced_v<scalar_t>, float, scalar_t>>(v));
+  }
   static out_t proj(acc_t a) {
-    if constexpr (is_reduced_v<scalar_t>) return scalar_t(a);
-    else return static_cast<scalar_t>(a);
+    if constexpr (is_reduced_v<scalar_t>)
+      return scalar_t(a);
+    else
+      return static_cast<scalar_t>(a);
   }
   void row(const scalar_t* x, int64_t n, int64_t s, out_t* y, int64_t os, int64_t*) const {
     acc_t a = -std::numeric_limits<acc_t>::infinity();
@@ -166,8 +180,10 @@ struct CumExtremeOps {
   using val_t = std::conditional_t<is_reduced_v<scalar_t>, float, scalar_t>;
   static bool take(val_t x, val_t v) {
     const bool ge = kMax ? (x >= v) : (x <= v);
-    if constexpr (is_floating_v<scalar_t>) return x != x || (v == v && ge);
-    else return ge;
+    if constexpr (is_floating_v<scalar_t>)
+      return x != x || (v == v && ge);
+    else
+      return ge;
   }
   void row(const scalar_t* x, int64_t n, int64_t s, out_t* y, int64_t os, int64_t* ind) const {
     scalar_t best = x[0];
@@ -204,10 +220,12 @@ struct CumExtremeOps {
 };
 
 void cummax_kernel(const ScanPlan& p) {
-  EMBER_DISPATCH_ALL_TYPES_AND_HALF(bool_as_byte(p.in_dtype), "cummax", [&] { run_scan(p, CumExtremeOps<scalar_t, true>{}); });
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(bool_as_byte(p.in_dtype), "cummax",
+                                    [&] { run_scan(p, CumExtremeOps<scalar_t, true>{}); });
 }
 void cummin_kernel(const ScanPlan& p) {
-  EMBER_DISPATCH_ALL_TYPES_AND_HALF(bool_as_byte(p.in_dtype), "cummin", [&] { run_scan(p, CumExtremeOps<scalar_t, false>{}); });
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(bool_as_byte(p.in_dtype), "cummin",
+                                    [&] { run_scan(p, CumExtremeOps<scalar_t, false>{}); });
 }
 
 }  // namespace CPU_CAPABILITY

@@ -109,10 +109,10 @@ struct ColumnReduceDefault {
 
 namespace reduce_detail {
 
-constexpr int64_t kColBlock = 64;        // outputs per column block
-constexpr int64_t kMinChunk = 16384;     // smallest chunk of a split reduction (elements)
+constexpr int64_t kColBlock = 64;     // outputs per column block
+constexpr int64_t kMinChunk = 16384;  // smallest chunk of a split reduction (elements)
 constexpr int64_t kMaxChunks = 64;
-constexpr int64_t kSplitOutputs = 16;    // fewer outputs than this: split long reductions
+constexpr int64_t kSplitOutputs = 16;  // fewer outputs than this: split long reductions
 
 // Pairwise combination of p[0], p[stride], ... p[(n-1)*stride], keeping their order.
 template <typename Ops, typename acc_t>
@@ -139,8 +139,8 @@ struct ReduceGeometry {
   int64_t n0, s0;        // innermost reduced dim: size and input stride
   IntArrayRef rsz, rst;  // the outer reduced dims
   bool columns;
-  int64_t M = 1;         // columns: outputs along the contiguous kept dim
-  int64_t nblk = 1;      // column blocks per row of outputs
+  int64_t M = 1;               // columns: outputs along the contiguous kept dim
+  int64_t nblk = 1;            // column blocks per row of outputs
   IntArrayRef wsz, win, wout;  // kept dims walked from unit to unit
   int64_t units, chunks = 1, chunk, grain;
 

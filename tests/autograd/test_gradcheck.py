@@ -60,8 +60,9 @@ def _takes_float_tensors(op: OpInfo) -> bool:
 AUTOGRAD_OPS = [op for op in op_db if op.supports_autograd and ea.float64 in op.dtypes and _takes_float_tensors(op)]
 
 
-def _flatten(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any], Any]:
-    """The float tensors of a call (also inside lists), and a function rebuilding the call from them."""
+def _flatten(args: tuple[Any, ...], kwargs: dict[str, Any], constant: tuple[int | str, ...] = ()) -> tuple[list[Any], Any]:
+    """The float tensors of a call (also inside lists), and a function rebuilding the call from them.
+    Arguments named in `constant` (positions or keywords) stay as they are."""
     leaves: list[Any] = []
 
     def take(x: Any) -> Any:
@@ -74,8 +75,8 @@ def _flatten(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any], 
             return (type(x), [take(v) for v in x])
         return ("const", x)
 
-    spec_args = [take(a) for a in args]
-    spec_kwargs = {k: take(v) for k, v in kwargs.items()}
+    spec_args = [("const", a) if i in constant else take(a) for i, a in enumerate(args)]
+    spec_kwargs = {k: ("const", v) if k in constant else take(v) for k, v in kwargs.items()}
 
     def build(flat: tuple[Any, ...]) -> tuple[list[Any], dict[str, Any]]:
         def put(spec: Any) -> Any:
@@ -103,7 +104,7 @@ def grad_samples(op: OpInfo, limit: int, max_numel: int = 64) -> Iterator[tuple[
     keep = SAMPLE_FILTERS.get(op.name, lambda leaves: True)
     for s in op.sample_inputs(op, ea.float64):
         args = (s.input, *s.args)
-        leaves, build = _flatten(args, s.kwargs)
+        leaves, build = _flatten(args, s.kwargs, op.nondifferentiable_args)
         if not leaves or not all(_finite(x) for x in leaves) or not keep(leaves):
             continue
         if sum(x.numel() for x in leaves) > max_numel:
@@ -160,7 +161,7 @@ def test_gradcheck_inplace_variant(op: OpInfo) -> None:
     for s in op.sample_inputs(op, ea.float64):
         if s.broadcasts_input or not _is_float_tensor(s.input):
             continue
-        leaves, build = _flatten((s.input, *s.args), s.kwargs)
+        leaves, build = _flatten((s.input, *s.args), s.kwargs, op.nondifferentiable_args)
         if not leaves or not all(_finite(x) for x in leaves) or sum(x.numel() for x in leaves) > 64:
             continue
 

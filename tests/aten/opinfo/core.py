@@ -228,6 +228,9 @@ class OpInfo:
     # differentiable w.r.t. floating inputs (used by the autograd tests)
     supports_autograd: bool = True
     gradcheck_sample_limit: int = 4
+    # arguments autograd does not differentiate (PyTorch raises when they require grad):
+    # positions in (input, *args) or keyword names, held constant by the gradient tests
+    nondifferentiable_args: tuple[int | str, ...] = ()
     kind: str = ""
 
     def __post_init__(self) -> None:

@@ -254,6 +254,10 @@ Tensor dot_impl(const Tensor& x, const Tensor& y) {
 }  // namespace
 
 void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  // a clear error rather than OpenBLAS's "Detect OpenMP Loop" warning and a possible hang
+  EMBER_CHECK(!in_parallel_region(),
+              "matrix product: called from inside an OpenMP parallel region (OpenBLAS must not be entered from "
+              "OpenMP threads); run it outside parallel_for");
   EMBER_CHECK(fits_blas_int(out.size(1)) && fits_blas_int(out.size(2)) && fits_blas_int(a.size(2)),
               "matrix product: dimensions of ", a.toString(), " and ", b.toString(), " are too large for BLAS");
   if (out.numel() == 0) return;
@@ -262,6 +266,8 @@ void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, const Sca
 }
 
 Tensor dot_blas(const Tensor& x, const Tensor& y) {
+  EMBER_CHECK(!in_parallel_region(), "dot: called from inside an OpenMP parallel region (OpenBLAS must not be "
+              "entered from OpenMP threads)");
   return EMBER_DISPATCH_ALL_TYPES_AND_HALF(x.dtype(), "dot", [&] { return dot_impl<scalar_t>(x, y); });
 }
 

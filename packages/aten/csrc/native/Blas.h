@@ -20,7 +20,8 @@ namespace ember::at::native {
 // out[i] = beta * out[i] + alpha * (a[i] @ b[i]) for a (B, m, k), b (B, k, n), out (B, m, n),
 // all of one dtype, any strides (a stride-0 batch dim included). beta == 0: out is only
 // written, so NaN in it does not propagate (BLAS's rule, and PyTorch's). out must not
-// share memory with a or b (callers compute into a temporary then).
+// share memory with a or b (callers compute into a temporary then). Not from inside a
+// parallel region (RuntimeError): it parallelises itself.
 void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha);
 
 // sum_i x[i] * y[i] of two 1-d tensors of one dtype (any strides), as a 0-dim tensor.

@@ -18,11 +18,14 @@
 //   small_to_big   big[n, g] = col2im(W[g]^T @ small[n, g])        conv grad_input, transposed forward
 //   weight_grad    gW[g] = sum_n small[n, g] @ im2col(big[n, g])^T   grad_weight of both
 //
-// Threads: im2col / col2im run in parallel (over rows / channel planes); products big
-// enough for BLAS are called one after another from this thread (the pthreads OpenBLAS
-// must not be entered from OpenMP threads), each using OpenBLAS's own threads; many small
-// products (depthwise convolutions, tiny images) run in parallel over images and groups
-// with small_gemm_stub instead. Images are processed in chunks whose columns stay within
+// Threads and BLAS: a chunk of images is laid out side by side -- columns (G * Kg, nb * L),
+// small side (G * Ms, nb * L) -- so that each group needs ONE GEMM for the whole chunk,
+// called from this thread with OpenBLAS's own threads (the pthreads OpenBLAS must not be
+// entered from OpenMP threads). im2col / col2im and the layout copies around the GEMM run
+// in parallel (at::parallel_for). Few synchronisation points matter: on a loaded machine
+// each one can cost a scheduler time slice. Weight matrices with very few rows or columns
+// (depthwise convolutions, tiny channel counts) suit BLAS badly: their products run per
+// image and group with small_gemm_stub, in parallel. Chunks keep the columns within
 // kColumnsBudget elements.
 #include <cblas.h>
 
@@ -36,8 +39,7 @@
 namespace ember::at::native {
 namespace {
 
-constexpr int64_t kBlasMinWork = int64_t(1) << 16;    // m * n * k below which a product goes to small_gemm
-constexpr int64_t kColumnsBudget = int64_t(1) << 22;  // im2col buffer per chunk, in elements
+constexpr int64_t kColumnsBudget = int64_t(1) << 23;  // im2col buffer per chunk, in elements
 
 // ---- arguments --------------------------------------------------------------------------------
 
@@ -217,25 +219,49 @@ void blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* 
                     (blasint)n, (blasint)k, 1.0, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
 }
 
-// One problem: sizes and raw pointers of the contiguous operands.
+// One problem: the sizes of the contiguous operands.
 struct ConvProblem {
   ScalarType dtype;
   const ConvGeometry* g;
   int64_t N, groups, Ms, Cb;
   int64_t Kg() const { return Cb * g->kernel_numel(); }  // columns of one group's weight matrix
-  int64_t L() const { return g->output_numel(); }        // small-side positions per image
-  int64_t In() const { return g->input_numel(); }        // big-side positions per image
+  int64_t L() const { return g->output_numel(); }         // small-side positions per image
+  int64_t In() const { return g->input_numel(); }         // big-side positions per image
   int64_t big_image() const { return groups * Cb * In(); }
   int64_t small_image() const { return groups * Ms * L(); }
   int64_t cols_image() const { return groups * Kg() * L(); }
+  // Images per chunk: their columns stay within kColumnsBudget elements (at least one image).
   int64_t chunk() const {
-    if (g->is_identity()) return N;
     return std::max<int64_t>(1, std::min<int64_t>(N, kColumnsBudget / std::max<int64_t>(cols_image(), 1)));
   }
-  bool use_blas(int64_t products) const { return products == 1 || Ms * L() * Kg() >= kBlasMinWork; }
+  // BLAS path: one GEMM per group over a whole chunk of images side by side. Weight matrices
+  // with very few rows or columns (depthwise, tiny channel counts) are a poor fit for BLAS:
+  // those products run per image and group with small_gemm, in parallel.
+  bool batched_blas() const { return Ms >= 4 && Kg() >= 4; }
 };
 
 int64_t product_grain(int64_t work) { return std::max<int64_t>(1, GRAIN_SIZE / std::max<int64_t>(work, 1)); }
+
+// (nb, C, L) images one after another <-> (C, nb * L) channels of all images side by side:
+// the layout in which one GEMM covers a chunk of images.
+template <typename T>
+void to_side_by_side(const T* src, T* dst, int64_t nb, int64_t C, int64_t L) {
+  parallel_for(0, nb * C, product_grain(L), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t n = r / C, c = r % C;
+      std::memcpy(dst + (c * nb + n) * L, src + r * L, sizeof(T) * L);
+    }
+  });
+}
+template <typename T>
+void from_side_by_side(const T* src, T* dst, int64_t nb, int64_t C, int64_t L) {
+  parallel_for(0, nb * C, product_grain(L), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t n = r / C, c = r % C;
+      std::memcpy(dst + r * L, src + (c * nb + n) * L, sizeof(T) * L);
+    }
+  });
+}
 
 // small[n] = W @ im2col(big[n]) for every image.
 template <typename T>
@@ -246,34 +272,42 @@ void big_to_small(const ConvProblem& p, const T* big, const T* w, T* small) {
     return;
   }
   const int64_t chunk = p.chunk();
+  if (p.batched_blas()) {
+    Tensor cols = empty({chunk * p.cols_image()}, p.dtype);
+    Tensor out = empty({chunk * p.small_image()}, p.dtype);
+    T* col = static_cast<T*>(cols.data_ptr());
+    T* tmp = static_cast<T*>(out.data_ptr());
+    for (int64_t n0 = 0; n0 < p.N; n0 += chunk) {
+      const int64_t nb = std::min(chunk, p.N - n0), NL = nb * L;
+      im2col_stub(DeviceType::CPU, p.dtype, big + n0 * p.big_image(), p.big_image(), col, ColumnsLayout{L, NL}, nb,
+                  G * p.Cb, *p.g);
+      for (int64_t grp = 0; grp < G; ++grp) {
+        blas_gemm(false, false, Ms, NL, Kg, w + grp * Ms * Kg, Kg, col + grp * Kg * NL, NL, T(0), tmp + grp * Ms * NL,
+                  NL);
+      }
+      from_side_by_side(tmp, small + n0 * p.small_image(), nb, G * Ms, L);
+    }
+    return;
+  }
+  // small products, per image and group, in parallel (a 1x1 kernel needs no im2col)
   const bool identity = p.g->is_identity();
   Tensor cols = identity ? Tensor() : empty({chunk * p.cols_image()}, p.dtype);
   for (int64_t n0 = 0; n0 < p.N; n0 += chunk) {
     const int64_t nb = std::min(chunk, p.N - n0);
     const T* col = identity ? big + n0 * p.big_image() : static_cast<const T*>(cols.data_ptr());
     if (!identity) {
-      im2col_stub(DeviceType::CPU, p.dtype, big + n0 * p.big_image(), p.big_image(), cols.data_ptr(), p.cols_image(),
-                  nb, G * p.Cb, *p.g);
+      im2col_stub(DeviceType::CPU, p.dtype, big + n0 * p.big_image(), p.big_image(), cols.data_ptr(),
+                  ColumnsLayout{p.cols_image(), L}, nb, G * p.Cb, *p.g);
     }
     T* out = small + n0 * p.small_image();
-    auto one = [&](int64_t i, bool blas) {
-      const int64_t n = i / G, grp = i % G;
-      const T* a = w + grp * Ms * Kg;
-      const T* b = col + n * p.cols_image() + grp * Kg * L;
-      T* c = out + n * p.small_image() + grp * Ms * L;
-      if (blas) {
-        blas_gemm(false, false, Ms, L, Kg, a, Kg, b, L, T(0), c, L);
-      } else {
-        small_gemm_stub(DeviceType::CPU, p.dtype, false, false, Ms, L, Kg, a, Kg, b, L, c, L, false);
+    parallel_for(0, nb * G, product_grain(Ms * L * Kg), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const int64_t n = i / G, grp = i % G;
+        small_gemm_stub(DeviceType::CPU, p.dtype, false, false, Ms, L, Kg, w + grp * Ms * Kg, Kg,
+                        col + n * p.cols_image() + grp * Kg * L, L, out + n * p.small_image() + grp * Ms * L, L,
+                        false);
       }
-    };
-    if (p.use_blas(nb * G)) {
-      for (int64_t i = 0; i < nb * G; ++i) one(i, true);
-    } else {
-      parallel_for(0, nb * G, product_grain(Ms * L * Kg), [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) one(i, false);
-      });
-    }
+    });
   }
 }
 
@@ -282,37 +316,41 @@ template <typename T>
 void small_to_big(const ConvProblem& p, const T* small, const T* w, T* big) {
   const int64_t Kg = p.Kg(), L = p.L(), Ms = p.Ms, G = p.groups;
   if (Kg == 0) return;  // no big-side channels
-  const bool identity = p.g->is_identity();
   const int64_t chunk = p.chunk();
+  if (p.batched_blas()) {
+    Tensor cols = empty({chunk * p.cols_image()}, p.dtype);
+    Tensor in = empty({chunk * p.small_image()}, p.dtype);
+    T* col = static_cast<T*>(cols.data_ptr());
+    T* tmp = static_cast<T*>(in.data_ptr());
+    for (int64_t n0 = 0; n0 < p.N; n0 += chunk) {
+      const int64_t nb = std::min(chunk, p.N - n0), NL = nb * L;
+      to_side_by_side(small + n0 * p.small_image(), tmp, nb, G * Ms, L);
+      for (int64_t grp = 0; grp < G; ++grp) {
+        blas_gemm(true, false, Kg, NL, Ms, w + grp * Ms * Kg, Kg, tmp + grp * Ms * NL, NL, T(0), col + grp * Kg * NL,
+                  NL);
+      }
+      col2im_stub(DeviceType::CPU, p.dtype, col, ColumnsLayout{L, NL}, big + n0 * p.big_image(), p.big_image(), nb,
+                  G * p.Cb, *p.g);
+    }
+    return;
+  }
+  const bool identity = p.g->is_identity();
   Tensor cols = identity ? Tensor() : empty({chunk * p.cols_image()}, p.dtype);
   for (int64_t n0 = 0; n0 < p.N; n0 += chunk) {
     const int64_t nb = std::min(chunk, p.N - n0);
     // with a 1x1 kernel, stride 1 and no padding the columns are the image itself
     T* col = identity ? big + n0 * p.big_image() : static_cast<T*>(cols.data_ptr());
     const T* in = small + n0 * p.small_image();
-    auto one = [&](int64_t i, bool blas) {
-      const int64_t n = i / G, grp = i % G;
-      const T* a = w + grp * Ms * Kg;
-      const T* b = in + n * p.small_image() + grp * Ms * L;
-      T* c = col + n * p.cols_image() + grp * Kg * L;
-      if (Ms == 0 || L == 0) {
-        std::memset(c, 0, sizeof(T) * Kg * L);
-      } else if (blas) {
-        blas_gemm(true, false, Kg, L, Ms, a, Kg, b, L, T(0), c, L);
-      } else {
-        small_gemm_stub(DeviceType::CPU, p.dtype, true, false, Kg, L, Ms, a, Kg, b, L, c, L, false);
+    parallel_for(0, nb * G, product_grain(Ms * L * Kg), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const int64_t n = i / G, grp = i % G;
+        small_gemm_stub(DeviceType::CPU, p.dtype, true, false, Kg, L, Ms, w + grp * Ms * Kg, Kg,
+                        in + n * p.small_image() + grp * Ms * L, L, col + n * p.cols_image() + grp * Kg * L, L, false);
       }
-    };
-    if (p.use_blas(nb * G)) {
-      for (int64_t i = 0; i < nb * G; ++i) one(i, true);
-    } else {
-      parallel_for(0, nb * G, product_grain(Ms * L * Kg), [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) one(i, false);
-      });
-    }
+    });
     if (!identity) {
-      col2im_stub(DeviceType::CPU, p.dtype, col, p.cols_image(), big + n0 * p.big_image(), p.big_image(), nb, G * p.Cb,
-                  *p.g);
+      col2im_stub(DeviceType::CPU, p.dtype, col, ColumnsLayout{p.cols_image(), L}, big + n0 * p.big_image(),
+                  p.big_image(), nb, G * p.Cb, *p.g);
     }
   }
 }
@@ -323,38 +361,43 @@ void weight_grad(const ConvProblem& p, const T* big, const T* small, T* gw) {
   const int64_t Kg = p.Kg(), L = p.L(), Ms = p.Ms, G = p.groups;
   std::memset(gw, 0, sizeof(T) * G * Ms * Kg);
   if (Kg == 0 || Ms == 0 || L == 0 || p.N == 0) return;
-  const bool identity = p.g->is_identity();
   const int64_t chunk = p.chunk();
+  if (p.batched_blas()) {
+    Tensor cols = empty({chunk * p.cols_image()}, p.dtype);
+    Tensor gout = empty({chunk * p.small_image()}, p.dtype);
+    T* col = static_cast<T*>(cols.data_ptr());
+    T* tmp = static_cast<T*>(gout.data_ptr());
+    for (int64_t n0 = 0; n0 < p.N; n0 += chunk) {
+      const int64_t nb = std::min(chunk, p.N - n0), NL = nb * L;
+      im2col_stub(DeviceType::CPU, p.dtype, big + n0 * p.big_image(), p.big_image(), col, ColumnsLayout{L, NL}, nb,
+                  G * p.Cb, *p.g);
+      to_side_by_side(small + n0 * p.small_image(), tmp, nb, G * Ms, L);
+      for (int64_t grp = 0; grp < G; ++grp) {
+        blas_gemm(false, true, Ms, Kg, NL, tmp + grp * Ms * NL, NL, col + grp * Kg * NL, NL, T(1), gw + grp * Ms * Kg,
+                  Kg);
+      }
+    }
+    return;
+  }
+  // small products: groups in parallel (each accumulates its own gw[g], no races)
+  const bool identity = p.g->is_identity();
   Tensor cols = identity ? Tensor() : empty({chunk * p.cols_image()}, p.dtype);
-  // groups are independent: in parallel when their products are small (no races on gw[g])
-  const bool blas = G == 1 || Ms * L * Kg >= kBlasMinWork;
   for (int64_t n0 = 0; n0 < p.N; n0 += chunk) {
     const int64_t nb = std::min(chunk, p.N - n0);
     const T* col = identity ? big + n0 * p.big_image() : static_cast<const T*>(cols.data_ptr());
     if (!identity) {
-      im2col_stub(DeviceType::CPU, p.dtype, big + n0 * p.big_image(), p.big_image(), cols.data_ptr(), p.cols_image(),
-                  nb, G * p.Cb, *p.g);
+      im2col_stub(DeviceType::CPU, p.dtype, big + n0 * p.big_image(), p.big_image(), cols.data_ptr(),
+                  ColumnsLayout{p.cols_image(), L}, nb, G * p.Cb, *p.g);
     }
     const T* gout = small + n0 * p.small_image();
-    auto group = [&](int64_t grp, bool use_blas) {
-      T* c = gw + grp * Ms * Kg;
-      for (int64_t n = 0; n < nb; ++n) {
-        const T* a = gout + n * p.small_image() + grp * Ms * L;
-        const T* b = col + n * p.cols_image() + grp * Kg * L;
-        if (use_blas) {
-          blas_gemm(false, true, Ms, Kg, L, a, L, b, L, T(1), c, Kg);
-        } else {
-          small_gemm_stub(DeviceType::CPU, p.dtype, false, true, Ms, Kg, L, a, L, b, L, c, Kg, true);
+    parallel_for(0, G, product_grain(nb * Ms * L * Kg), [&](int64_t b, int64_t e) {
+      for (int64_t grp = b; grp < e; ++grp) {
+        for (int64_t n = 0; n < nb; ++n) {
+          small_gemm_stub(DeviceType::CPU, p.dtype, false, true, Ms, Kg, L, gout + n * p.small_image() + grp * Ms * L,
+                          L, col + n * p.cols_image() + grp * Kg * L, L, gw + grp * Ms * Kg, Kg, true);
         }
       }
-    };
-    if (blas) {
-      for (int64_t grp = 0; grp < G; ++grp) group(grp, true);
-    } else {
-      parallel_for(0, G, product_grain(nb * Ms * L * Kg), [&](int64_t b, int64_t e) {
-        for (int64_t grp = b; grp < e; ++grp) group(grp, false);
-      });
-    }
+    });
   }
 }
 

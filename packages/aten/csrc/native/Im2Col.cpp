@@ -80,7 +80,8 @@ Tensor im2col(const Tensor& self, IntArrayRef kernel_size, IntArrayRef dilation,
   Tensor out = empty({N, C * kn, oh * ow}, ct, self.device());
   if (out.numel() > 0) {
     const ConvGeometry g = geometry_2d(H, W, oh, ow, kernel_size, dilation, padding, stride);
-    im2col_stub(DeviceType::CPU, ct, x.data_ptr(), C * H * W, out.data_ptr(), C * kn * oh * ow, N, C, g);
+    im2col_stub(DeviceType::CPU, ct, x.data_ptr(), C * H * W, out.data_ptr(), ColumnsLayout{C * kn * oh * ow, oh * ow}, N,
+                C, g);
   }
   out = out.to(self.dtype());
   return nd == 3 ? out.squeeze(0) : out;
@@ -124,7 +125,7 @@ Tensor col2im(const Tensor& self, IntArrayRef output_size, IntArrayRef kernel_si
   Tensor out = empty({N, C, H, W}, ct, self.device());
   if (out.numel() > 0) {
     const ConvGeometry g = geometry_2d(H, W, oh, ow, kernel_size, dilation, padding, stride);
-    col2im_stub(DeviceType::CPU, ct, cols.data_ptr(), rows * L, out.data_ptr(), C * H * W, N, C, g);
+    col2im_stub(DeviceType::CPU, ct, cols.data_ptr(), ColumnsLayout{rows * L, L}, out.data_ptr(), C * H * W, N, C, g);
   }
   out = out.to(self.dtype());
   return nd == 2 ? out.squeeze(0) : out;

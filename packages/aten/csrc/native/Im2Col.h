@@ -42,13 +42,21 @@ struct ConvGeometry {
   }
 };
 
-// `batch` images of `channels` channels: image n at image + n * image_stride, its
-// columns at columns + n * columns_stride (strides in elements; data contiguous within
-// one image). float32 / float64 only; parallel over rows (im2col) or channel planes
-// (col2im, which overwrites the images).
+// Where the columns of image n are: its row r (c, kd, kh, kw) starts at
+// columns + n * image_offset + r * row_stride (elements).
+//   one image after another (unfold's layout):  image_offset = rows * positions, row_stride = positions
+//   images side by side (one GEMM for a batch): image_offset = positions, row_stride = batch * positions
+struct ColumnsLayout {
+  int64_t image_offset;
+  int64_t row_stride;
+};
+
+// `batch` images of `channels` channels, image n at image + n * image_stride (contiguous
+// within one image). float32 / float64 only; parallel over rows (im2col) or channel
+// planes (col2im, which overwrites the images).
 using im2col_fn = void (*)(ScalarType dtype, const void* image, int64_t image_stride, void* columns,
-                           int64_t columns_stride, int64_t batch, int64_t channels, const ConvGeometry& g);
-using col2im_fn = void (*)(ScalarType dtype, const void* columns, int64_t columns_stride, void* image,
+                           ColumnsLayout layout, int64_t batch, int64_t channels, const ConvGeometry& g);
+using col2im_fn = void (*)(ScalarType dtype, const void* columns, ColumnsLayout layout, void* image,
                            int64_t image_stride, int64_t batch, int64_t channels, const ConvGeometry& g);
 DECLARE_DISPATCH(im2col_fn, im2col_stub);
 DECLARE_DISPATCH(col2im_fn, col2im_stub);

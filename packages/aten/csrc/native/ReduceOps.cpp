@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include <ember/aten/Dispatch.h>
 #include <ember/aten/ShapeUtils.h>
@@ -21,17 +22,270 @@ namespace ember::at::native {
 
 DEFINE_DISPATCH(sum_stub);
 DEFINE_DISPATCH(nansum_stub);
-DEFINE_DISPATCH(prod_stub);
 DEFINE_DISPATCH(amax_stub);
 DEFINE_DISPATCH(amin_stub);
 DEFINE_DISPATCH(argmax_stub);
 DEFINE_DISPATCH(argmin_stub);
-DEFINE_DISPATCH(all_stub);
-DEFINE_DISPATCH(any_stub);
-DEFINE_DISPATCH(count_nonzero_stub);
 DEFINE_DISPATCH(var_stub);
 DEFINE_DISPATCH(norm_stub);
 DEFINE_DISPATCH(logsumexp_stub);
+
+// ---------------------------------------------------------------------------
+// Reductions whose loops gain little from wider vectors (prod, all, any,
+// count_nonzero, vector norms of orders other than 1 and 2) run here, compiled once,
+// through the same framework (cpu/Reduce.h); the hot ones are DispatchStubs.
+// ---------------------------------------------------------------------------
+
+namespace {
+
+template <typename T>
+constexpr bool is_reduced_float_v = std::is_same_v<T, c10::Half> || std::is_same_v<T, c10::BFloat16>;
+template <typename T>
+constexpr bool is_float_like_v = std::is_floating_point_v<T> || is_reduced_float_v<T>;
+
+template <typename T>
+inline T to_acc(T v) {
+  return v;
+}
+inline float to_acc(c10::Half v) { return static_cast<float>(v); }
+inline float to_acc(c10::BFloat16 v) { return static_cast<float>(v); }
+
+template <typename scalar_t, typename acc_t>
+inline scalar_t from_acc(acc_t v) {
+  if constexpr (is_reduced_float_v<scalar_t>)
+    return scalar_t(static_cast<float>(v));
+  else
+    return static_cast<scalar_t>(v);
+}
+
+// bool data is 0/1 bytes: prod runs bool inputs through the uint8 instantiation.
+inline ScalarType bool_as_byte(ScalarType t) { return t == ScalarType::Bool ? ScalarType::Byte : t; }
+
+// ---------------------------------------------------------------------------
+// prod
+// ---------------------------------------------------------------------------
+
+template <typename scalar_t>
+struct ProdOps {
+  using input_t = scalar_t;
+  static constexpr bool kFloat = is_float_like_v<scalar_t>;
+  using acc_t = std::conditional_t<kFloat, opmath_t<scalar_t>, uint64_t>;
+  using out_t = std::conditional_t<kFloat, scalar_t, int64_t>;
+  out_t* out;
+  static acc_t as_acc(scalar_t v) {
+    if constexpr (kFloat)
+      return to_acc(v);
+    else
+      return static_cast<acc_t>(static_cast<int64_t>(v));
+  }
+  acc_t identity() const { return acc_t(1); }
+  acc_t reduce_1d(const scalar_t* x, int64_t n, int64_t s, acc_t acc, int64_t) const {
+    for (int64_t i = 0; i < n; ++i) acc *= as_acc(x[i * s]);
+    return acc;
+  }
+  void reduce_cols(const scalar_t* x, int64_t nrows, int64_t s, int64_t m, acc_t* acc, int64_t) const {
+    for (int64_t r = 0; r < nrows; ++r) {
+      const scalar_t* row = x + r * s;
+      for (int64_t j = 0; j < m; ++j) acc[j] *= as_acc(row[j]);
+    }
+  }
+  acc_t combine(acc_t a, acc_t b) const { return a * b; }
+  void project(acc_t a, int64_t off) const {
+    if constexpr (kFloat)
+      out[off] = from_acc<scalar_t>(a);
+    else
+      out[off] = static_cast<int64_t>(a);
+  }
+};
+
+void prod_kernel(const ReductionPlan& p) {
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(bool_as_byte(p.in_dtype), "prod", [&] {
+    run_reduction(p, ProdOps<scalar_t>{static_cast<typename ProdOps<scalar_t>::out_t*>(p.out[0])});
+  });
+}
+
+// ---------------------------------------------------------------------------
+// all / any / count_nonzero
+// ---------------------------------------------------------------------------
+
+template <typename scalar_t>
+inline bool truthy(scalar_t v) {
+  if constexpr (is_reduced_float_v<scalar_t>)
+    return static_cast<float>(v) != 0.0f;
+  else
+    return v != scalar_t(0);
+}
+
+// all (kAll) / any, with a runtime flag; integral inputs are read as unsigned integers
+// of their width (nonzero is nonzero), so eight instantiations cover the ten dtypes.
+template <typename scalar_t>
+struct LogicalOps : ColumnReduceDefault<LogicalOps<scalar_t>, scalar_t, bool> {
+  using input_t = scalar_t;
+  using acc_t = bool;
+  uint8_t* out;
+  bool all;
+  acc_t identity() const { return all; }
+  acc_t reduce_1d(const scalar_t* x, int64_t n, int64_t s, acc_t acc, int64_t) const {
+    if (acc != all) return acc;
+    int64_t i = 0;
+    if (s == 1) {  // blocks of 64: a vectorisable count, then one test
+      for (; i + 64 <= n; i += 64) {
+        int c = 0;
+        for (int k = 0; k < 64; ++k) c += truthy(x[i + k]);
+        if (all ? c != 64 : c != 0) return !all;
+      }
+    }
+    for (; i < n; ++i) {
+      if (truthy(x[i * s]) != all) return !all;
+    }
+    return all;
+  }
+  acc_t combine(acc_t a, acc_t b) const { return all ? (a && b) : (a || b); }
+  void project(acc_t a, int64_t off) const { out[off] = a ? 1 : 0; }
+};
+
+// Calls f.template operator()<T>() with T the type the nonzero test reads `dtype` as.
+template <typename F>
+void dispatch_nonzero_type(ScalarType dtype, const char* name, const F& f) {
+  switch (dtype) {
+    case ScalarType::Bool:
+    case ScalarType::Byte:
+    case ScalarType::Char:
+      return f.template operator()<uint8_t>();
+    case ScalarType::Short:
+      return f.template operator()<uint16_t>();
+    case ScalarType::Int:
+      return f.template operator()<uint32_t>();
+    case ScalarType::Long:
+      return f.template operator()<uint64_t>();
+    case ScalarType::Half:
+      return f.template operator()<c10::Half>();
+    case ScalarType::BFloat16:
+      return f.template operator()<c10::BFloat16>();
+    case ScalarType::Float:
+      return f.template operator()<float>();
+    case ScalarType::Double:
+      return f.template operator()<double>();
+    default:
+      throw c10::Error(c10::str(name, ": not implemented for dtype ", c10::toPythonName(dtype)));
+  }
+}
+
+struct RunLogical {
+  const ReductionPlan& p;
+  bool all;
+  template <typename T>
+  void operator()() const {
+    run_reduction(p, LogicalOps<T>{{}, static_cast<uint8_t*>(p.out[0]), all});
+  }
+};
+
+void all_kernel(const ReductionPlan& p) { dispatch_nonzero_type(p.in_dtype, "all", RunLogical{p, true}); }
+void any_kernel(const ReductionPlan& p) { dispatch_nonzero_type(p.in_dtype, "any", RunLogical{p, false}); }
+
+// kNotNan: counts x == x instead of x != 0.
+template <typename scalar_t, bool kNotNan>
+struct CountOps {
+  using input_t = scalar_t;
+  using acc_t = int64_t;
+  int64_t* out;
+  static int pred(scalar_t v) {
+    if constexpr (kNotNan)
+      return to_acc(v) == to_acc(v);
+    else
+      return truthy(v);
+  }
+  acc_t identity() const { return 0; }
+  acc_t reduce_1d(const scalar_t* x, int64_t n, int64_t s, acc_t acc, int64_t) const {
+    if (s == 1) {
+      for (int64_t i = 0; i < n; ++i) acc += pred(x[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) acc += pred(x[i * s]);
+    }
+    return acc;
+  }
+  void reduce_cols(const scalar_t* x, int64_t nrows, int64_t s, int64_t m, acc_t* acc, int64_t) const {
+    for (int64_t r = 0; r < nrows; ++r) {
+      const scalar_t* row = x + r * s;
+      for (int64_t j = 0; j < m; ++j) acc[j] += pred(row[j]);
+    }
+  }
+  acc_t combine(acc_t a, acc_t b) const { return a + b; }
+  void project(acc_t a, int64_t off) const { out[off] = a; }
+};
+
+struct RunCountNonzero {
+  const ReductionPlan& p;
+  template <typename T>
+  void operator()() const {
+    run_reduction(p, CountOps<T, false>{static_cast<int64_t*>(p.out[0])});
+  }
+};
+
+void count_nonzero_kernel(const ReductionPlan& p) {
+  if (p.flags == 1) {
+    EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(
+        p.in_dtype, "count", [&] { run_reduction(p, CountOps<scalar_t, true>{static_cast<int64_t*>(p.out[0])}); });
+    return;
+  }
+  dispatch_nonzero_type(p.in_dtype, "count_nonzero", RunCountNonzero{p});
+}
+
+enum class NormKind { Zero, Inf, NegInf, General };
+
+// One instantiation per dtype for all four kinds: the kind is loop-invariant.
+template <typename scalar_t>
+struct NormOps : ColumnReduceDefault<NormOps<scalar_t>, scalar_t, opmath_t<scalar_t>> {
+  using input_t = scalar_t;
+  using acc_t = opmath_t<scalar_t>;
+  scalar_t* out;
+  NormKind kind;
+  acc_t p;
+
+  acc_t identity() const { return kind == NormKind::NegInf ? std::numeric_limits<acc_t>::infinity() : acc_t(0); }
+  static acc_t nan_max(acc_t acc, acc_t a) { return (a > acc || a != a) ? a : acc; }
+  static acc_t nan_min(acc_t acc, acc_t a) { return (a < acc || a != a) ? a : acc; }
+  acc_t reduce_1d(const scalar_t* x, int64_t n, int64_t s, acc_t acc, int64_t) const {
+    switch (kind) {
+      case NormKind::Zero:
+        for (int64_t i = 0; i < n; ++i) acc += to_acc(x[i * s]) != acc_t(0) ? acc_t(1) : acc_t(0);
+        break;
+      case NormKind::Inf:
+        for (int64_t i = 0; i < n; ++i) acc = nan_max(acc, std::abs(to_acc(x[i * s])));
+        break;
+      case NormKind::NegInf:
+        for (int64_t i = 0; i < n; ++i) acc = nan_min(acc, std::abs(to_acc(x[i * s])));
+        break;
+      case NormKind::General:
+        for (int64_t i = 0; i < n; ++i) acc += std::pow(std::abs(to_acc(x[i * s])), p);
+        break;
+    }
+    return acc;
+  }
+  acc_t combine(acc_t a, acc_t b) const {
+    if (kind == NormKind::Inf) return nan_max(a, b);
+    if (kind == NormKind::NegInf) return nan_min(a, b);
+    return a + b;
+  }
+  void project(acc_t a, int64_t off) const {
+    if (kind == NormKind::General) a = std::pow(a, acc_t(1) / p);
+    out[off] = from_acc<scalar_t>(a);
+  }
+};
+
+void norm_other_kernel(const ReductionPlan& p) {
+  const double ord = p.param;
+  const NormKind kind = ord == 0           ? NormKind::Zero
+                        : !std::isinf(ord) ? NormKind::General
+                        : ord > 0          ? NormKind::Inf
+                                           : NormKind::NegInf;
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(p.in_dtype, "linalg.vector_norm", [&] {
+    using acc_t = opmath_t<scalar_t>;
+    run_reduction(p, NormOps<scalar_t>{{}, static_cast<scalar_t*>(p.out[0]), kind, static_cast<acc_t>(ord)});
+  });
+}
+
+}  // namespace
 
 namespace {
 
@@ -269,7 +523,7 @@ Tensor nanmean_out(const Tensor& self, const std::optional<DimVector>& dim, bool
   Tensor count = empty(shape, ScalarType::Long, self.device());
   ReductionPlan p = make_plan(in, mask, count);
   p.flags = 1;
-  count_nonzero_stub(DeviceType::CPU, p);
+  count_nonzero_kernel(p);
   auto o = prepare_output(out, shape, rt, rt, self);
   const int64_t n = sum.numel();
   const int64_t* c = count.data_ptr<int64_t>();
@@ -295,7 +549,7 @@ Tensor prod_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, st
   const ScalarType kernel_dtype = is_integral(in.dtype()) ? ScalarType::Long : in.dtype();
   auto o = prepare_output(out, reduced_shape(self.sizes(), mask, keepdim), result_dtype, kernel_dtype, self);
   ReductionPlan p = make_plan(in, mask, o.buffer);
-  prod_stub(DeviceType::CPU, p);
+  prod_kernel(p);
   o.finish();
   return o.result;
 }
@@ -454,9 +708,9 @@ Tensor logical_reduce(const char* op, bool is_all, const Tensor& self, const std
   auto o = prepare_output(out, reduced_shape(self.sizes(), mask, keepdim), rt, kernel_dtype, self);
   ReductionPlan p = make_plan(self, mask, o.buffer);
   if (is_all) {
-    all_stub(DeviceType::CPU, p);
+    all_kernel(p);
   } else {
-    any_stub(DeviceType::CPU, p);
+    any_kernel(p);
   }
   o.finish();
   return o.result;
@@ -476,7 +730,7 @@ Tensor count_nonzero(const Tensor& self, const std::optional<DimVector>& dim) {
   const uint64_t mask = dims_mask("count_nonzero", self, dim);
   auto o = prepare_output(Tensor(), reduced_shape(self.sizes(), mask, false), ScalarType::Long, ScalarType::Long, self);
   ReductionPlan p = make_plan(self, mask, o.buffer);
-  count_nonzero_stub(DeviceType::CPU, p);
+  count_nonzero_kernel(p);
   return o.result;
 }
 
@@ -598,7 +852,11 @@ Tensor linalg_vector_norm_out(const Tensor& self, const Scalar& ord, const std::
   auto o = prepare_output(out, reduced_shape(self.sizes(), mask, keepdim), in.dtype(), in.dtype(), self);
   ReductionPlan plan = make_plan(in, mask, o.buffer);
   plan.param = p;
-  norm_stub(DeviceType::CPU, plan);
+  if (p == 1 || p == 2) {
+    norm_stub(DeviceType::CPU, plan);
+  } else {
+    norm_other_kernel(plan);
+  }
   o.finish();
   return o.result;
 }

@@ -1,10 +1,11 @@
 #pragma once
-// Stubs of the reductions (kernels in cpu/ReduceOpsKernel.cpp). Each takes a
+// Stubs of the hot reductions (kernels in cpu/ReduceOpsKernel.cpp; prod, all, any,
+// count_nonzero and the other norms run in ReduceOps.cpp). Each takes a
 // ReductionPlan (cpu/Reduce.h) built by ReduceOps.cpp; the plan's outputs are
 // contiguous and already have the dtype the kernel writes:
-//   sum, prod, count_nonzero: int64 for integral/bool inputs, else the input dtype;
-//   all/any: one byte (bool or uint8); argmax/argmin: out[0] values (optional),
-//   out[1] int64 indices; var: out[0] var (or std), out[1] mean (optional).
+//   sum: int64 for integral/bool inputs, else the input dtype; argmax/argmin:
+//   out[0] values (optional), out[1] int64 indices; var: out[0] var (or std),
+//   out[1] mean (optional).
 #include <ember/aten/native/DispatchStub.h>
 #include <ember/aten/native/cpu/Reduce.h>
 
@@ -28,18 +29,13 @@ ReduceOutput prepare_output(const Tensor& out, IntArrayRef shape, ScalarType res
 // sum; param = divisor (1 for sum, N for mean). Floating types only for mean.
 DECLARE_DISPATCH(reduce_fn, sum_stub);
 DECLARE_DISPATCH(reduce_fn, nansum_stub);  // floating types
-DECLARE_DISPATCH(reduce_fn, prod_stub);
 DECLARE_DISPATCH(reduce_fn, amax_stub);
 DECLARE_DISPATCH(reduce_fn, amin_stub);
 DECLARE_DISPATCH(reduce_fn, argmax_stub);  // first maximal index; NaN counts as the largest
 DECLARE_DISPATCH(reduce_fn, argmin_stub);
-DECLARE_DISPATCH(reduce_fn, all_stub);
-DECLARE_DISPATCH(reduce_fn, any_stub);
-// count of nonzero elements; flags == 1: count of non-NaN elements (floating types).
-DECLARE_DISPATCH(reduce_fn, count_nonzero_stub);
 // param = correction; flags & 1: write the standard deviation instead of the variance.
 DECLARE_DISPATCH(reduce_fn, var_stub);
-// param = p of the vector norm (0, 1, 2, inf, -inf or any other float).
+// param = p of the vector norm: 1 or 2 (other orders run in ReduceOps.cpp).
 DECLARE_DISPATCH(reduce_fn, norm_stub);
 DECLARE_DISPATCH(reduce_fn, logsumexp_stub);
 

@@ -82,7 +82,7 @@ void col2im_row(const T* row, T* image, const ConvGeometry& g, int64_t kd, int64
 }
 
 template <typename T>
-void im2col_impl(const T* image, int64_t image_stride, T* columns, int64_t columns_stride, int64_t batch,
+void im2col_impl(const T* image, int64_t image_stride, T* columns, ColumnsLayout layout, int64_t batch,
                  int64_t channels, const ConvGeometry& g) {
   const int64_t kn = g.kernel_numel(), on = g.output_numel(), in = g.input_numel();
   const int64_t kH = g.kernel[1], kW = g.kernel[2];
@@ -93,14 +93,15 @@ void im2col_impl(const T* image, int64_t image_stride, T* columns, int64_t colum
       const int64_t n = r / (channels * kn);
       const int64_t c = (r / kn) % channels;
       const int64_t k = r % kn;
-      im2col_row(image + n * image_stride + c * in, columns + n * columns_stride + (c * kn + k) * on, g, k / (kH * kW),
+      im2col_row(image + n * image_stride + c * in, columns + n * layout.image_offset + (c * kn + k) * layout.row_stride,
+                 g, k / (kH * kW),
                  (k / kW) % kH, k % kW);
     }
   });
 }
 
 template <typename T>
-void col2im_impl(const T* columns, int64_t columns_stride, T* image, int64_t image_stride, int64_t batch,
+void col2im_impl(const T* columns, ColumnsLayout layout, T* image, int64_t image_stride, int64_t batch,
                  int64_t channels, const ConvGeometry& g) {
   const int64_t kn = g.kernel_numel(), on = g.output_numel(), in = g.input_numel();
   const int64_t kH = g.kernel[1], kW = g.kernel[2];
@@ -111,32 +112,34 @@ void col2im_impl(const T* columns, int64_t columns_stride, T* image, int64_t ima
       const int64_t n = p / channels, c = p % channels;
       T* plane = image + n * image_stride + c * in;
       std::memset(plane, 0, sizeof(T) * in);
-      const T* rows = columns + n * columns_stride + c * kn * on;
-      for (int64_t k = 0; k < kn; ++k) col2im_row(rows + k * on, plane, g, k / (kH * kW), (k / kW) % kH, k % kW);
+      const T* rows = columns + n * layout.image_offset + c * kn * layout.row_stride;
+      for (int64_t k = 0; k < kn; ++k) {
+        col2im_row(rows + k * layout.row_stride, plane, g, k / (kH * kW), (k / kW) % kH, k % kW);
+      }
     }
   });
 }
 
-void im2col_kernel(ScalarType dtype, const void* image, int64_t image_stride, void* columns, int64_t columns_stride,
+void im2col_kernel(ScalarType dtype, const void* image, int64_t image_stride, void* columns, ColumnsLayout layout,
                    int64_t batch, int64_t channels, const ConvGeometry& g) {
   if (dtype == ScalarType::Double) {
-    im2col_impl(static_cast<const double*>(image), image_stride, static_cast<double*>(columns), columns_stride, batch,
+    im2col_impl(static_cast<const double*>(image), image_stride, static_cast<double*>(columns), layout, batch,
                 channels, g);
   } else {
     EMBER_CHECK(dtype == ScalarType::Float, "im2col: not implemented for dtype ", c10::toPythonName(dtype));
-    im2col_impl(static_cast<const float*>(image), image_stride, static_cast<float*>(columns), columns_stride, batch,
+    im2col_impl(static_cast<const float*>(image), image_stride, static_cast<float*>(columns), layout, batch,
                 channels, g);
   }
 }
 
-void col2im_kernel(ScalarType dtype, const void* columns, int64_t columns_stride, void* image, int64_t image_stride,
+void col2im_kernel(ScalarType dtype, const void* columns, ColumnsLayout layout, void* image, int64_t image_stride,
                    int64_t batch, int64_t channels, const ConvGeometry& g) {
   if (dtype == ScalarType::Double) {
-    col2im_impl(static_cast<const double*>(columns), columns_stride, static_cast<double*>(image), image_stride, batch,
+    col2im_impl(static_cast<const double*>(columns), layout, static_cast<double*>(image), image_stride, batch,
                 channels, g);
   } else {
     EMBER_CHECK(dtype == ScalarType::Float, "col2im: not implemented for dtype ", c10::toPythonName(dtype));
-    col2im_impl(static_cast<const float*>(columns), columns_stride, static_cast<float*>(image), image_stride, batch,
+    col2im_impl(static_cast<const float*>(columns), layout, static_cast<float*>(image), image_stride, batch,
                 channels, g);
   }
 }

@@ -134,7 +134,8 @@ def _vector_str(values: list[Any], indent: int, fmt: _Formatter, summarize: bool
     element_length = fmt.max_width + 2
     char_per_line = max(PRINT_OPTS.linewidth - indent, 1)
     per_line = max(1, math.floor(char_per_line / element_length))
-    strs = [("..." if v == "..." else fmt.format(v)) for v in values]
+    # PyTorch's summary entry is " ..." in a row, so it reads "2,  ..., 7".
+    strs = [(" ..." if v == "..." else fmt.format(v)) for v in values]
     lines = [strs[i : i + per_line] for i in range(0, len(strs), per_line)]
     body = (",\n" + " " * (indent + 1)).join(", ".join(line) for line in lines)
     return "[" + body + "]"

@@ -1,14 +1,24 @@
-"""ember.optim is a skeleton: it installs with only the layers below it and imports."""
+"""ember.optim installs with only the layers below it, imports, and never imports ember.nn."""
 
 import importlib
 import importlib.metadata
 import os
+import subprocess
+import sys
 
 
 def test_imports_with_only_lower_layers() -> None:
     mod = importlib.import_module("ember.optim")
     assert mod.__version__ == importlib.metadata.version("ember-optim")
-    assert mod.__all__ == []  # nothing pretends to be implemented
+    for name in ("Optimizer", "SGD", "Adam", "AdamW"):
+        assert name in mod.__all__
+        assert hasattr(mod, name)
+
+
+def test_does_not_import_nn() -> None:
+    code = "import sys, ember.optim; print('ember.nn' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_higher_layers_are_not_installed() -> None:

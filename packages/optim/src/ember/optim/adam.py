@@ -1,0 +1,371 @@
+"""Adam (and, with ``decoupled_weight_decay=True``, AdamW).
+
+Update (PyTorch's documented algorithm), step ``t`` starting at 1::
+
+    g = -g if maximize
+    p = p * (1 - lr * wd)            if decoupled weight decay
+    g = g + wd * p                   otherwise, if wd != 0
+    m = beta1 * m + (1 - beta1) * g              (lerp)
+    v = beta2 * v + (1 - beta2) * g * g
+    v_max = max(v_max, v)            if amsgrad (used in place of v below)
+    p = p - lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ember.aten as ea
+from ember.aten import Tensor
+
+from . import _foreach_utils as fu
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _ensure_step_tensors,
+    _eval_closure,
+    _get_value,
+    _step_tensor,
+    _use_grad_for_differentiable,
+)
+
+__all__ = ["Adam", "adam"]
+
+
+def _check_betas_eps_wd(lr: Any, betas: tuple[Any, Any], eps: float, weight_decay: float) -> None:
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+class Adam(Optimizer):
+    """Adam: adaptive moment estimation (Kingma & Ba), with AMSGrad and decoupled weight decay.
+
+    Example:
+        >>> opt = Adam(model_params, lr=1e-3, betas=(0.9, 0.999))
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        amsgrad: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        decoupled_weight_decay: bool = False,
+    ) -> None:
+        _check_betas_eps_wd(lr, betas, eps, weight_decay)
+        betas = (fu.to_scalar(betas[0]), fu.to_scalar(betas[1]))
+        defaults = {
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "amsgrad": amsgrad,
+            "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "differentiable": differentiable,
+            "fused": fused,
+            "decoupled_weight_decay": decoupled_weight_decay,
+        }
+        super().__init__(params, defaults)
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+            group.setdefault("fused", None)
+        _ensure_step_tensors(self)
+
+    def _init_group(
+        self,
+        group: dict[str, Any],
+        params: list[Tensor],
+        grads: list[Tensor],
+        exp_avgs: list[Tensor],
+        exp_avg_sqs: list[Tensor],
+        max_exp_avg_sqs: list[Tensor],
+        state_steps: list[Tensor],
+    ) -> None:
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            if group["fused"]:
+                fu.check_fused_param(p, type(self).__name__)
+            params.append(p)
+            if p.grad.is_sparse:
+                raise RuntimeError("Adam does not support sparse gradients, please consider SparseAdam instead")
+            grads.append(p.grad)
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _step_tensor(
+                    0.0, p.device, fused_or_capturable=bool(group["capturable"] or group["fused"])
+                )
+                state["exp_avg"] = ea.zeros_like(p)
+                state["exp_avg_sq"] = ea.zeros_like(p)
+                if group["amsgrad"]:
+                    state["max_exp_avg_sq"] = ea.zeros_like(p)
+            exp_avgs.append(state["exp_avg"])
+            exp_avg_sqs.append(state["exp_avg_sq"])
+            if group["amsgrad"]:
+                max_exp_avg_sqs.append(state["max_exp_avg_sq"])
+            state_steps.append(state["step"])
+
+    @_use_grad_for_differentiable
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Performs one optimization step (``closure`` re-evaluates the loss)."""
+        loss = _eval_closure(closure)
+        for group in self.param_groups:
+            params: list[Tensor] = []
+            grads: list[Tensor] = []
+            exp_avgs: list[Tensor] = []
+            exp_avg_sqs: list[Tensor] = []
+            max_exp_avg_sqs: list[Tensor] = []
+            state_steps: list[Tensor] = []
+            beta1, beta2 = group["betas"]
+            self._init_group(group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps)
+            adam(
+                params,
+                grads,
+                exp_avgs,
+                exp_avg_sqs,
+                max_exp_avg_sqs,
+                state_steps,
+                foreach=group["foreach"],
+                capturable=group["capturable"],
+                differentiable=group["differentiable"],
+                fused=group["fused"],
+                amsgrad=group["amsgrad"],
+                beta1=beta1,
+                beta2=beta2,
+                lr=group["lr"],
+                weight_decay=group["weight_decay"],
+                eps=group["eps"],
+                maximize=group["maximize"],
+                decoupled_weight_decay=group["decoupled_weight_decay"],
+            )
+        return loss
+
+
+def adam(
+    params: list[Tensor],
+    grads: list[Tensor],
+    exp_avgs: list[Tensor],
+    exp_avg_sqs: list[Tensor],
+    max_exp_avg_sqs: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    foreach: bool | None = None,
+    capturable: bool = False,
+    differentiable: bool = False,
+    fused: bool | None = None,
+    amsgrad: bool,
+    beta1: float,
+    beta2: float,
+    lr: float,
+    weight_decay: float,
+    eps: float,
+    maximize: bool,
+    decoupled_weight_decay: bool = False,
+) -> None:
+    """Functional Adam/AdamW: updates params and state in place."""
+    if fused is None and foreach is None:
+        foreach = fu.default_to_foreach(params, differentiable)
+    foreach = bool(foreach)
+    fused = bool(fused)
+    if foreach and fused:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    if fused:
+        fu.require_op("_fused_adamw_" if decoupled_weight_decay else "_fused_adam_")
+        func: Callable[..., None] = _fused_adam
+    elif foreach:
+        fu.require_op("_foreach_add_")
+        func = _multi_tensor_adam
+    else:
+        func = _single_tensor_adam
+    func(
+        params,
+        grads,
+        exp_avgs,
+        exp_avg_sqs,
+        max_exp_avg_sqs,
+        state_steps,
+        amsgrad=amsgrad,
+        beta1=beta1,
+        beta2=beta2,
+        lr=lr,
+        weight_decay=weight_decay,
+        eps=eps,
+        maximize=maximize,
+        decoupled_weight_decay=decoupled_weight_decay,
+    )
+
+
+def _single_tensor_adam(
+    params: list[Tensor],
+    grads: list[Tensor],
+    exp_avgs: list[Tensor],
+    exp_avg_sqs: list[Tensor],
+    max_exp_avg_sqs: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    amsgrad: bool,
+    beta1: float,
+    beta2: float,
+    lr: float,
+    weight_decay: float,
+    eps: float,
+    maximize: bool,
+    decoupled_weight_decay: bool,
+) -> None:
+    lr = fu.to_scalar(lr)
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        exp_avg = exp_avgs[i]
+        exp_avg_sq = exp_avg_sqs[i]
+        step_t = state_steps[i]
+        step_t += 1
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                param.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad.add(param, alpha=weight_decay)
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+
+        step = _get_value(step_t)
+        bias_correction1 = 1 - beta1**step
+        bias_correction2 = 1 - beta2**step
+        step_size = lr / bias_correction1
+        bias_correction2_sqrt = bias_correction2**0.5
+        if amsgrad:
+            ea.maximum(max_exp_avg_sqs[i], exp_avg_sq, out=max_exp_avg_sqs[i])
+            denom = (max_exp_avg_sqs[i].sqrt() / bias_correction2_sqrt).add_(eps)
+        else:
+            denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+        param.addcdiv_(exp_avg, denom, value=-step_size)
+
+
+def _multi_tensor_adam(
+    params: list[Tensor],
+    grads: list[Tensor],
+    exp_avgs: list[Tensor],
+    exp_avg_sqs: list[Tensor],
+    max_exp_avg_sqs: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    amsgrad: bool,
+    beta1: float,
+    beta2: float,
+    lr: float,
+    weight_decay: float,
+    eps: float,
+    maximize: bool,
+    decoupled_weight_decay: bool,
+) -> None:
+    if not params:
+        return
+    lr = fu.to_scalar(lr)
+    lists: list[list[Any]] = [params, grads, exp_avgs, exp_avg_sqs, state_steps]
+    if amsgrad:
+        lists.append(max_exp_avg_sqs)
+    for (d_params, d_grads, d_exp_avgs, d_exp_avg_sqs, d_steps, *rest), _ in fu.group_by_device_and_dtype(
+        lists
+    ).values():
+        if maximize:
+            d_grads = ea._foreach_neg(d_grads)
+        ea._foreach_add_(d_steps, 1)
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                ea._foreach_mul_(d_params, 1 - lr * weight_decay)
+            else:
+                d_grads = ea._foreach_add(d_grads, d_params, alpha=weight_decay)
+        ea._foreach_lerp_(d_exp_avgs, d_grads, 1 - beta1)
+        ea._foreach_mul_(d_exp_avg_sqs, beta2)
+        ea._foreach_addcmul_(d_exp_avg_sqs, d_grads, d_grads, 1 - beta2)
+        del d_grads
+
+        steps = [_get_value(s) for s in d_steps]
+        step_size = [-(lr / (1 - beta1**s)) for s in steps]
+        bias_correction2_sqrt = [(1 - beta2**s) ** 0.5 for s in steps]
+        if amsgrad:
+            ea._foreach_maximum_(rest[0], d_exp_avg_sqs)
+            denom = ea._foreach_sqrt(rest[0])
+        else:
+            denom = ea._foreach_sqrt(d_exp_avg_sqs)
+        ea._foreach_div_(denom, bias_correction2_sqrt)
+        ea._foreach_add_(denom, eps)
+        ea._foreach_addcdiv_(d_params, d_exp_avgs, denom, step_size)
+
+
+def _fused_adam(
+    params: list[Tensor],
+    grads: list[Tensor],
+    exp_avgs: list[Tensor],
+    exp_avg_sqs: list[Tensor],
+    max_exp_avg_sqs: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    amsgrad: bool,
+    beta1: float,
+    beta2: float,
+    lr: float,
+    weight_decay: float,
+    eps: float,
+    maximize: bool,
+    decoupled_weight_decay: bool,
+) -> None:
+    if not params:
+        return
+    lr = fu.to_scalar(lr)
+    kernel = ea._fused_adamw_ if decoupled_weight_decay else ea._fused_adam_
+    lists: list[list[Any]] = [params, grads, exp_avgs, exp_avg_sqs, state_steps]
+    if amsgrad:
+        lists.append(max_exp_avg_sqs)
+    for (d_params, d_grads, d_exp_avgs, d_exp_avg_sqs, d_steps, *rest), _ in fu.group_by_device_and_dtype(
+        lists
+    ).values():
+        ea._foreach_add_(d_steps, 1)
+        kernel(
+            d_params,
+            d_grads,
+            d_exp_avgs,
+            d_exp_avg_sqs,
+            rest[0] if amsgrad else [],
+            d_steps,
+            lr=lr,
+            beta1=beta1,
+            beta2=beta2,
+            weight_decay=weight_decay,
+            eps=eps,
+            amsgrad=amsgrad,
+            maximize=maximize,
+        )

@@ -1,0 +1,56 @@
+"""``Fold`` and ``Unfold`` (col2im / im2col)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.aten._tensor import Tensor
+
+from .. import functional as F
+from .module import Module
+
+__all__ = ["Fold", "Unfold"]
+
+
+class Fold(Module):
+    """Fold(output_size, kernel_size, dilation=1, padding=0, stride=1): (N, C kH kW, L) -> (N, C, *output_size)"""
+
+    __constants__ = ("output_size", "kernel_size", "dilation", "padding", "stride")
+
+    def __init__(
+        self, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1
+    ) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (
+            f"output_size={self.output_size}, kernel_size={self.kernel_size}, dilation={self.dilation}, "
+            f"padding={self.padding}, stride={self.stride}"
+        )
+
+
+class Unfold(Module):
+    """Unfold(kernel_size, dilation=1, padding=0, stride=1): (N, C, H, W) -> (N, C kH kW, L)"""
+
+    __constants__ = ("kernel_size", "dilation", "padding", "stride")
+
+    def __init__(self, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, stride={self.stride}"

@@ -1,0 +1,5 @@
+"""ember.nn.utils: gradient clipping, parameter/vector conversion, parametrizations, fusion."""
+
+from . import hooks
+
+__all__ = ["hooks"]

@@ -46,7 +46,7 @@ def adam(
     weight_decay=0.0,
     amsgrad=False,
     maximize=False,
-    decoupled=False,
+    decoupled_weight_decay=False,
 ):
     b1, b2 = betas
     ps = _copy(params)
@@ -57,7 +57,7 @@ def adam(
         for i in range(len(ps)):
             g = -gs[i] if maximize else gs[i]
             if weight_decay:
-                if decoupled:
+                if decoupled_weight_decay:
                     ps[i] = ps[i] * (1 - lr * weight_decay)
                 else:
                     g = g + weight_decay * ps[i]
@@ -74,7 +74,7 @@ def adam(
 
 
 def adamw(params, grads, *, weight_decay=1e-2, **kw):
-    return adam(params, grads, weight_decay=weight_decay, decoupled=True, **kw)
+    return adam(params, grads, weight_decay=weight_decay, decoupled_weight_decay=True, **kw)
 
 
 def adamax(params, grads, *, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, maximize=False):

@@ -11,20 +11,40 @@
 
 Every algorithm has a single-tensor loop (the reference), a ``foreach`` path on aten's
 ``_foreach_*`` operators (the default when all parameters share a device) and, for SGD,
-Adam and AdamW, a ``fused`` path on aten's ``_fused_*_`` kernels.
+Adam and AdamW, a ``fused`` path on aten's ``_fused_*_`` kernels. ``lr_scheduler`` holds
+the learning-rate schedules; ``swa_utils`` (the ``ember-optim[swa]`` extra, needs ember.nn)
+stochastic weight averaging.
 """
 
 from importlib import metadata as _metadata
 
+from .adadelta import Adadelta
+from .adagrad import Adagrad
 from .adam import Adam
+from .adamax import Adamax
 from .adamw import AdamW
+from .asgd import ASGD
+from .lbfgs import LBFGS
+from .nadam import NAdam
 from .optimizer import Optimizer
+from .radam import RAdam
+from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
 __version__ = _metadata.version("ember-optim")
 __all__ = [
+    "ASGD",
+    "LBFGS",
     "SGD",
+    "Adadelta",
+    "Adagrad",
     "Adam",
     "AdamW",
+    "Adamax",
+    "NAdam",
     "Optimizer",
+    "RAdam",
+    "RMSprop",
+    "Rprop",
 ]

@@ -63,3 +63,13 @@ def group_by_device_and_dtype(tensorlists: list[list[Any]]) -> dict[Any, tuple[l
             dst.append(src[i])
         indices.append(i)
     return out
+
+
+def pick(single: Any, multi: Any, params: list[Tensor], foreach: bool | None, differentiable: bool) -> Any:
+    """The single-tensor or the foreach implementation, as ``foreach`` (None: the default) asks."""
+    if foreach is None:
+        foreach = default_to_foreach(params, differentiable)
+    if foreach:
+        require_op("_foreach_add_")
+        return multi
+    return single

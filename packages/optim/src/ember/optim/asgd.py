@@ -1,0 +1,231 @@
+"""ASGD: averaged stochastic gradient descent (Polyak & Juditsky).
+
+Update, step ``t`` starting at 1 (``eta`` starts at lr, ``mu`` at 1, ``ax`` at 0)::
+
+    g = -g if maximize;  g = g + wd * p  if wd != 0
+    p = p * (1 - lambd * eta);  p = p - eta * g
+    ax = ax + (p - ax) * mu   if mu != 1,  else ax = p
+    eta = lr / (1 + lambd * lr * t) ** alpha;   mu = 1 / max(1, t - t0)
+
+``eta`` and ``mu`` are 0-dim tensors of the state (float32 unless the default dtype is float64).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ember.aten as ea
+from ember.aten import Tensor
+
+from . import _foreach_utils as fu
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _ensure_step_tensors,
+    _eval_closure,
+    _get_scalar_dtype,
+    _get_value,
+    _use_grad_for_differentiable,
+)
+
+__all__ = ["ASGD", "asgd"]
+
+
+class ASGD(Optimizer):
+    """Averaged SGD; the running average of the parameters is ``state[p]["ax"]``.
+
+    Example:
+        >>> opt = ASGD(params, lr=1e-2, t0=100)
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-2,
+        lambd: float = 1e-4,
+        alpha: float = 0.75,
+        t0: float = 1e6,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
+    ) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {
+            "lr": lr,
+            "lambd": lambd,
+            "alpha": alpha,
+            "t0": t0,
+            "weight_decay": weight_decay,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+            "capturable": capturable,
+        }
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+        for key in ("step", "eta", "mu"):
+            _ensure_step_tensors(self, key)
+
+    @_use_grad_for_differentiable
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Performs one optimization step (``closure`` re-evaluates the loss)."""
+        loss = _eval_closure(closure)
+        for group in self.param_groups:
+            params: list[Tensor] = []
+            grads: list[Tensor] = []
+            mus: list[Tensor] = []
+            axs: list[Tensor] = []
+            etas: list[Tensor] = []
+            state_steps: list[Tensor] = []
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                params.append(p)
+                grads.append(p.grad)
+                state = self.state[p]
+                if len(state) == 0:
+                    dtype = _get_scalar_dtype()
+                    state["step"] = ea.zeros((), dtype=dtype, device=p.device)
+                    state["eta"] = ea.tensor(float(fu.to_scalar(group["lr"])), dtype=dtype, device=p.device)
+                    state["mu"] = ea.ones((), dtype=dtype, device=p.device)
+                    state["ax"] = ea.zeros_like(p)
+                mus.append(state["mu"])
+                axs.append(state["ax"])
+                etas.append(state["eta"])
+                state_steps.append(state["step"])
+            asgd(
+                params,
+                grads,
+                axs,
+                mus,
+                etas,
+                state_steps,
+                foreach=group["foreach"],
+                differentiable=group["differentiable"],
+                lambd=group["lambd"],
+                lr=group["lr"],
+                t0=group["t0"],
+                alpha=group["alpha"],
+                weight_decay=group["weight_decay"],
+                maximize=group["maximize"],
+            )
+        return loss
+
+
+def asgd(
+    params: list[Tensor],
+    grads: list[Tensor],
+    axs: list[Tensor],
+    mus: list[Tensor],
+    etas: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    foreach: bool | None = None,
+    differentiable: bool = False,
+    lambd: float,
+    lr: float,
+    t0: float,
+    alpha: float,
+    weight_decay: float,
+    maximize: bool = False,
+) -> None:
+    """Functional ASGD."""
+    func = fu.pick(_single_tensor_asgd, _multi_tensor_asgd, params, foreach, differentiable)
+    func(
+        params,
+        grads,
+        axs,
+        mus,
+        etas,
+        state_steps,
+        lambd=lambd,
+        lr=fu.to_scalar(lr),
+        t0=t0,
+        alpha=alpha,
+        weight_decay=weight_decay,
+        maximize=maximize,
+    )
+
+
+def _update_ax_eta_mu(
+    param: Tensor, ax: Tensor, mu: Tensor, eta: Tensor, step: float, *, lr: float, lambd: float, alpha: float, t0: float
+) -> None:
+    if mu.item() != 1:
+        ax.add_(param.sub(ax).mul_(mu))
+    else:
+        ax.copy_(param)
+    eta.fill_(lr / ((1 + lambd * lr * step) ** alpha))
+    mu.fill_(1 / max(1, step - t0))
+
+
+def _single_tensor_asgd(
+    params: list[Tensor],
+    grads: list[Tensor],
+    axs: list[Tensor],
+    mus: list[Tensor],
+    etas: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    lambd: float,
+    lr: float,
+    t0: float,
+    alpha: float,
+    weight_decay: float,
+    maximize: bool,
+) -> None:
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        step_t = state_steps[i]
+        step_t += 1
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        eta_value = _get_value(etas[i])
+        param.mul_(1 - lambd * eta_value)
+        param.add_(grad, alpha=-eta_value)
+        _update_ax_eta_mu(param, axs[i], mus[i], etas[i], _get_value(step_t), lr=lr, lambd=lambd, alpha=alpha, t0=t0)
+
+
+def _multi_tensor_asgd(
+    params: list[Tensor],
+    grads: list[Tensor],
+    axs: list[Tensor],
+    mus: list[Tensor],
+    etas: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    lambd: float,
+    lr: float,
+    t0: float,
+    alpha: float,
+    weight_decay: float,
+    maximize: bool,
+) -> None:
+    if not params:
+        return
+    lists = [params, grads, axs, mus, etas, state_steps]
+    for (d_params, d_grads, d_axs, d_mus, d_etas, d_steps), _ in fu.group_by_device_and_dtype(lists).values():
+        if maximize:
+            d_grads = ea._foreach_neg(d_grads)
+        ea._foreach_add_(d_steps, 1)
+        if weight_decay != 0:
+            d_grads = ea._foreach_add(d_grads, d_params, alpha=weight_decay)
+        eta_values = [_get_value(e) for e in d_etas]
+        ea._foreach_mul_(d_params, [1 - lambd * e for e in eta_values])
+        ea._foreach_add_(d_params, ea._foreach_mul(d_grads, [-e for e in eta_values]))
+        for p, ax, mu, eta, st in zip(d_params, d_axs, d_mus, d_etas, d_steps, strict=True):
+            _update_ax_eta_mu(p, ax, mu, eta, _get_value(st), lr=lr, lambd=lambd, alpha=alpha, t0=t0)

@@ -1,0 +1,266 @@
+"""NAdam: Adam with Nesterov momentum (Dozat), with PyTorch's momentum-decay schedule.
+
+Update, step ``t`` starting at 1 (``psi`` = momentum_decay)::
+
+    g = -g if maximize
+    p = p * (1 - lr * wd) if decoupled_weight_decay;  else g = g + wd * p
+    mu_t = beta1 * (1 - 0.5 * 0.96**(t * psi)),  mu_{t+1} likewise,  prod = prod * mu_t
+    m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + (1 - beta2) * g * g
+    denom = sqrt(v / (1 - beta2**t)) + eps
+    p = p - lr * (1 - mu_t) / (1 - prod) * g / denom
+    p = p - lr * mu_{t+1} / (1 - prod * mu_{t+1}) * m / denom
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ember.aten as ea
+from ember.aten import Tensor
+
+from . import _foreach_utils as fu
+from .adam import _check_betas_eps_wd
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _ensure_step_tensors,
+    _eval_closure,
+    _get_value,
+    _step_tensor,
+    _use_grad_for_differentiable,
+)
+
+__all__ = ["NAdam", "nadam"]
+
+
+class NAdam(Optimizer):
+    """NAdam (Nesterov-accelerated Adam).
+
+    Example:
+        >>> opt = NAdam(params, lr=2e-3, momentum_decay=4e-3)
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 2e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum_decay: float = 4e-3,
+        decoupled_weight_decay: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        _check_betas_eps_wd(lr, betas, eps, weight_decay)
+        if not 0.0 <= momentum_decay:
+            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = {
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "momentum_decay": momentum_decay,
+            "decoupled_weight_decay": decoupled_weight_decay,
+            "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "differentiable": differentiable,
+        }
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+        _ensure_step_tensors(self)
+        _ensure_step_tensors(self, "mu_product")
+
+    @_use_grad_for_differentiable
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Performs one optimization step (``closure`` re-evaluates the loss)."""
+        loss = _eval_closure(closure)
+        for group in self.param_groups:
+            params: list[Tensor] = []
+            grads: list[Tensor] = []
+            exp_avgs: list[Tensor] = []
+            exp_avg_sqs: list[Tensor] = []
+            mu_products: list[Tensor] = []
+            state_steps: list[Tensor] = []
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                params.append(p)
+                grads.append(p.grad)
+                state = self.state[p]
+                if len(state) == 0:
+                    cap = bool(group["capturable"])
+                    state["step"] = _step_tensor(0.0, p.device, fused_or_capturable=cap)
+                    state["mu_product"] = _step_tensor(1.0, p.device, fused_or_capturable=cap)
+                    state["exp_avg"] = ea.zeros_like(p)
+                    state["exp_avg_sq"] = ea.zeros_like(p)
+                exp_avgs.append(state["exp_avg"])
+                exp_avg_sqs.append(state["exp_avg_sq"])
+                mu_products.append(state["mu_product"])
+                state_steps.append(state["step"])
+            beta1, beta2 = group["betas"]
+            nadam(
+                params,
+                grads,
+                exp_avgs,
+                exp_avg_sqs,
+                mu_products,
+                state_steps,
+                foreach=group["foreach"],
+                differentiable=group["differentiable"],
+                beta1=beta1,
+                beta2=beta2,
+                lr=group["lr"],
+                weight_decay=group["weight_decay"],
+                momentum_decay=group["momentum_decay"],
+                eps=group["eps"],
+                decoupled_weight_decay=group["decoupled_weight_decay"],
+                maximize=group["maximize"],
+            )
+        return loss
+
+
+def nadam(
+    params: list[Tensor],
+    grads: list[Tensor],
+    exp_avgs: list[Tensor],
+    exp_avg_sqs: list[Tensor],
+    mu_products: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    foreach: bool | None = None,
+    differentiable: bool = False,
+    beta1: float,
+    beta2: float,
+    lr: float,
+    weight_decay: float,
+    momentum_decay: float,
+    eps: float,
+    decoupled_weight_decay: bool = False,
+    maximize: bool = False,
+) -> None:
+    """Functional NAdam."""
+    func = fu.pick(_single_tensor_nadam, _multi_tensor_nadam, params, foreach, differentiable)
+    func(
+        params,
+        grads,
+        exp_avgs,
+        exp_avg_sqs,
+        mu_products,
+        state_steps,
+        beta1=beta1,
+        beta2=beta2,
+        lr=fu.to_scalar(lr),
+        weight_decay=weight_decay,
+        momentum_decay=momentum_decay,
+        eps=eps,
+        decoupled_weight_decay=decoupled_weight_decay,
+        maximize=maximize,
+    )
+
+
+def _mus(step: float, beta1: float, momentum_decay: float) -> tuple[float, float]:
+    mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+    mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+    return mu, mu_next
+
+
+def _single_tensor_nadam(
+    params: list[Tensor],
+    grads: list[Tensor],
+    exp_avgs: list[Tensor],
+    exp_avg_sqs: list[Tensor],
+    mu_products: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    beta1: float,
+    beta2: float,
+    lr: float,
+    weight_decay: float,
+    momentum_decay: float,
+    eps: float,
+    decoupled_weight_decay: bool,
+    maximize: bool,
+) -> None:
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        exp_avg = exp_avgs[i]
+        exp_avg_sq = exp_avg_sqs[i]
+        mu_product = mu_products[i]
+        step_t = state_steps[i]
+        step_t += 1
+        step = _get_value(step_t)
+        bias_correction2 = 1 - beta2**step
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                param.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad.add(param, alpha=weight_decay)
+        mu, mu_next = _mus(step, beta1, momentum_decay)
+        mu_product *= mu
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        denom = exp_avg_sq.div(bias_correction2).sqrt().add_(eps)
+        prod = _get_value(mu_product)
+        param.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - prod))
+        param.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1.0 - prod * mu_next))
+
+
+def _multi_tensor_nadam(
+    params: list[Tensor],
+    grads: list[Tensor],
+    exp_avgs: list[Tensor],
+    exp_avg_sqs: list[Tensor],
+    mu_products: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    beta1: float,
+    beta2: float,
+    lr: float,
+    weight_decay: float,
+    momentum_decay: float,
+    eps: float,
+    decoupled_weight_decay: bool,
+    maximize: bool,
+) -> None:
+    if not params:
+        return
+    lists = [params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps]
+    for (d_params, d_grads, d_exp_avgs, d_exp_avg_sqs, d_mu_products, d_steps), _ in fu.group_by_device_and_dtype(
+        lists
+    ).values():
+        if maximize:
+            d_grads = ea._foreach_neg(d_grads)
+        ea._foreach_add_(d_steps, 1)
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                ea._foreach_mul_(d_params, 1 - lr * weight_decay)
+            else:
+                d_grads = ea._foreach_add(d_grads, d_params, alpha=weight_decay)
+        ea._foreach_lerp_(d_exp_avgs, d_grads, 1 - beta1)
+        ea._foreach_mul_(d_exp_avg_sqs, beta2)
+        ea._foreach_addcmul_(d_exp_avg_sqs, d_grads, d_grads, 1 - beta2)
+        steps = [_get_value(s) for s in d_steps]
+        mus = [_mus(s, beta1, momentum_decay) for s in steps]
+        ea._foreach_mul_(d_mu_products, [m for m, _ in mus])
+        denom = ea._foreach_div(d_exp_avg_sqs, [1 - beta2**s for s in steps])
+        ea._foreach_sqrt_(denom)
+        ea._foreach_add_(denom, eps)
+        prods = [_get_value(mp) for mp in d_mu_products]
+        size_grads = [-lr * (1.0 - mu) / (1.0 - prod) for (mu, _), prod in zip(mus, prods, strict=True)]
+        size_avgs = [-lr * nxt / (1.0 - prod * nxt) for (_, nxt), prod in zip(mus, prods, strict=True)]
+        ea._foreach_addcdiv_(d_params, d_grads, denom, size_grads)
+        ea._foreach_addcdiv_(d_params, d_exp_avgs, denom, size_avgs)

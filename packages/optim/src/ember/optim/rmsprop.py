@@ -1,0 +1,263 @@
+"""RMSprop (Hinton), optionally centered and with momentum.
+
+Update::
+
+    g = -g if maximize;  g = g + wd * p  if wd != 0
+    v = alpha * v + (1 - alpha) * g * g
+    avg = sqrt(v - ga * ga) with ga = alpha * ga + (1 - alpha) * g   if centered,  else sqrt(v)
+    avg = avg + eps
+    b = momentum * b + g / avg;  p = p - lr * b      if momentum > 0
+    p = p - lr * g / avg                             otherwise
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ember.aten as ea
+from ember.aten import Tensor
+
+from . import _foreach_utils as fu
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _ensure_step_tensors,
+    _eval_closure,
+    _step_tensor,
+    _use_grad_for_differentiable,
+)
+
+__all__ = ["RMSprop", "rmsprop"]
+
+
+class RMSprop(Optimizer):
+    """RMSprop.
+
+    Example:
+        >>> opt = RMSprop(params, lr=1e-2, alpha=0.99, momentum=0.9, centered=True)
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum: float = 0,
+        centered: bool = False,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "alpha": alpha,
+            "eps": eps,
+            "centered": centered,
+            "weight_decay": weight_decay,
+            "capturable": capturable,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+        }
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("momentum", 0)
+            group.setdefault("centered", False)
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+        _ensure_step_tensors(self)
+
+    @_use_grad_for_differentiable
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Performs one optimization step (``closure`` re-evaluates the loss)."""
+        loss = _eval_closure(closure)
+        for group in self.param_groups:
+            params: list[Tensor] = []
+            grads: list[Tensor] = []
+            square_avgs: list[Tensor] = []
+            grad_avgs: list[Tensor] = []
+            momentum_buffer_list: list[Tensor] = []
+            state_steps: list[Tensor] = []
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                params.append(p)
+                grads.append(p.grad)
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _step_tensor(0.0, p.device, fused_or_capturable=bool(group["capturable"]))
+                    state["square_avg"] = ea.zeros_like(p)
+                    if group["momentum"] > 0:
+                        state["momentum_buffer"] = ea.zeros_like(p)
+                    if group["centered"]:
+                        state["grad_avg"] = ea.zeros_like(p)
+                square_avgs.append(state["square_avg"])
+                state_steps.append(state["step"])
+                if group["momentum"] > 0:
+                    momentum_buffer_list.append(state["momentum_buffer"])
+                if group["centered"]:
+                    grad_avgs.append(state["grad_avg"])
+            rmsprop(
+                params,
+                grads,
+                square_avgs,
+                grad_avgs,
+                momentum_buffer_list,
+                state_steps,
+                foreach=group["foreach"],
+                differentiable=group["differentiable"],
+                lr=group["lr"],
+                alpha=group["alpha"],
+                eps=group["eps"],
+                weight_decay=group["weight_decay"],
+                momentum=group["momentum"],
+                centered=group["centered"],
+                maximize=group["maximize"],
+            )
+        return loss
+
+
+def rmsprop(
+    params: list[Tensor],
+    grads: list[Tensor],
+    square_avgs: list[Tensor],
+    grad_avgs: list[Tensor],
+    momentum_buffer_list: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    foreach: bool | None = None,
+    differentiable: bool = False,
+    lr: float,
+    alpha: float,
+    eps: float,
+    weight_decay: float,
+    momentum: float,
+    centered: bool,
+    maximize: bool = False,
+) -> None:
+    """Functional RMSprop."""
+    func = fu.pick(_single_tensor_rmsprop, _multi_tensor_rmsprop, params, foreach, differentiable)
+    func(
+        params,
+        grads,
+        square_avgs,
+        grad_avgs,
+        momentum_buffer_list,
+        state_steps,
+        lr=fu.to_scalar(lr),
+        alpha=alpha,
+        eps=eps,
+        weight_decay=weight_decay,
+        momentum=momentum,
+        centered=centered,
+        maximize=maximize,
+    )
+
+
+def _single_tensor_rmsprop(
+    params: list[Tensor],
+    grads: list[Tensor],
+    square_avgs: list[Tensor],
+    grad_avgs: list[Tensor],
+    momentum_buffer_list: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    lr: float,
+    alpha: float,
+    eps: float,
+    weight_decay: float,
+    momentum: float,
+    centered: bool,
+    maximize: bool,
+) -> None:
+    for i, param in enumerate(params):
+        step = state_steps[i]
+        grad = grads[i] if not maximize else -grads[i]
+        square_avg = square_avgs[i]
+        step += 1
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+        if centered:
+            grad_avg = grad_avgs[i]
+            grad_avg.lerp_(grad, 1 - alpha)
+            avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+        else:
+            avg = square_avg.sqrt()
+        avg = avg.add_(eps)
+        if momentum > 0:
+            buf = momentum_buffer_list[i]
+            buf.mul_(momentum).addcdiv_(grad, avg)
+            param.add_(buf, alpha=-lr)
+        else:
+            param.addcdiv_(grad, avg, value=-lr)
+
+
+def _multi_tensor_rmsprop(
+    params: list[Tensor],
+    grads: list[Tensor],
+    square_avgs: list[Tensor],
+    grad_avgs: list[Tensor],
+    momentum_buffer_list: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    lr: float,
+    alpha: float,
+    eps: float,
+    weight_decay: float,
+    momentum: float,
+    centered: bool,
+    maximize: bool,
+) -> None:
+    if not params:
+        return
+    lists: list[list[Any]] = [params, grads, square_avgs, state_steps]
+    if momentum > 0:
+        lists.append(momentum_buffer_list)
+    if centered:
+        lists.append(grad_avgs)
+    for (d_params, d_grads, d_square_avgs, d_steps, *rest), _ in fu.group_by_device_and_dtype(lists).values():
+        if maximize:
+            d_grads = ea._foreach_neg(d_grads)
+        ea._foreach_add_(d_steps, 1)
+        if weight_decay != 0:
+            d_grads = ea._foreach_add(d_grads, d_params, alpha=weight_decay)
+        ea._foreach_mul_(d_square_avgs, alpha)
+        ea._foreach_addcmul_(d_square_avgs, d_grads, d_grads, 1 - alpha)
+        if centered:
+            d_grad_avgs = rest[-1]
+            ea._foreach_lerp_(d_grad_avgs, d_grads, 1 - alpha)
+            avg = ea._foreach_addcmul(d_square_avgs, d_grad_avgs, d_grad_avgs, -1)
+            ea._foreach_sqrt_(avg)
+        else:
+            avg = ea._foreach_sqrt(d_square_avgs)
+        ea._foreach_add_(avg, eps)
+        if momentum > 0:
+            d_bufs = rest[0]
+            ea._foreach_mul_(d_bufs, momentum)
+            ea._foreach_addcdiv_(d_bufs, d_grads, avg)
+            ea._foreach_add_(d_params, d_bufs, alpha=-lr)
+        else:
+            ea._foreach_addcdiv_(d_params, d_grads, avg, -lr)

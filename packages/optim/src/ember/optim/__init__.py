@@ -18,6 +18,7 @@ stochastic weight averaging.
 
 from importlib import metadata as _metadata
 
+from . import lr_scheduler
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
@@ -47,4 +48,5 @@ __all__ = [
     "RAdam",
     "RMSprop",
     "Rprop",
+    "lr_scheduler",
 ]

@@ -55,6 +55,8 @@ from .functional import broadcast_tensors, cartesian_prod, einsum, meshgrid, ten
 from . import native as _native
 from . import _tensor_ops
 from . import random
+from . import profiler
+from ._trace import trace_dispatch
 from .random import default_generator, fork_rng, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 
 __version__ = _metadata.version("ember-aten")
@@ -113,3 +115,7 @@ def _load_plugins() -> None:
 
 
 _load_plugins()
+
+from . import _trace  # noqa: E402
+
+_trace._enable_from_environment()  # EMBER_TRACE_DISPATCH=1

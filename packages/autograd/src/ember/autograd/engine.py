@@ -26,6 +26,9 @@ import heapq
 from collections.abc import Sequence
 from typing import Any
 
+from ember.aten._trace import _state as _trace_state
+from ember.aten._trace import trace_backward_node
+
 from . import anomaly_mode
 from .grad_mode import _set_grad_enabled, _state
 from .graph import _BACKEND_BITS, AccumulateGrad, Node
@@ -243,6 +246,8 @@ def _call_function(fn: Node, grads: list[Any], keep_graph: bool, anomaly: Any) -
         if not keep_graph:
             fn.release_variables()
         return (None,) * len(fn.next_edges)
+    if _trace_state.sinks:
+        trace_backward_node(fn)  # inside ember.aten.trace_dispatch(): name the Node being run
     if anomaly.enabled:
         try:
             outputs = fn.apply(grads)

@@ -131,3 +131,8 @@ __all__ = [
     "register_module_module_registration_hook",
     "register_module_parameter_registration_hook",
 ]
+
+# -- sequence models (recurrent layers, attention, Transformer)
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+
+__all__ += ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]

@@ -1,5 +1,5 @@
 """ember.nn.utils: gradient clipping, parameter/vector conversion, parametrizations, fusion."""
 
-from . import hooks
+from . import hooks, rnn
 
-__all__ = ["hooks"]
+__all__ = ["hooks", "rnn"]

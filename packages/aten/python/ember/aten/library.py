@@ -206,8 +206,9 @@ def define(qualname: str, schema: str, *, lib: Library | None = None, tags: Any 
     return _dispatch._ops[f"{ns}::{qual}"]
 
 
-def impl(qualname: str, types: str | list[str], func: Callable[..., Any] | None = None, *,
-         lib: Library | None = None) -> Any:
+def impl(
+    qualname: str, types: str | list[str], func: Callable[..., Any] | None = None, *, lib: Library | None = None
+) -> Any:
     """Registers a kernel for device types / dispatch keys; usable as a decorator."""
     keys = [types] if isinstance(types, str) else list(types)
     ns = qualname.partition("::")[0]
@@ -219,6 +220,54 @@ def impl(qualname: str, types: str | list[str], func: Callable[..., Any] | None 
         return fn
 
     return register(func) if func is not None else register
+
+
+# ---- derivatives of custom operators -----------------------------------------------------
+#
+# aten stores the formula; the autograd layer, when it is installed, turns each one into an
+# Autograd kernel (it sets `_autograd_installer` when it loads, and installs what was
+# registered before). Without ember-autograd the operator still runs, with no graph.
+
+_autograd_formulas: dict[str, tuple[Callable[..., Any], Callable[..., Any] | None]] = {}
+_autograd_installer: Callable[[OpOverload, Callable[..., Any], Callable[..., Any] | None], None] | None = None
+
+
+def register_autograd(
+    op: str | OpOverload,
+    backward: Callable[..., Any],
+    /,
+    *,
+    setup_context: Callable[..., Any] | None = None,
+    lib: Library | None = None,
+) -> None:
+    """The derivative of a custom operator, as ``torch.library.register_autograd``.
+
+    ``setup_context(ctx, inputs, output)`` saves what the backward needs (``ctx.save_for_backward``,
+    attributes); ``backward(ctx, *grad_outputs)`` returns one gradient per input (None for
+    inputs without one, e.g. non-tensors)::
+
+        def setup_context(ctx, inputs, output): ...
+        def backward(ctx, grad): return 2 * grad, grad
+        ember.aten.library.register_autograd("myops::my_add", backward, setup_context=setup_context)
+    """
+    o = _lookup(op, "aten")
+    if not callable(backward):
+        raise TypeError(f"register_autograd: backward must be callable, got {type(backward).__name__}")
+    if setup_context is not None and not callable(setup_context):
+        raise TypeError(f"register_autograd: setup_context must be callable, got {type(setup_context).__name__}")
+    _autograd_formulas[o.full_name] = (backward, setup_context)
+    if _autograd_installer is not None:
+        _autograd_installer(o, backward, setup_context)
+
+
+def set_autograd_installer(
+    installer: Callable[[OpOverload, Callable[..., Any], Callable[..., Any] | None], None],
+) -> None:
+    """Called by ember-autograd when it loads: installs the formulas registered so far and later."""
+    global _autograd_installer
+    _autograd_installer = installer
+    for name, (backward, setup_context) in _autograd_formulas.items():
+        installer(_dispatch._ops[name], backward, setup_context)
 
 
 # ---- ember.aten.ops.<ns>.<name>[.<overload>] ------------------------------------------------

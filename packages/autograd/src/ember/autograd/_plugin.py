@@ -24,3 +24,9 @@ def load() -> None:
     hooks["set_grad"] = _api.set_grad
     hooks["detach_"] = _api.detach_
     hooks["grad_fn"] = _meta.grad_fn_hook
+
+    from ember.aten import library
+
+    from . import _custom_ops
+
+    library.set_autograd_installer(_custom_ops.install)

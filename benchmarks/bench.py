@@ -15,8 +15,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import harness  # noqa: E402
 from workloads import aten_core, autograd, data, linalg, nn_kernels  # noqa: E402
+from workloads import nn as nn_layer  # -- nn: Module overhead, training steps
 
-MODULES = [aten_core, autograd, data, linalg, nn_kernels]
+MODULES = [aten_core, autograd, data, linalg, nn_kernels, nn_layer]
 
 
 def main() -> int:

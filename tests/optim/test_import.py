@@ -2,6 +2,7 @@
 
 import importlib
 import importlib.metadata
+import importlib.util
 import os
 import subprocess
 import sys
@@ -31,3 +32,16 @@ def test_higher_layers_are_not_installed() -> None:
             present = False
         if installed != {""}:
             assert present == (layer in installed), layer
+
+
+def test_swa_utils_needs_the_nn_extra() -> None:
+    has_nn = importlib.util.find_spec("ember.nn") is not None
+    code = "import ember.optim.swa_utils as s; print(s.AveragedModel.__mro__[1].__module__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if has_nn:
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip().startswith("ember.nn")
+    else:
+        assert out.returncode != 0
+        assert "ImportError: ember.optim.swa_utils needs ember-nn" in out.stderr
+        assert "pip install 'ember-optim[swa]'" in out.stderr

@@ -12,12 +12,16 @@ from .activation import (
     Hardtanh,
     LeakyReLU,
     LogSigmoid,
+    LogSoftmax,
     Mish,
     PReLU,
     ReLU,
     ReLU6,
     Sigmoid,
     SiLU,
+    Softmax,
+    Softmax2d,
+    Softmin,
     Softplus,
     Softshrink,
     Softsign,
@@ -106,6 +110,7 @@ from .padding import (
     ZeroPad2d,
     ZeroPad3d,
 )
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -128,6 +133,7 @@ from .sparse import (
     Embedding,
     EmbeddingBag,
 )
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "CELU",
@@ -199,6 +205,7 @@ __all__ = [
     "Linear",
     "LocalResponseNorm",
     "LogSigmoid",
+    "LogSoftmax",
     "MSELoss",
     "MarginRankingLoss",
     "MaxPool1d",
@@ -215,6 +222,8 @@ __all__ = [
     "PairwiseDistance",
     "ParameterDict",
     "ParameterList",
+    "PixelShuffle",
+    "PixelUnshuffle",
     "PoissonNLLLoss",
     "RMSNorm",
     "ReLU",
@@ -230,6 +239,9 @@ __all__ = [
     "Sigmoid",
     "SmoothL1Loss",
     "SoftMarginLoss",
+    "Softmax",
+    "Softmax2d",
+    "Softmin",
     "Softplus",
     "Softshrink",
     "Softsign",
@@ -239,6 +251,9 @@ __all__ = [
     "TripletMarginLoss",
     "Unflatten",
     "Unfold",
+    "Upsample",
+    "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
     "ZeroPad1d",
     "ZeroPad2d",
     "ZeroPad3d",

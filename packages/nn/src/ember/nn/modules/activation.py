@@ -27,12 +27,16 @@ __all__ = [
     "Hardtanh",
     "LeakyReLU",
     "LogSigmoid",
+    "LogSoftmax",
     "Mish",
     "PReLU",
     "ReLU",
     "ReLU6",
     "SiLU",
     "Sigmoid",
+    "Softmax",
+    "Softmax2d",
+    "Softmin",
     "Softplus",
     "Softshrink",
     "Softsign",
@@ -381,3 +385,60 @@ class Tanhshrink(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.tanhshrink(input)
+
+
+class Softmin(Module):
+    """Softmin(dim=None): softmax(-x) along dim."""
+
+    __constants__ = ("dim",)
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmin(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmax(Module):
+    """Softmax(dim=None): exp(x) / sum(exp(x)) along dim."""
+
+    __constants__ = ("dim",)
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmax(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmax2d(Module):
+    """Softmax2d(): softmax over the channels of (N, C, H, W) or (C, H, W) at each location."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3, _stacklevel=5)
+
+
+class LogSoftmax(Module):
+    """LogSoftmax(dim=None): x - logsumexp(x) along dim."""
+
+    __constants__ = ("dim",)
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.log_softmax(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"

@@ -1,0 +1,42 @@
+"""``PixelShuffle`` and ``PixelUnshuffle``."""
+
+from __future__ import annotations
+
+from ember.aten._tensor import Tensor
+
+from .. import functional as F
+from .module import Module
+
+__all__ = ["PixelShuffle", "PixelUnshuffle"]
+
+
+class PixelShuffle(Module):
+    """PixelShuffle(upscale_factor): (*, C r^2, H, W) -> (*, C, H r, W r)."""
+
+    __constants__ = ("upscale_factor",)
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """PixelUnshuffle(downscale_factor): (*, C, H r, W r) -> (*, C r^2, H, W)."""
+
+    __constants__ = ("downscale_factor",)
+
+    def __init__(self, downscale_factor: int) -> None:
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"

@@ -165,15 +165,15 @@ class AveragedModel(Module):
 
 
 def _is_batchnorm(module: Any) -> bool:
-    """BatchNorm layers: ember.nn's _BatchNorm when it exists, else any module with running
-    statistics, a momentum and ``reset_running_stats``."""
+    """BatchNorm layers (ember.nn's _BatchNorm; other norm layers with running statistics, such as
+    InstanceNorm, are left alone, as in PyTorch). Modules outside ember.nn's norm classes count
+    when they have running statistics, a momentum and ``reset_running_stats``."""
     try:
-        from ember.nn.modules.batchnorm import _BatchNorm  # type: ignore[import-not-found]
-
-        if isinstance(module, _BatchNorm):
-            return True
-    except ImportError:
-        pass
+        from ember.nn.modules.batchnorm import _BatchNorm, _NormBase
+    except ImportError:  # an ember.nn without norm layers
+        _BatchNorm = _NormBase = None
+    if _NormBase is not None and isinstance(module, _NormBase):
+        return isinstance(module, _BatchNorm)
     return (
         hasattr(module, "reset_running_stats")
         and hasattr(module, "momentum")

@@ -19,6 +19,7 @@ from opinfo.core import OpInfo
 
 # kinds whose second derivatives are checked too (the nn kernels add their own kinds)
 GRADGRAD_KINDS = {"unary", "binary", "pointwise", "reduction", "matmul", "conv", "pooling", "softmax", "norm", "loss"}
+GRADGRAD_KINDS |= {"padding", "upsampling"}  # (attention: the fused backward has no derivative, as PyTorch)
 GRADGRAD_NAMES = {
     "sum",
     "mean",

@@ -90,6 +90,9 @@ for _mod_name, _mod in (("linalg", linalg), ("special", special), ("fft", fft), 
 from . import _nn_functional  # noqa: E402
 
 _nn_functional.install(nn, _generated_ops.FUNCTIONS.get("", {}))  # max_pool2d(return_indices=...), unfold, ...
+from . import _nn_sampling  # noqa: E402
+
+_nn_sampling.install(nn, _generated_ops.FUNCTIONS.get("", {}))  # interpolate, grid_sample, pixel_shuffle, ...
 
 return_types = _types.ModuleType("ember.aten.return_types", "Named tuples returned by operators (values, indices).")
 for _rt_name, _rt in _generated_ops.RETURN_TYPES.items():

@@ -13,6 +13,8 @@ import importlib
 from typing import Any
 
 _MODULES = ("shape", "factories", "pointwise", "reductions", "indexing", "pointwise_unary", "linalg", "conv", "nn_ops")
+# scaled dot product attention; padding, upsampling, grid sampling, pixel shuffle
+_MODULES += ("attention", "sampling")  # type: ignore[assignment]
 
 
 def kernels() -> dict[str, Any]:

@@ -1,0 +1,320 @@
+// CPU kernels of fused scaled dot product attention (see ../Attention.h for the algorithm).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include <ember/aten/Parallel.h>
+#include <ember/aten/vec/Vectorized.h>
+
+#include "../Attention.h"
+
+namespace ember::at::native {
+inline namespace CPU_CAPABILITY {
+namespace {
+
+using vec::Vectorized;
+
+constexpr int64_t BQ = 64;  // query rows per block
+constexpr int64_t BK = 64;  // keys per block
+
+// C[i, j] (+)= sum_p A[i * a_rs + p * a_cs] * B[p * ldb + j] for MR rows of C: MR x 2
+// vector registers of accumulators, B's rows contiguous, A read one scalar at a time (so a
+// transposed A costs nothing).
+template <typename T, int MR>
+inline void gemm_rows(int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs, const T* b, int64_t ldb, T* c,
+                      int64_t ldc, bool acc) {
+  using Vec = Vectorized<T>;
+  constexpr int W = Vec::size();
+  int64_t j = 0;
+  for (; j + 2 * W <= n; j += 2 * W) {
+    Vec c0[MR], c1[MR];
+    for (int r = 0; r < MR; ++r) {
+      c0[r] = Vec(T(0));
+      c1[r] = Vec(T(0));
+    }
+    for (int64_t p = 0; p < k; ++p) {
+      const T* bp = b + p * ldb + j;
+      const Vec b0 = Vec::loadu(bp), b1 = Vec::loadu(bp + W);
+      for (int r = 0; r < MR; ++r) {
+        const Vec ar(a[r * a_rs + p * a_cs]);
+        c0[r] = vec::fmadd(ar, b0, c0[r]);
+        c1[r] = vec::fmadd(ar, b1, c1[r]);
+      }
+    }
+    for (int r = 0; r < MR; ++r) {
+      T* cr = c + r * ldc + j;
+      if (acc) {
+        c0[r] += Vec::loadu(cr);
+        c1[r] += Vec::loadu(cr + W);
+      }
+      c0[r].store(cr);
+      c1[r].store(cr + W);
+    }
+  }
+  for (; j < n; j += W) {
+    const int cnt = static_cast<int>(std::min<int64_t>(W, n - j));
+    Vec c0[MR];
+    for (int r = 0; r < MR; ++r) c0[r] = Vec(T(0));
+    for (int64_t p = 0; p < k; ++p) {
+      const Vec b0 = cnt == W ? Vec::loadu(b + p * ldb + j) : Vec::loadu(b + p * ldb + j, cnt);
+      for (int r = 0; r < MR; ++r) c0[r] = vec::fmadd(Vec(a[r * a_rs + p * a_cs]), b0, c0[r]);
+    }
+    for (int r = 0; r < MR; ++r) {
+      T* cr = c + r * ldc + j;
+      if (acc) c0[r] += cnt == W ? Vec::loadu(cr) : Vec::loadu(cr, cnt);
+      if (cnt == W) {
+        c0[r].store(cr);
+      } else {
+        c0[r].store(cr, cnt);
+      }
+    }
+  }
+}
+
+template <typename T>
+void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs, const T* b, int64_t ldb, T* c,
+          int64_t ldc, bool acc) {
+  // 8 rows x 2 vectors of accumulators fit AVX-512's 32 registers; 4 rows the 16 of AVX2 / SSE
+  constexpr int MR = EMBER_VEC_BYTES >= 64 ? 8 : 4;
+  int64_t i = 0;
+  for (; i + MR <= m; i += MR) gemm_rows<T, MR>(n, k, a + i * a_rs, a_rs, a_cs, b, ldb, c + i * ldc, ldc, acc);
+  for (; i + 4 <= m; i += 4) gemm_rows<T, 4>(n, k, a + i * a_rs, a_rs, a_cs, b, ldb, c + i * ldc, ldc, acc);
+  for (; i < m; ++i) gemm_rows<T, 1>(n, k, a + i * a_rs, a_rs, a_cs, b, ldb, c + i * ldc, ldc, acc);
+}
+
+// x[j] = exp(x[j] - m); returns the sum.
+inline float exp_shifted_sum(float* x, int64_t n, float m) {
+  using Vec = Vectorized<float>;
+  constexpr int W = Vec::size();
+  Vec s(0.0f);
+  const Vec mv(m);
+  int64_t j = 0;
+  for (; j + W <= n; j += W) {
+    const Vec e = vec::exp(Vec::loadu(x + j) - mv);
+    e.store(x + j);
+    s += e;
+  }
+  float total = s.reduce_add();
+  for (; j < n; ++j) {
+    x[j] = std::exp(x[j] - m);
+    total += x[j];
+  }
+  return total;
+}
+
+inline double exp_shifted_sum(double* x, int64_t n, double m) {
+  double total = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    x[j] = std::exp(x[j] - m);
+    total += x[j];
+  }
+  return total;
+}
+
+// Adds the mask and the causal -inf to an nq x nk block of scores (row stride BK) whose
+// top-left element is (query i0, key j0) of plane (b, h).
+template <typename T>
+void mask_block(const AttentionParams& p, int64_t b, int64_t h, int64_t i0, int64_t j0, int64_t nq, int64_t nk, T* s) {
+  constexpr T ninf = -std::numeric_limits<T>::infinity();
+  if (p.mask != nullptr) {
+    const T* mp = static_cast<const T*>(p.mask) + b * p.mask_stride[0] + h * p.mask_stride[1] + i0 * p.mask_stride[2] +
+                  j0 * p.mask_stride[3];
+    for (int64_t r = 0; r < nq; ++r) {
+      const T* mr = mp + r * p.mask_stride[2];
+      T* sr = s + r * BK;
+      if (p.mask_stride[3] == 1) {
+        for (int64_t c = 0; c < nk; ++c) sr[c] += mr[c];
+      } else {
+        for (int64_t c = 0; c < nk; ++c) sr[c] += mr[c * p.mask_stride[3]];
+      }
+    }
+  }
+  if (p.is_causal && j0 + nk - 1 > i0) {
+    for (int64_t r = 0; r < nq; ++r) {
+      const int64_t first = std::max<int64_t>(i0 + r + 1 - j0, 0);  // first masked column
+      T* sr = s + r * BK;
+      for (int64_t c = first; c < nk; ++c) sr[c] = ninf;
+    }
+  }
+}
+
+// causal: the keys a block of rows [i0, i0 + nq) sees end at i0 + nq (exclusive)
+inline int64_t key_end(const AttentionParams& p, int64_t i0, int64_t nq) {
+  return p.is_causal ? std::min<int64_t>(p.S, i0 + nq) : p.S;
+}
+
+// Which query block a task index handles: blocks in the order 0, last, 1, last - 1, ...
+// so that the static chunks of parallel_for get similar work under a causal mask.
+inline int64_t zigzag(int64_t i, int64_t n) { return (i % 2 == 0) ? i / 2 : n - 1 - i / 2; }
+
+template <typename T>
+void forward_impl(const AttentionParams& p, const T* q, const T* k, const T* v, T* out, T* lse) {
+  const int64_t E = p.E, Ev = p.Ev, L = p.L;
+  const int64_t nqb = divup(L, BQ);
+  const int64_t group = p.q_heads / p.kv_heads;
+  const int64_t tasks = p.batch * p.q_heads * nqb;
+  const T scale = static_cast<T>(p.scale);
+  constexpr T ninf = -std::numeric_limits<T>::infinity();
+  parallel_for(0, tasks, 1, [&](int64_t tb, int64_t te) {
+    std::vector<T> qs(BQ * E), kt(E * BK), s(BQ * BK), acc(BQ * Ev), m(BQ), l(BQ);
+    for (int64_t t = tb; t < te; ++t) {
+      const int64_t bh = t / nqb, b = bh / p.q_heads, h = bh % p.q_heads, hk = h / group;
+      const int64_t i0 = zigzag(t % nqb, nqb) * BQ, nq = std::min(BQ, L - i0);
+      const T* qp = q + b * p.q_stride[0] + h * p.q_stride[1] + i0 * p.q_stride[2];
+      const T* kp = k + b * p.k_stride[0] + hk * p.k_stride[1];
+      const T* vp = v + b * p.v_stride[0] + hk * p.v_stride[1];
+      for (int64_t r = 0; r < nq; ++r) {
+        for (int64_t e = 0; e < E; ++e) qs[r * E + e] = qp[r * p.q_stride[2] + e] * scale;
+      }
+      std::fill(m.begin(), m.end(), ninf);
+      std::fill(l.begin(), l.end(), T(0));
+      std::fill(acc.begin(), acc.end(), T(0));
+      const int64_t kend = key_end(p, i0, nq);
+      for (int64_t j0 = 0; j0 < kend; j0 += BK) {
+        const int64_t nk = std::min(BK, kend - j0);
+        for (int64_t c = 0; c < nk; ++c) {
+          const T* kr = kp + (j0 + c) * p.k_stride[2];
+          for (int64_t e = 0; e < E; ++e) kt[e * BK + c] = kr[e];
+        }
+        gemm<T>(nq, nk, E, qs.data(), E, 1, kt.data(), BK, s.data(), BK, false);
+        mask_block(p, b, h, i0, j0, nq, nk, s.data());
+        for (int64_t r = 0; r < nq; ++r) {
+          T* sr = s.data() + r * BK;
+          T mx = ninf;
+          for (int64_t c = 0; c < nk; ++c) mx = std::max(mx, sr[c]);
+          const T mnew = std::max(m[r], mx);
+          if (mnew == ninf) {  // every key so far masked: nothing to add
+            std::fill(sr, sr + nk, T(0));
+            continue;
+          }
+          const T alpha = std::exp(m[r] - mnew);
+          l[r] = l[r] * alpha + exp_shifted_sum(sr, nk, mnew);
+          m[r] = mnew;
+          if (alpha != T(1)) {
+            T* ar = acc.data() + r * Ev;
+            for (int64_t e = 0; e < Ev; ++e) ar[e] *= alpha;
+          }
+        }
+        gemm<T>(nq, Ev, nk, s.data(), BK, 1, vp + j0 * p.v_stride[2], p.v_stride[2], acc.data(), Ev, true);
+      }
+      T* op = out + (bh * L + i0) * Ev;
+      T* lp = lse + bh * L + i0;
+      for (int64_t r = 0; r < nq; ++r) {
+        const T inv = l[r] > T(0) ? T(1) / l[r] : T(0);
+        for (int64_t e = 0; e < Ev; ++e) op[r * Ev + e] = acc[r * Ev + e] * inv;
+        lp[r] = l[r] > T(0) ? m[r] + std::log(l[r]) : ninf;
+      }
+    }
+  });
+}
+
+template <typename T>
+void backward_impl(const AttentionParams& p, const T* q, const T* k, const T* v, const T* out, const T* lse,
+                   const T* gout, T* gq, T* gk, T* gv) {
+  const int64_t E = p.E, Ev = p.Ev, L = p.L, S = p.S;
+  const int64_t group = p.q_heads / p.kv_heads;
+  const T scale = static_cast<T>(p.scale);
+  constexpr T ninf = -std::numeric_limits<T>::infinity();
+  parallel_for(0, p.batch * p.kv_heads, 1, [&](int64_t tb, int64_t te) {
+    std::vector<T> qs(BQ * E), kt(E * BK), vt(Ev * BK), s(BQ * BK), dp(BQ * BK), D(L);
+    for (int64_t t = tb; t < te; ++t) {
+      const int64_t b = t / p.kv_heads, hk = t % p.kv_heads;
+      const T* kp = k + b * p.k_stride[0] + hk * p.k_stride[1];
+      const T* vp = v + b * p.v_stride[0] + hk * p.v_stride[1];
+      T* gkp = gk + t * S * E;
+      T* gvp = gv + t * S * Ev;
+      for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
+        const int64_t bh = b * p.q_heads + h;
+        const T* qp = q + b * p.q_stride[0] + h * p.q_stride[1];
+        const T* op = out + bh * L * Ev;
+        const T* dop = gout + bh * L * Ev;
+        const T* lp = lse + bh * L;
+        T* gqp = gq + bh * L * E;
+        for (int64_t i = 0; i < L; ++i) {
+          T d = 0;
+          for (int64_t e = 0; e < Ev; ++e) d += dop[i * Ev + e] * op[i * Ev + e];
+          D[i] = d;
+        }
+        for (int64_t j0 = 0; j0 < S; j0 += BK) {
+          const int64_t nk = std::min(BK, S - j0);
+          for (int64_t c = 0; c < nk; ++c) {
+            const T* kr = kp + (j0 + c) * p.k_stride[2];
+            for (int64_t e = 0; e < E; ++e) kt[e * BK + c] = kr[e];
+            const T* vr = vp + (j0 + c) * p.v_stride[2];
+            for (int64_t e = 0; e < Ev; ++e) vt[e * BK + c] = vr[e];
+          }
+          // causal: only rows i >= j0 see a key of this block
+          const int64_t ifirst = p.is_causal ? (j0 / BQ) * BQ : 0;
+          for (int64_t i0 = ifirst; i0 < L; i0 += BQ) {
+            const int64_t nq = std::min(BQ, L - i0);
+            const int64_t nkk = std::min(nk, key_end(p, i0, nq) - j0);  // keys of the block this row block sees
+            if (nkk <= 0) continue;
+            for (int64_t r = 0; r < nq; ++r) {
+              for (int64_t e = 0; e < E; ++e) qs[r * E + e] = qp[(i0 + r) * p.q_stride[2] + e] * scale;
+            }
+            gemm<T>(nq, nkk, E, qs.data(), E, 1, kt.data(), BK, s.data(), BK, false);
+            mask_block(p, b, h, i0, j0, nq, nkk, s.data());
+            for (int64_t r = 0; r < nq; ++r) {
+              T* sr = s.data() + r * BK;
+              const T m = lp[i0 + r];
+              if (m == ninf) {
+                std::fill(sr, sr + nkk, T(0));
+              } else {
+                exp_shifted_sum(sr, nkk, m);
+              }
+            }
+            const T* dor = dop + i0 * Ev;
+            // dV_j += P^T dO_i
+            gemm<T>(nkk, Ev, nq, s.data(), 1, BK, dor, Ev, gvp + j0 * Ev, Ev, true);
+            // dP = dO_i V_j^T
+            gemm<T>(nq, nkk, Ev, dor, Ev, 1, vt.data(), BK, dp.data(), BK, false);
+            // dS = scale * P * (dP - D)
+            for (int64_t r = 0; r < nq; ++r) {
+              T* sr = s.data() + r * BK;
+              const T* dr = dp.data() + r * BK;
+              const T di = D[i0 + r];
+              for (int64_t c = 0; c < nkk; ++c) sr[c] = scale * sr[c] * (dr[c] - di);
+            }
+            // dQ_i += dS K_j, dK_j += dS^T Q_i
+            gemm<T>(nq, E, nkk, s.data(), BK, 1, kp + j0 * p.k_stride[2], p.k_stride[2], gqp + i0 * E, E, true);
+            gemm<T>(nkk, E, nq, s.data(), 1, BK, qp + i0 * p.q_stride[2], p.q_stride[2], gkp + j0 * E, E, true);
+          }
+        }
+      }
+    }
+  });
+}
+
+void sdpa_forward_kernel(ScalarType dtype, const AttentionParams& p, const void* q, const void* k, const void* v,
+                         void* out, void* lse) {
+  if (dtype == ScalarType::Double) {
+    forward_impl(p, static_cast<const double*>(q), static_cast<const double*>(k), static_cast<const double*>(v),
+                 static_cast<double*>(out), static_cast<double*>(lse));
+  } else {
+    forward_impl(p, static_cast<const float*>(q), static_cast<const float*>(k), static_cast<const float*>(v),
+                 static_cast<float*>(out), static_cast<float*>(lse));
+  }
+}
+
+void sdpa_backward_kernel(ScalarType dtype, const AttentionParams& p, const void* q, const void* k, const void* v,
+                          const void* out, const void* lse, const void* gout, void* gq, void* gk, void* gv) {
+  if (dtype == ScalarType::Double) {
+    backward_impl(p, static_cast<const double*>(q), static_cast<const double*>(k), static_cast<const double*>(v),
+                  static_cast<const double*>(out), static_cast<const double*>(lse), static_cast<const double*>(gout),
+                  static_cast<double*>(gq), static_cast<double*>(gk), static_cast<double*>(gv));
+  } else {
+    backward_impl(p, static_cast<const float*>(q), static_cast<const float*>(k), static_cast<const float*>(v),
+                  static_cast<const float*>(out), static_cast<const float*>(lse), static_cast<const float*>(gout),
+                  static_cast<float*>(gq), static_cast<float*>(gk), static_cast<float*>(gv));
+  }
+}
+
+}  // namespace
+}  // namespace CPU_CAPABILITY
+
+REGISTER_DISPATCH(sdpa_forward_stub, &sdpa_forward_kernel);
+REGISTER_DISPATCH(sdpa_backward_stub, &sdpa_backward_kernel);
+
+}  // namespace ember::at::native

@@ -1,0 +1,162 @@
+"""Composite kernels of scaled dot product attention.
+
+``scaled_dot_product_attention`` checks its arguments as PyTorch does, then picks one of
+two implementations, as PyTorch's CPU dispatch does:
+
+- the fused kernel ``_scaled_dot_product_flash_attention_for_cpu`` (csrc/native/Attention.cpp:
+  blocked online softmax, no L x S matrix; its gradient is the fused backward operator),
+  for 4-d float inputs with matching batch and head sizes (or ``enable_gqa`` with the
+  query heads a multiple of the key/value heads), no dropout, and a mask (if any) that
+  does not require grad;
+- otherwise the math composite ``_scaled_dot_product_attention_math`` (softmax(Q K^T *
+  scale + mask) V over matmul, with batch broadcasting, dropout from the Generator, and
+  gradients -- any order -- through the operators it calls).
+
+A query row whose keys are all masked gives 0 in both (PyTorch's safe softmax).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ember.aten import _generated_ops as ops
+
+# PyTorch's messages name dtypes by their C++ type
+_CPP_NAMES = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+}
+
+
+def _cpp(dtype: Any) -> str:
+    name = str(dtype).rsplit(".", 1)[-1]
+    return _CPP_NAMES.get(name, name)
+
+
+def _is_bool(t: Any) -> bool:
+    return str(t.dtype).endswith("bool")
+
+
+def _check_inputs(query: Any, key: Any, value: Any, attn_mask: Any, dropout_p: float, is_causal: bool) -> None:
+    if query.dtype != key.dtype or query.dtype != value.dtype:
+        raise RuntimeError(
+            "Expected query, key, and value to have the same dtype, but got query.dtype: "
+            f"{_cpp(query.dtype)} key.dtype: {_cpp(key.dtype)} and value.dtype: {_cpp(value.dtype)} instead."
+        )
+    if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
+        raise RuntimeError(
+            "Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+            f"{query.dim()} key.dim: {key.dim()} and value.dim: {value.dim()} instead."
+        )
+    if not query.dtype.is_floating_point:
+        raise RuntimeError(f"scaled_dot_product_attention: expected a floating point dtype, but got {query.dtype}")
+    if attn_mask is not None and not (
+        _is_bool(attn_mask) or attn_mask.dtype.is_floating_point or attn_mask.dtype == query.dtype
+    ):
+        raise RuntimeError(
+            "Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: "
+            f"{_cpp(attn_mask.dtype)} and  query.dtype: {_cpp(query.dtype)} instead."
+        )
+    if not 0.0 <= dropout_p <= 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+
+
+def _fused_applies(query: Any, key: Any, value: Any, attn_mask: Any, dropout_p: float, enable_gqa: bool) -> bool:
+    if query.dim() != 4 or key.dim() != 4 or value.dim() != 4 or dropout_p > 0.0:
+        return False
+    B, H, L, E = query.shape
+    Bk, Hk, S, Ek = key.shape
+    Bv, Hv, Sv, _ = value.shape
+    if not (B == Bk == Bv and Hk == Hv and S == Sv and E == Ek) or min(L, S, E, H) == 0:
+        return False
+    if H != Hk and not (enable_gqa and H % Hk == 0):
+        return False
+    if attn_mask is not None:
+        if attn_mask.requires_grad or attn_mask.dim() > 4:
+            return False
+        target = (B, H, L, S)
+        for m, t in zip(tuple(attn_mask.shape), target[4 - attn_mask.dim() :], strict=True):
+            if m not in (1, t):
+                return False  # the math path reports the broadcasting error
+    return True
+
+
+def scaled_dot_product_attention(
+    query: Any,
+    key: Any,
+    value: Any,
+    attn_mask: Any = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Any:
+    _check_inputs(query, key, value, attn_mask, dropout_p, is_causal)
+    if _fused_applies(query, key, value, attn_mask, dropout_p, enable_gqa):
+        out, _ = ops._call__scaled_dot_product_flash_attention_for_cpu(
+            query, key, value, 0.0, is_causal, attn_mask, scale
+        )
+        return out
+    out, _ = ops._call__scaled_dot_product_attention_math(
+        query, key, value, attn_mask, dropout_p, is_causal, None, scale, enable_gqa
+    )
+    return out
+
+
+def scaled_dot_product_attention_math(
+    query: Any,
+    key: Any,
+    value: Any,
+    attn_mask: Any = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    dropout_mask: Any = None,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> tuple[Any, Any]:
+    """(softmax(Q K^T * scale + mask) V, the attention weights after dropout)."""
+    L, S, E = query.size(-2), key.size(-2), query.size(-1)
+    factor = 1.0 / math.sqrt(E) if scale is None else scale
+    if enable_gqa and query.dim() >= 3 and key.dim() >= 3 and key.size(-3) != query.size(-3):
+        rep = query.size(-3) // key.size(-3)
+        key = ops._call_repeat_interleave_self_int(key, rep, -3, None)
+        value = ops._call_repeat_interleave_self_int(value, rep, -3, None)
+    attn = query.matmul(key.transpose(-2, -1)) * factor
+    if is_causal:
+        keep = _ea().ones((L, S), dtype=_ea().bool, device=query.device).tril()
+        attn = attn.masked_fill(keep.logical_not(), -math.inf)
+    if attn_mask is not None:
+        if _is_bool(attn_mask):
+            attn = attn.masked_fill(attn_mask.logical_not(), -math.inf)
+        else:
+            attn = attn + attn_mask
+    # safe softmax: shift by the (constant) row max; a row of -inf becomes 0, not NaN
+    m = attn.detach().amax((-1,), True)
+    m = m.masked_fill(m.isfinite().logical_not(), 0.0)
+    e = (attn - m).exp()
+    total = e.sum((-1,), True)
+    attn = e / total.masked_fill(total == 0, 1.0)
+    if dropout_p > 0.0:
+        if dropout_mask is None:
+            keep_p = _ea().empty_like(attn.detach()).bernoulli_(1.0 - dropout_p)
+            dropout_mask = keep_p.to(_ea().bool)
+        attn = attn.masked_fill(dropout_mask.logical_not(), 0.0)
+        attn = attn * (1.0 / (1.0 - dropout_p)) if dropout_p < 1.0 else attn * 0.0
+    return attn.matmul(value), attn
+
+
+def _ea() -> Any:
+    import ember.aten
+
+    return ember.aten

@@ -100,6 +100,9 @@ def test_detach_shares_storage_and_version_counter() -> None:
     x = _arange(2, 3)
     d = x.detach()
     assert d.untyped_storage().data_ptr == x.untyped_storage().data_ptr
+    assert d._base is None and not d._is_view()  # an alias, not a view (PyTorch's detach)
+    assert x[0].detach()._base is None
+    assert d[0]._base is d
     d.zero_()
     assert x._version == d._version == 1
     assert (_np(x) == 0).all()

@@ -143,6 +143,8 @@ def test_detach_shares_storage_but_not_history() -> None:
     y = x * 2
     d = y.detach()
     assert not d.requires_grad and d.grad_fn is None and d.is_leaf
+    assert d._base is None and not d._is_view()  # an alias of y, not a view of it (PyTorch's detach)
+    assert y[1:].detach()._base is None
     d.zero_()  # bumps the shared version counter
     assert y.tolist() == [0.0, 0.0]
     z = y.detach()

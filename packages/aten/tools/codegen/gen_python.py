@@ -22,6 +22,10 @@ from schema_model import Argument, FunctionSchema, NativeFunction, Type
 
 PY_MODULES = ("linalg", "special", "fft", "nn")
 
+# Ops whose result aliases an input without being a view of it: PyTorch's detach() shares
+# storage but x.detach()._base is None and x.detach()._is_view() is False.
+ALIASES_NOT_VIEWS = frozenset({"detach"})
+
 
 def mangle(schema: FunctionSchema) -> str:
     return f"{schema.name}_{schema.overload}" if schema.overload else schema.name
@@ -192,7 +196,7 @@ class PythonGen:
                 L.append(f"    return _rt_{s.name.rstrip('_')}({', '.join(outs)})")
             else:
                 L.append(f"    return ({', '.join(outs)})")
-        elif s.is_view:
+        elif s.is_view and s.name not in ALIASES_NOT_VIEWS:
             src = py_name(s.view_source or "self")
             if s.returns[0].type.is_list:
                 # a Tensor[] return is a tuple in Python, as PyTorch's (split, unbind, ...)

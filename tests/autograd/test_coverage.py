@@ -18,6 +18,59 @@ def test_every_entry_matches_an_aten_operator() -> None:
     assert _kernels.SKIPPED == []
 
 
+# The derivatives.yaml entries whose results never carry a gradient (output_differentiability
+# all False), with the reason. Marking an operator so without listing it here fails below:
+# an operator with a float result is differentiable unless there is a reason it is not.
+NON_DIFFERENTIABLE: dict[str, list[str]] = {
+    "bool result": (
+        "eq.Tensor ne.Tensor lt.Tensor le.Tensor gt.Tensor ge.Tensor not_equal.Tensor less.Tensor "
+        "less_equal.Tensor greater.Tensor greater_equal.Tensor isclose allclose equal logical_and "
+        "logical_or logical_xor logical_not signbit isnan isinf isfinite isposinf isneginf all any"
+    ).split(),
+    "integer result (indices, counts)": (
+        "argmax argmin argsort nonzero nonzero_numpy argwhere count_nonzero repeat_interleave.Tensor multinomial"
+    ).split(),
+    "integer / bool operands only": (
+        "gcd lcm bitwise_not bitwise_and.Tensor bitwise_or.Tensor bitwise_xor.Tensor "
+        "bitwise_left_shift.Tensor bitwise_right_shift.Tensor"
+    ).split(),
+    "new tensor whose values do not depend on the input's values": (
+        "empty_like zeros_like ones_like full_like new_empty new_empty_strided new_zeros new_ones "
+        "new_full rand_like randn_like randint_like randint_like.low_dtype"
+    ).split(),
+    "alias without history (PyTorch: detach, and view(dtype) reinterprets the bits)": ["detach", "view.dtype"],
+    "piecewise constant counts (PyTorch declares histc non-differentiable)": ["histc"],
+}
+
+
+def _entries() -> list[_codegen.Entry]:
+    import importlib.resources
+
+    import yaml
+
+    text = importlib.resources.files("ember.autograd").joinpath("derivatives.yaml").read_text()
+    return _codegen.parse_entries(yaml.load(text, Loader=_kernels._line_loader()))
+
+
+def test_non_differentiable_entries_are_justified() -> None:
+    marked = {e.qualname for e in _entries() if e.all_outputs_non_differentiable}
+    listed = [q for names in NON_DIFFERENTIABLE.values() for q in names]
+    assert len(listed) == len(set(listed)), "listed twice"
+    assert sorted(marked - set(listed)) == [], "marked non-differentiable in derivatives.yaml without a reason here"
+    assert sorted(set(listed) - marked) == [], "listed here but differentiable (or gone) in derivatives.yaml"
+
+
+def test_non_differentiable_inputs_are_integer_or_bool() -> None:
+    # a Tensor input declared `non_differentiable` must be one that cannot hold a gradient (indices,
+    # masks, repeats) -- a float input without a formula would silently get none
+    allowed = {"index", "indices", "mask", "repeats", "condition", "self"}
+    for e in _entries():
+        for name in e.non_differentiable:
+            assert name in allowed, f"{e.qualname}: '{name}' is declared non_differentiable"
+    bincount = next(e for e in _entries() if e.qualname == "bincount")
+    assert bincount.non_differentiable == {"self"}  # its integer input; the float weights have a formula
+
+
 def _needs_autograd_kernel() -> list[str]:
     missing = []
     for op in _dispatch.all_ops():

@@ -106,13 +106,23 @@ def tests(session: nox.Session, layer: str) -> None:
     else:
         installed = [*LAYERS[layer], layer]
     _install_layers(session, installed)
+    if layer == "integration":
+        # tests/integration builds examples/custom_op against the installed ember wheels
+        session.install(*BUILD_REQUIREMENTS)
     session.env["EMBER_TEST_LAYERS"] = ",".join(installed)
     paths = [f"tests/{layer}"]
     if layer == "c10py":
         paths.append("tests/test_versions.py")
     # --import-mode=importlib: the tests import the installed wheels, never the source tree.
     session.run(
-        "python", "-m", "pytest", *paths, "-ra", "--import-mode=importlib", "-p", "no:cacheprovider",
+        "python",
+        "-m",
+        "pytest",
+        *paths,
+        "-ra",
+        "--import-mode=importlib",
+        "-p",
+        "no:cacheprovider",
         *session.posargs,
     )
 
@@ -127,7 +137,13 @@ def wheels(session: nox.Session) -> None:
     for layer in LAYERS:
         # --find-links: aten's build requirement ember-c10py comes from here, not an index.
         session.run(
-            "pip", "wheel", "--no-deps", "--find-links", str(WHEELHOUSE), "-w", str(WHEELHOUSE),
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--find-links",
+            str(WHEELHOUSE),
+            "-w",
+            str(WHEELHOUSE),
             str(ROOT / "packages" / layer),
         )
     session.log(f"wheels in {WHEELHOUSE}: " + ", ".join(sorted(p.name for p in WHEELHOUSE.glob("*.whl"))))

@@ -108,7 +108,7 @@ from . import _indexing  # noqa: E402
 _indexing.install(globals(), Tensor)  # nonzero(as_tuple=...) is written by hand
 
 from . import library  # noqa: E402
-from .library import ops  # noqa: E402
+from .library import cmake_prefix_path, ops  # noqa: E402
 
 
 def _load_plugins() -> None:

@@ -222,6 +222,33 @@ def impl(
     return register(func) if func is not None else register
 
 
+# ---- operators from C++ extension packages ------------------------------------------------
+
+
+def _load_cpp_library(records: list[tuple[Any, ...]]) -> None:
+    """Takes the EMBER_LIBRARY / EMBER_LIBRARY_IMPL blocks of a C++ extension (see
+    ember/aten/library.h): ("def", ns, schema, None, None, file, line) and
+    ("impl", "ns::name", key, kernel name, function, file, line), definitions first."""
+    for kind, a, b, kernel_name, fn, file, line in records:
+        if kind == "def":
+            _fragment(a).define(b)
+        elif kind == "impl":
+            op = _lookup(a, "")
+            _dispatch.register_kernel(op, _to_key(b), fn, name=kernel_name, source=(file, line))
+        else:
+            raise ValueError(f"_load_cpp_library: unknown record kind {kind!r}")
+
+
+def cmake_prefix_path() -> str:
+    """Add to ``CMAKE_PREFIX_PATH`` for ``find_package(ember_aten CONFIG)`` (the headers,
+    libember_aten.so and the CMake package config ship inside the ember.aten package)."""
+    import os
+
+    from . import _C
+
+    return os.path.dirname(os.path.abspath(_C.__file__))
+
+
 # ---- derivatives of custom operators -----------------------------------------------------
 #
 # aten stores the formula; the autograd layer, when it is installed, turns each one into an

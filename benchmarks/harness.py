@@ -68,7 +68,8 @@ def run(workloads: list[tuple[str, str, Callable[[], dict[str, Callable[[], Any]
         except Exception as e:  # a workload whose layer is missing is reported, not fatal
             results.append(Result(name, unit, note=f"not run: {type(e).__name__}: {e}"))
             continue
-        r = Result(name, unit)
+        # a workload may add a line of its own (peak memory, ...) to its name under "info"
+        r = Result(name + fns.pop("info", ""), unit)
         for backend in BACKENDS:
             if backend in fns:
                 r.seconds[backend] = time_callable(fns[backend])

@@ -3,8 +3,8 @@ replication_pad1d/2d/3d and their backward operators, nn.functional.pad (all mod
 upsample_nearest1d/2d/3d and upsample_bilinear2d with their backward operators,
 nn.functional.interpolate, pixel_shuffle / pixel_unshuffle.
 
-References in NumPy: padding is np.pad ('reflect' / 'edge' after cropping negative pads;
-circular is out[o] = in[(o - left) mod size], PyTorch's definition); nearest upsampling
+References in NumPy: padding is np.pad ('reflect' / 'edge' / 'wrap' after cropping by the
+negative amounts, as PyTorch's); nearest upsampling
 reads floor(o * scale) computed in float32 (scale = 1 / scale_factor when given, else
 in / out), as PyTorch; bilinear upsampling is A_h x A_w^T with per-dim interpolation
 matrices built from PyTorch's source-index rule (align_corners or half-pixel centres
@@ -45,16 +45,14 @@ def ref_pad(x: np.ndarray, pad: Any, mode: str = "constant", value: float | None
         d = x.ndim - 1 - i
         lo, hi = pad[2 * i], pad[2 * i + 1]
         size = x.shape[d]
-        if mode == "circular":
-            index = np.array([(o - lo) % size for o in range(size + lo + hi)], dtype=np.int64)
-            x = np.take(x, index, axis=d)
-            continue
         sl = [slice(None)] * x.ndim
         sl[d] = slice(max(-lo, 0), size - max(-hi, 0))
         x = x[tuple(sl)]
         widths = [(0, 0)] * x.ndim
         widths[d] = (max(lo, 0), max(hi, 0))
-        if mode == "constant":
+        if mode == "circular":
+            x = np.pad(x, widths, mode="wrap")
+        elif mode == "constant":
             x = np.pad(x, widths, mode="constant", constant_values=0.0 if value is None else value)
         else:
             x = np.pad(x, widths, mode="reflect" if mode == "reflect" else "edge")

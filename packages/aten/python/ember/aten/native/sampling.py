@@ -3,7 +3,8 @@
 ``pad(input, pad, mode, value)`` dispatches as PyTorch's ``_pad_enum``: ``constant`` to
 ``constant_pad_nd``, the other modes by padding length and input rank to
 ``reflection_pad{1,2,3}d`` / ``replication_pad{1,2,3}d`` (C++: csrc/native/Resample.cpp) or
-``_pad_circular`` (an ``index_select`` per padded dim: out[o] = in[(o - pad_left) mod size]).
+``_pad_circular`` (per padded dim: crop by the negative amounts, then an ``index_select``
+wrapping around what is left, out[o] = core[(o - max(left, 0)) mod size(core)], as PyTorch's).
 ``pixel_shuffle`` / ``pixel_unshuffle`` are a reshape, a permute and a reshape (one copy),
 so their gradients come from those views.
 """
@@ -63,8 +64,12 @@ def pad_circular(self: Any, pad: Any) -> Any:
         out = size + lo + hi
         if out < 0:
             raise RuntimeError("Negative padding value is resulting in an empty dimension")
-        index = ea.tensor([(o - lo) % size for o in range(out)], dtype=ea.int64, device=self.device)
-        x = x.index_select(d, index)
+        # negative amounts crop first; the positive ones then wrap around what is left
+        x = x.narrow(d, max(-lo, 0), size - max(-lo, 0) - max(-hi, 0))
+        core = x.size(d)
+        if core and (lo > 0 or hi > 0):
+            index = [(o - max(lo, 0)) % core for o in range(out)]
+            x = x.index_select(d, ea.tensor(index, dtype=ea.int64, device=self.device))
     return x
 
 

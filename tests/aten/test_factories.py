@@ -298,9 +298,10 @@ def test_from_numpy_strides_lifetime_and_errors() -> None:
     np.testing.assert_array_equal(s.numpy(), a[:, ::2])
     tr = ea.from_numpy(a.T)
     assert tr.stride() == (1, 6)
-    # negative strides are copied into a fresh array
-    r = ea.from_numpy(a[::-1])
-    np.testing.assert_array_equal(r.numpy(), a[::-1])
+    # negative strides: PyTorch's ValueError (tensor()/as_tensor() copy instead)
+    with pytest.raises(ValueError, match="At least one stride in the given numpy array is negative"):
+        ea.from_numpy(a[::-1])
+    np.testing.assert_array_equal(ea.as_tensor(a[::-1]).numpy(), a[::-1])
     # the tensor keeps the array's memory alive
     t = ea.from_numpy(np.full(1000, 3.0))
     gc.collect()

@@ -15,6 +15,7 @@ namespace ember::at::native {
 void set_cpu_capability(const std::string& name);
 }
 void init_tensor_new(py::module_& m);
+void init_dlpack(py::module_& m);
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "ember.aten._C: aten's C++ kernels and runtime hooks.";
@@ -183,6 +184,7 @@ PYBIND11_MODULE(_C, m) {
         "PyTorch's result_type over these tensors (wrapped numbers and 0-dim tensors count as weak).");
   m.def("can_cast", &can_cast, py::arg("from_"), py::arg("to"));
   init_tensor_new(m);
+  init_dlpack(m);
   m.def("_item", [](const Tensor& t) { return t.item(); }, py::arg("tensor"),
         "The value of a one-element tensor as a Python number (RuntimeError otherwise).");
   m.def("_wrapped_number", [](const Scalar& s) { return wrapped_scalar_tensor(s); }, py::arg("value"));

@@ -72,6 +72,6 @@ def from_numpy_dtype(npd: Any) -> Any:
         if d._name == name:
             return d
     raise TypeError(
-        f"can't convert np.ndarray of type numpy.{npd.name}. The only supported types are: float64, float32, "
+        f"can't convert np.ndarray of type numpy.{npd.type.__name__}. The only supported types are: float64, float32, "
         "float16, int64, int32, int16, int8, uint8, and bool."
     )

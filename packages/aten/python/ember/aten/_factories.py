@@ -98,15 +98,14 @@ def as_tensor(data: Any, dtype: _dtype_cls | None = None, device: Any = None) ->
     if isinstance(data, Tensor):
         return data.to(device=dev, dtype=dtype) if (dtype is not None or dev is not None) else data
     if _is_ndarray(data):
-        t = from_numpy(data) if data.dtype.kind in "biuf" and data.dtype.byteorder in "=|<" else tensor(data)
+        shareable = data.dtype.kind in "biuf" and data.dtype.byteorder in "=|<" and min(data.strides, default=0) >= 0
+        t = from_numpy(data) if shareable else tensor(data)
         return t.to(device=dev, dtype=dtype) if (dtype is not None or dev is not None) else t
     return tensor(data, dtype=dtype, device=device)
 
 
 def from_numpy(array: Any) -> Tensor:
-    """A tensor sharing ``array``'s memory (any strides; negative strides are copied first)."""
-    import numpy as np
-
+    """A tensor sharing ``array``'s memory (any non-negative strides; negative ones are PyTorch's ValueError)."""
     if not _is_ndarray(array):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     dt = _dtypes.from_numpy_dtype(array.dtype)
@@ -114,7 +113,11 @@ def from_numpy(array: Any) -> Tensor:
         raise ValueError("given numpy array has byte order different from the native byte order")
     itemsize = array.itemsize
     if any(s < 0 for s in array.strides):
-        array = np.ascontiguousarray(array)
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with negative strides are not "
+            "currently supported. (You can probably work around this by making a copy of your array  with "
+            "array.copy().) "
+        )
     if any(s % itemsize for s in array.strides):
         raise ValueError("given numpy array strides not a multiple of the element byte size. Copy the numpy array to reallocate the memory.")
     if not array.flags.writeable:

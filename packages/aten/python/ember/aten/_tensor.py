@@ -379,10 +379,13 @@ class Tensor:
         raise RuntimeError("Only Tensors created explicitly by the user support the copy protocol; use clone()")
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        # NumPy 2 passes copy=True/False/None; shares memory unless a copy is asked for or needed.
         a = self.numpy()
-        if dtype is not None:
-            a = a.astype(dtype, copy=False)
-        return a
+        if dtype is not None and a.dtype != dtype:
+            if copy is False:
+                raise ValueError(f"__array__: converting {self.dtype} to {dtype} needs a copy, but copy=False")
+            return a.astype(dtype)
+        return a.copy() if copy else a
 
     def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False) -> Any:
         from . import _factories

@@ -180,3 +180,16 @@ def bench(session: nox.Session) -> None:
         session.install("torch==2.13.0")
     (ROOT / "bench-out").mkdir(exist_ok=True)
     session.run("python", "benchmarks/bench.py", "--json", str(ROOT / "bench-out" / "bench.json"), *args)
+
+
+# -- serialization interop (ember <-> PyTorch checkpoints, DLPack)
+@nox.session(python=PYTHON, requires=["build"])
+def interop(session: nox.Session) -> None:
+    """Optional: with PyTorch installed, checkpoints saved by each load in the other; DLPack both ways."""
+    _install_layers(session, ["c10py", "aten"])
+    # torch==2.13.0 installs from a wheel on this machine's disk; safetensors to check its files too
+    session.install("torch==2.13.0", "safetensors")
+    session.run(
+        "python", "-m", "pytest", "tests/interop", "-ra", "--import-mode=importlib", "-p", "no:cacheprovider",
+        *session.posargs,
+    )

@@ -124,7 +124,7 @@ from . import _trace  # noqa: E402
 _trace._enable_from_environment()  # EMBER_TRACE_DISPATCH=1
 
 # -- serialization (save/load in PyTorch's checkpoint format, safetensors, DLPack)
-from . import _dlpack, serialization  # noqa: E402, F401
+from . import _dlpack, safetensors, serialization  # noqa: E402, F401
 from ._dlpack import from_dlpack  # noqa: E402, F401
 from .serialization import load, save  # noqa: E402, F401
 

@@ -100,3 +100,23 @@ def test_pixel_shuffle_gradients() -> None:
     x = R(1, 8, 2, 3, seed=23)
     assert gradcheck(lambda a: ea.nn.pixel_shuffle(a, 2), (x,))
     assert gradgradcheck(lambda a: ea.nn.pixel_unshuffle(ea.nn.pixel_shuffle(a, 2), 2) * a, (x,))
+
+
+def test_broadcast_batch_single_kv_head_and_3d_inputs_take_the_fused_kernel() -> None:
+    q, k, v = R(2, 4, 5, 3, seed=24), R(1, 1, 6, 3, seed=25), R(1, 1, 6, 2, seed=26)
+    out = SDPA(q, k, v, is_causal=True)
+    assert type(out.grad_fn).__name__ == "ScaledDotProductFlashAttentionForCpuBackward0"
+    ref, _ = ea._scaled_dot_product_attention_math(q, k, v, None, 0.0, True)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), atol=1e-12)
+    g = ea.from_numpy(np.random.default_rng(27).standard_normal((2, 4, 5, 2)))
+    for a, b in zip(grad(out, (q, k, v), g), grad(ref, (q, k, v), g), strict=True):
+        assert tuple(a.shape) == tuple(b.shape)
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-10)
+    q3, k3, v3 = R(2, 3, 2, seed=28), R(2, 4, 2, seed=29), R(2, 4, 3, seed=30)
+    mask = ea.from_numpy(np.random.default_rng(31).standard_normal((2, 3, 4)))
+    out3 = SDPA(q3, k3, v3, mask)
+    assert tuple(out3.shape) == (2, 3, 3)
+    assert type(out3.grad_fn.next_functions[0][0]).__name__ == "ScaledDotProductFlashAttentionForCpuBackward0"
+    ref3, _ = ea._scaled_dot_product_attention_math(q3, k3, v3, mask)
+    np.testing.assert_allclose(out3.detach().numpy(), ref3.detach().numpy(), atol=1e-12)
+    assert gradcheck(lambda a, b, c: SDPA(a, b, c, mask), (q3, k3, v3))

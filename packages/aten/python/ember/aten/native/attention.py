@@ -5,12 +5,12 @@ two implementations, as PyTorch's CPU dispatch does:
 
 - the fused kernel ``_scaled_dot_product_flash_attention_for_cpu`` (csrc/native/Attention.cpp:
   blocked online softmax, no L x S matrix; its gradient is the fused backward operator),
-  for 4-d float inputs with matching batch and head sizes (or ``enable_gqa`` with the
-  query heads a multiple of the key/value heads), no dropout, and a mask (if any) that
-  does not require grad;
+  for 3-d or 4-d float inputs whose batch sizes match or are 1, with as many key/value
+  heads as query heads, or one, or (``enable_gqa``) a divisor of them, no dropout, and a
+  mask (if any) that does not require grad;
 - otherwise the math composite ``_scaled_dot_product_attention_math`` (softmax(Q K^T *
-  scale + mask) V over matmul, with batch broadcasting, dropout from the Generator, and
-  gradients -- any order -- through the operators it calls).
+  scale + mask) V over matmul, with any batch broadcasting, dropout from the Generator,
+  and gradients -- any order -- through the operators it calls).
 
 A query row whose keys are all masked gives 0 in both (PyTorch's safe softmax).
 """
@@ -72,24 +72,42 @@ def _check_inputs(query: Any, key: Any, value: Any, attn_mask: Any, dropout_p: f
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
 
 
-def _fused_applies(query: Any, key: Any, value: Any, attn_mask: Any, dropout_p: float, enable_gqa: bool) -> bool:
-    if query.dim() != 4 or key.dim() != 4 or value.dim() != 4 or dropout_p > 0.0:
-        return False
-    B, H, L, E = query.shape
-    Bk, Hk, S, Ek = key.shape
-    Bv, Hv, Sv, _ = value.shape
-    if not (B == Bk == Bv and Hk == Hv and S == Sv and E == Ek) or min(L, S, E, H) == 0:
-        return False
+def _fused_inputs(query: Any, key: Any, value: Any, attn_mask: Any, dropout_p: float, enable_gqa: bool) -> Any:
+    """(query, key, value, mask, was 3-d) shaped for the fused operator, or None: the math path.
+
+    3-d (N, L, E) inputs become one head; batch sizes of 1 and a single key/value head are
+    broadcast with expand (stride 0, no copy: the kernel reads strides, and the gradient of
+    expand sums them back)."""
+    nd = query.dim()
+    if dropout_p > 0.0 or nd not in (3, 4) or key.dim() != nd or value.dim() != nd:
+        return None
+    if attn_mask is not None and (attn_mask.requires_grad or attn_mask.dim() > nd):
+        return None
+    if nd == 3:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if attn_mask is not None and attn_mask.dim() == 3:
+            attn_mask = attn_mask.unsqueeze(1)
+    B = max(query.size(0), key.size(0), value.size(0))
+    _, H, L, E = query.shape
+    _, Hk, S, Ek = key.shape
+    _, Hv, Sv, Ev = value.shape
+    if any(t.size(0) not in (1, B) for t in (query, key, value)) or (Hk, S, E) != (Hv, Sv, Ek):
+        return None
+    if min(B, H, Hk, L, S, E) == 0:
+        return None
     if H != Hk and not (enable_gqa and H % Hk == 0):
-        return False
+        if Hk != 1:
+            return None
+        Hk = H  # one key/value head broadcast to every query head
+    query = query.expand(B, H, L, E) if query.size(0) != B else query
+    key = key.expand(B, Hk, S, E) if tuple(key.shape[:2]) != (B, Hk) else key
+    value = value.expand(B, Hk, S, Ev) if tuple(value.shape[:2]) != (B, Hk) else value
     if attn_mask is not None:
-        if attn_mask.requires_grad or attn_mask.dim() > 4:
-            return False
         target = (B, H, L, S)
         for m, t in zip(tuple(attn_mask.shape), target[4 - attn_mask.dim() :], strict=True):
             if m not in (1, t):
-                return False  # the math path reports the broadcasting error
-    return True
+                return None  # the math path reports the broadcasting error
+    return query, key, value, attn_mask, nd == 3
 
 
 def scaled_dot_product_attention(
@@ -103,11 +121,11 @@ def scaled_dot_product_attention(
     enable_gqa: bool = False,
 ) -> Any:
     _check_inputs(query, key, value, attn_mask, dropout_p, is_causal)
-    if _fused_applies(query, key, value, attn_mask, dropout_p, enable_gqa):
-        out, _ = ops._call__scaled_dot_product_flash_attention_for_cpu(
-            query, key, value, 0.0, is_causal, attn_mask, scale
-        )
-        return out
+    fused = _fused_inputs(query, key, value, attn_mask, dropout_p, enable_gqa)
+    if fused is not None:
+        q, k, v, mask, three_d = fused
+        out, _ = ops._call__scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, is_causal, mask, scale)
+        return out.squeeze(1) if three_d else out
     out, _ = ops._call__scaled_dot_product_attention_math(
         query, key, value, attn_mask, dropout_p, is_causal, None, scale, enable_gqa
     )

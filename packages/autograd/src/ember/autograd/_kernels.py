@@ -384,11 +384,15 @@ def install() -> None:
     sys.modules["ember.autograd._generated"] = mod
     NODES.update(mod.NODES)
 
+    yaml_path = str(importlib.resources.files("ember.autograd").joinpath("derivatives.yaml"))
+    entry_lines = _entry_lines(text)
     for q, kind in plan:
         op = ops_by_name[q]
         if kind == "generated":
             k = mod.KERNELS[q]
-            _register(op, k, f"ember.autograd._generated:{k.__name__}")
+            # the dispatch trace shows the formula's entry in derivatives.yaml as the kernel's source
+            src = (yaml_path, entry_lines[q]) if q in entry_lines else None
+            _register(op, k, f"ember.autograd._generated:{k.__name__}", src)
         else:
             s = FunctionSchema.parse(op.schema)
             fn = _make_out_kernel(op, s) if kind == "out" else _make_non_differentiable_kernel(op, s)
@@ -397,8 +401,18 @@ def install() -> None:
         _dispatch.register_fallback(key_, autograd_fallback, name="ember.autograd._kernels:autograd_fallback")
 
 
-def _register(op: Any, fn: Any, name: str) -> None:
-    _dispatch.register_kernel(op, DispatchKey.Autograd, fn, with_keyset=True, name=name)
+def _register(op: Any, fn: Any, name: str, source: tuple[str, int] | None = None) -> None:
+    _dispatch.register_kernel(op, DispatchKey.Autograd, fn, with_keyset=True, name=name, source=source)
+
+
+def _entry_lines(text: str) -> dict[str, int]:
+    """qualname ("add.Tensor") -> line number of its "- name:" entry in derivatives.yaml."""
+    lines: dict[str, int] = {}
+    for i, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("- name:"):
+            lines.setdefault(stripped[len("- name:") :].strip().split("(", 1)[0], i)
+    return lines
 
 
 def _make_record_as_strided(mod: Any) -> Any:

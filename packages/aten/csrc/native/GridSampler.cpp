@@ -69,6 +69,13 @@ T reflect(T in, int64_t twice_low, int64_t twice_high, T* g) {
   return span - extra + lo;
 }
 
+// NaN, infinite or huge coordinates read nothing (PyTorch's safe_downgrade_to_int_range):
+// they become -100, outside every input, so no float -> int64 conversion overflows.
+template <typename T>
+T safe_index(T x) {
+  return std::isfinite(x) && x < T(2147483646) && x > T(-2147483648.0) ? x : T(-100);
+}
+
 template <typename T>
 T source_index(T coord, int64_t size, Padding pad, bool align_corners, T* g) {
   T gu, gc, gr;
@@ -83,7 +90,7 @@ T source_index(T coord, int64_t size, Padding pad, bool align_corners, T* g) {
   } else {
     *g = gu;
   }
-  return coord;
+  return safe_index(coord);
 }
 
 inline bool inside(int64_t y, int64_t x, int64_t H, int64_t W) { return y >= 0 && y < H && x >= 0 && x < W; }

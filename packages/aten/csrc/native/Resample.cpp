@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "Im2Col.h"  // nn_compute_type
+#include "Im2Col.h"  // nn_compute_type, check_floating, suggest_memory_format
 
 namespace ember::at::native {
 
@@ -278,11 +278,17 @@ void check_upsample_dtype(const char* op, const Tensor& self, bool allow_uint8) 
               "\" not implemented for '", c10::toString(self.dtype()), "'");
 }
 
+// Upsampling keeps a channels-last input channels-last (PyTorch's suggest_memory_format).
+Tensor keep_format(const Tensor& out, const Tensor& self) {
+  const MemoryFormat fmt = suggest_memory_format(self);
+  return fmt == MemoryFormat::Contiguous ? out : out.contiguous(fmt);
+}
+
 Tensor upsample_nearest(const char* op, int n, const Tensor& self, IntArrayRef output_size,
                         const std::vector<std::optional<double>>& scales) {
   const std::vector<DimMap> maps = nearest_maps(n, self.sizes(), output_size, scales);
   check_upsample_dtype(op, self, true);
-  return resample_forward(self, maps);
+  return keep_format(resample_forward(self, maps), self);
 }
 
 Tensor upsample_nearest_backward(const char* op, int n, const Tensor& grad_output, IntArrayRef output_size,
@@ -364,7 +370,7 @@ Tensor upsample_bilinear2d(const Tensor& self, IntArrayRef output_size, bool ali
   EMBER_CHECK(self.numel() > 0, "Non-empty 4D data tensor expected but got a tensor with sizes ",
               shape_str(self.sizes()));
   check_upsample_dtype("upsample_bilinear2d", self, false);
-  return resample_forward(self, maps);
+  return keep_format(resample_forward(self, maps), self);
 }
 
 Tensor upsample_bilinear2d_backward(const Tensor& grad_output, IntArrayRef output_size, IntArrayRef input_size,

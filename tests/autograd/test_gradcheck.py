@@ -106,6 +106,8 @@ def grad_samples(op: OpInfo, limit: int, max_numel: int = 64) -> Iterator[tuple[
     n = 0
     keep = SAMPLE_FILTERS.get(op.name, lambda leaves: True)
     for s in op.sample_inputs(op, ea.float64):
+        if not s.gradcheck:
+            continue
         args = (s.input, *s.args)
         leaves, build = _flatten(args, s.kwargs, op.nondifferentiable_args)
         if not leaves or not all(_finite(x) for x in leaves) or not keep(leaves):

@@ -1,0 +1,76 @@
+// Dropout: native_dropout (output and keep-mask) and its backward. The composites --
+// dropout, feature_dropout, alpha_dropout, feature_alpha_dropout and their in-place
+// forms -- are in ember/aten/native/nn_ops.py.
+//
+// Randomness: the keep-mask is bernoulli_(1 - p) into a bool tensor, i.e. the Philox
+// stream of the default generator laid out as bernoulli's (one 53-bit uniform per
+// element, element i kept when U_i < 1 - p; see cpu/DistributionsKernel.cpp), so
+// manual_seed reproduces it and it equals empty_like(x, dtype=bool).bernoulli_(1 - p)
+// drawn from the same state.
+#include <ember/aten/Dispatch.h>
+#include <ember/aten/Generator.h>
+#include <ember/aten/Parallel.h>
+#include <ember/aten/Tensor.h>
+#include <ember/c10/ScalarType.h>
+
+namespace ember::at::native {
+
+// csrc/native/Distributions.cpp
+Tensor bernoulli_scalar_(const Tensor& self, double p, const std::optional<Generator>& generator);
+
+namespace {
+
+void check_dropout_input(const Tensor& input, double p) {
+  EMBER_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+  EMBER_CHECK(c10::isFloatingType(input.dtype()), "result type Float can't be cast to the desired output type ",
+              c10::toString(input.dtype()));
+}
+
+// out = x * mask * scale (all contiguous)
+template <typename T>
+void masked_scale(const Tensor& out, const Tensor& x, const Tensor& mask, double scale) {
+  using A = opmath_t<T>;
+  const T* xp = x.data_ptr<T>();
+  const bool* mp = mask.data_ptr<bool>();
+  T* op = out.data_ptr<T>();
+  const A s = static_cast<A>(scale);
+  parallel_for(0, x.numel(), GRAIN_SIZE, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) op[i] = static_cast<T>(static_cast<A>(xp[i]) * (mp[i] ? s : A(0)));
+  });
+}
+
+Tensor masked_scale_out(const Tensor& x, const Tensor& mask, double scale, const char* name) {
+  const Tensor xc = x.contiguous(), mc = mask.contiguous();
+  Tensor out = at::empty(xc.sizes(), xc.dtype(), xc.device());
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(xc.dtype(), name, [&] { masked_scale<scalar_t>(out, xc, mc, scale); });
+  return out;
+}
+
+}  // namespace
+
+// (output, mask): in training each element is zeroed with probability p and the
+// survivors scaled by 1 / (1 - p) (p = 1: all zero); train=False (or an empty input)
+// gives a copy and an all-true mask. train=None counts as training, as in PyTorch.
+std::tuple<Tensor, Tensor> native_dropout_cpu(const Tensor& input, double p, std::optional<bool> train) {
+  check_dropout_input(input, p);
+  if (input.numel() == 0 || (train.has_value() && !*train)) {
+    return {input.clone(), at::full(input.sizes(), Scalar(true), ScalarType::Bool, input.device())};
+  }
+  const double p1m = 1.0 - p;
+  const double scale = p1m == 0 ? 0.0 : 1.0 / p1m;
+  Tensor mask = at::empty(input.sizes(), ScalarType::Bool, input.device());
+  bernoulli_scalar_(mask, p1m, std::nullopt);
+  return {masked_scale_out(input, mask, scale, "native_dropout"), mask};
+}
+
+Tensor native_dropout_backward_cpu(const Tensor& grad_output, const Tensor& mask, double scale) {
+  EMBER_CHECK(mask.dtype() == ScalarType::Bool, "Mask should be Bool Scalar Type", " but got ",
+              c10::toString(mask.dtype()));
+  EMBER_CHECK(grad_output.sizes() == mask.sizes(), "native_dropout_backward: grad_output of shape ",
+              shape_str(grad_output.sizes()), " does not match the mask of shape ", shape_str(mask.sizes()));
+  EMBER_CHECK(c10::isFloatingType(grad_output.dtype()), "native_dropout_backward: grad_output must be floating, got ",
+              c10::toString(grad_output.dtype()));
+  return masked_scale_out(grad_output, mask, scale, "native_dropout_backward");
+}
+
+}  // namespace ember::at::native

@@ -60,13 +60,27 @@ def test_non_differentiable_entries_are_justified() -> None:
     assert sorted(set(listed) - marked) == [], "listed here but differentiable (or gone) in derivatives.yaml"
 
 
+# Float inputs of backward kernels that PyTorch declares non_differentiable too: statistics the
+# forward saved (its outputs 1 and 2) and the bias layer norm's backward only reads for its mask.
+SAVED_STATISTICS: dict[str, set[str]] = {
+    "native_batch_norm_backward": {"save_mean", "save_invstd"},
+    "native_layer_norm_backward": {"mean", "rstd", "bias"},
+    "native_group_norm_backward": {"mean", "rstd"},
+    "_fused_rms_norm_backward": {"rstd"},
+    "nll_loss_backward": {"total_weight"},
+    "nll_loss2d_backward": {"total_weight"},
+}
+
+
 def test_non_differentiable_inputs_are_integer_or_bool() -> None:
     # a Tensor input declared `non_differentiable` must be one that cannot hold a gradient (indices,
     # masks, repeats) -- a float input without a formula would silently get none
     allowed = {"index", "indices", "mask", "repeats", "condition", "self"}
     for e in _entries():
         for name in e.non_differentiable:
-            assert name in allowed, f"{e.qualname}: '{name}' is declared non_differentiable"
+            assert name in allowed | SAVED_STATISTICS.get(e.qualname, set()), (
+                f"{e.qualname}: '{name}' is declared non_differentiable"
+            )
     bincount = next(e for e in _entries() if e.qualname == "bincount")
     assert bincount.non_differentiable == {"self"}  # its integer input; the float weights have a formula
 

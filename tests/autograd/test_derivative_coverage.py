@@ -104,6 +104,17 @@ GRADCHECK_CASES: list[tuple[str, Callable[..., Any], Callable[[], tuple[Any, ...
     ),
     ("put", _inplace(lambda x, v: x.put_(_idx(3, 0), v)), lambda: (_m(2, 2), _m(2, seed=1))),
     ("put", _inplace(lambda x, v: x.put_(_idx(1, 1), v, accumulate=True)), lambda: (_m(2, 2), _m(2, seed=1))),
+    # backward kernels linear in their gradient (the embedding / dropout OpInfos are not gradgradchecked)
+    (
+        "embedding_dense_backward",
+        lambda g: ea.embedding_dense_backward(g, _idx(1, 3, 1), 5, 3, False),
+        lambda: (_m(3, 2),),
+    ),
+    (
+        "native_dropout_backward",
+        lambda g: ea.native_dropout_backward(g, ea.tensor([True, False, True, True]), 2.0),
+        lambda: (_m(4),),
+    ),
 ]
 
 

@@ -1190,6 +1190,7 @@ OPS = [
         ref=ref_native_batch_norm,
         supports_out=False,
         tol_overrides=NORM_TOLS,
+        nondifferentiable_args=(3, 4),
         kind="norm",
     ),
     OpInfo(
@@ -1201,6 +1202,7 @@ OPS = [
         supports_out=False,
         error_inputs=_bn_errors,
         tol_overrides=NORM_TOLS,
+        nondifferentiable_args=(3, 4),
         kind="norm",
     ),
     OpInfo(

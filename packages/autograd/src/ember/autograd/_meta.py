@@ -277,7 +277,7 @@ class SavedVariable:
         from ember.aten._tensor import _wrap
 
         t = _wrap(data)
-        if node is not None:
+        if node is not None and data.dtype.is_floating_point:  # integer outputs (indices) carry no gradient
             m = t._meta = AutogradMeta()
             m.requires_grad = True
             m.grad_fn = node

@@ -436,3 +436,18 @@ def test_load_from_path_and_pathlike(tmp_path):
     ea.save(ea.arange(3), str(p))
     assert values(ea.load(str(p))) == [0, 1, 2]
     assert values(ea.load(p)) == [0, 1, 2]
+
+
+def test_tensor_attributes_travel_as_pytorch_writes_them():
+    t = ea.arange(3.0)
+    t.note = "kept"
+    t.scale = 2
+    buf = io.BytesIO()
+    ea.save({"t": t, "plain": ea.ones(1)}, buf)
+    pkl = zipfile.ZipFile(buf).read("archive/data.pkl")
+    assert b"ctorch._tensor\n_rebuild_from_type_v2\n" in pkl and b"ctorch\nTensor\n" in pkl
+    buf.seek(0)
+    out = ea.load(buf)
+    assert out["t"].note == "kept" and out["t"].scale == 2
+    assert values(out["t"]) == [0.0, 1.0, 2.0]
+    assert not out["plain"].__dict__

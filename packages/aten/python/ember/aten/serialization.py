@@ -127,6 +127,9 @@ _TYPED_STORAGE_TYPES = {
 _UNTYPED_STORAGE = StorageType("torch.storage", "UntypedStorage", None)
 _REBUILD_TENSOR_V2 = _TorchGlobal("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _TorchGlobal("torch._utils", "_rebuild_parameter")
+_REBUILD_PARAMETER_WITH_STATE = _TorchGlobal("torch._utils", "_rebuild_parameter_with_state")
+_REBUILD_FROM_TYPE_V2 = _TorchGlobal("torch._tensor", "_rebuild_from_type_v2")
+_TORCH_TENSOR = _TorchGlobal("torch", "Tensor")
 _TORCH_DEVICE = _TorchGlobal("torch", "device")
 _TORCH_SIZE = _TorchGlobal("torch", "Size")
 
@@ -563,9 +566,15 @@ def _reduce_tensor(t: Tensor) -> Any:
         t.requires_grad,
         collections.OrderedDict(),
     )
+    # Python attributes travel as PyTorch's do: _rebuild_from_type_v2 / _rebuild_parameter_with_state
+    state = dict(t.__dict__) if t.__dict__ else None
     if type(t).__name__ == "Parameter" and type(t) is not Tensor:
         data = _wrap(TensorImpl(impl.storage, impl.dtype, impl.sizes, impl.strides, impl.storage_offset))
+        if state:
+            return (_REBUILD_PARAMETER_WITH_STATE, (data, t.requires_grad, collections.OrderedDict(), state))
         return (_REBUILD_PARAMETER, (data, t.requires_grad, collections.OrderedDict()))
+    if state:
+        return (_REBUILD_FROM_TYPE_V2, (_REBUILD_TENSOR_V2, _TORCH_TENSOR, args, state))
     return (_REBUILD_TENSOR_V2, args)
 
 

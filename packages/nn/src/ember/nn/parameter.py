@@ -79,6 +79,10 @@ def _rebuild_parameter(data: Tensor, requires_grad: bool, state: dict[str, Any])
     return p
 
 
+# ember.aten.load rebuilds saved parameters (torch._utils._rebuild_parameter) as this class.
+ea.serialization._register_parameter_class(Parameter)
+
+
 class _BufferMeta(type):
     # isinstance(t, Buffer) is True for the tensors Buffer(...) returns (flagged, not subclassed)
     def __instancecheck__(cls, instance: Any) -> bool:

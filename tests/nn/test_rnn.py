@@ -335,6 +335,18 @@ def test_gru_unbatched_with_hidden() -> None:
     np.testing.assert_allclose(_np(hn), ref_h[:, 0], rtol=1e-12)
 
 
+def test_dropout_between_layers_only_in_training() -> None:
+    ea.manual_seed(8)
+    m = nn.GRU(3, 16, num_layers=2, dropout=0.5, dtype=F64)
+    x = ea.randn(4, 3, 3, dtype=F64)
+    m.eval()
+    ref_out, _, _ = _ref_network(m, "gru", _np(x), np.zeros((2, 3, 16)))
+    np.testing.assert_allclose(_np(m(x)[0]), ref_out, rtol=1e-10, atol=1e-12)
+    m.train()
+    a, b = _np(m(x)[0]), _np(m(x)[0])
+    assert not np.allclose(a, ref_out) and not np.allclose(a, b)  # random masks on layer 0's output
+
+
 # ---- packed sequences ------------------------------------------------------------------------
 
 

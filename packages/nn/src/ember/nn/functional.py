@@ -1514,3 +1514,8 @@ __all__ = sorted(
     for name, obj in list(globals().items())
     if not name.startswith("_") and callable(obj) and getattr(obj, "__module__", None) == __name__
 )
+
+# -- sequence models: multi-head attention (written in _functional_attention.py)
+from ._functional_attention import multi_head_attention_forward  # noqa: E402, F401  (re-exported)
+
+__all__ = sorted([*__all__, "multi_head_attention_forward"])

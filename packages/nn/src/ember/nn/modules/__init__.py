@@ -268,6 +268,7 @@ __all__ = [
 ]
 
 # -- sequence models (recurrent layers, attention, Transformer)
+from .attention import MultiheadAttention
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 
-__all__ += ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]
+__all__ += ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "MultiheadAttention", "RNNBase", "RNNCell", "RNNCellBase"]

@@ -13,13 +13,14 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import harness  # noqa: E402
-from workloads import aten_core, attention, autograd, data, linalg, nn_kernels  # noqa: E402
+import harness
+from workloads import aten_core, attention, autograd, data, linalg, nn_kernels, nn_sequence
 from workloads import nn as nn_layer  # -- nn: Module overhead, training steps
 from workloads import optim as optim_layer  # -- optim: Adam step single-tensor / foreach / fused
 
 MODULES = [aten_core, autograd, data, linalg, nn_kernels, nn_layer, optim_layer]
 MODULES += [attention]  # -- attention: fused SDPA at L=1024 (time and peak memory)
+MODULES += [nn_sequence]  # -- nn: TransformerEncoderLayer / LSTM forward
 
 
 def main() -> int:

@@ -394,3 +394,206 @@ def test_mha_errors() -> None:
     )
     with pytest.warns(UserWarning, match="Support for mismatched key_padding_mask and attn_mask is deprecated"):
         m(q, q, q, attn_mask=ea.zeros(4, 4), key_padding_mask=ea.zeros(2, 4, dtype=ea.bool))
+
+
+# ---- Transformer layers ----------------------------------------------------------------------
+
+
+def test_encoder_layer_parameters_and_repr_as_pytorch() -> None:
+    e = nn.TransformerEncoderLayer(8, 2, 16)
+    assert [(n, tuple(p.shape)) for n, p in e.named_parameters()] == [
+        ("self_attn.in_proj_weight", (24, 8)),
+        ("self_attn.in_proj_bias", (24,)),
+        ("self_attn.out_proj.weight", (8, 8)),
+        ("self_attn.out_proj.bias", (8,)),
+        ("linear1.weight", (16, 8)),
+        ("linear1.bias", (16,)),
+        ("linear2.weight", (8, 16)),
+        ("linear2.bias", (8,)),
+        ("norm1.weight", (8,)),
+        ("norm1.bias", (8,)),
+        ("norm2.weight", (8,)),
+        ("norm2.bias", (8,)),
+    ]
+    assert (
+        repr(e)
+        == """TransformerEncoderLayer(
+  (self_attn): MultiheadAttention(
+    (out_proj): NonDynamicallyQuantizableLinear(in_features=8, out_features=8, bias=True)
+  )
+  (linear1): Linear(in_features=8, out_features=16, bias=True)
+  (dropout): Dropout(p=0.1, inplace=False)
+  (linear2): Linear(in_features=16, out_features=8, bias=True)
+  (norm1): LayerNorm((8,), eps=1e-05, elementwise_affine=True, bias=True)
+  (norm2): LayerNorm((8,), eps=1e-05, elementwise_affine=True, bias=True)
+  (dropout1): Dropout(p=0.1, inplace=False)
+  (dropout2): Dropout(p=0.1, inplace=False)
+)"""
+    )
+    g = nn.TransformerEncoderLayer(8, 2, 16, activation=nn.GELU(), bias=False)
+    assert repr(g).endswith("  (activation): GELU(approximate='none')\n)")
+    assert g.activation_relu_or_gelu == 2 and e.activation_relu_or_gelu == 1
+    assert nn.TransformerEncoderLayer(8, 2, activation=ea.tanh).activation_relu_or_gelu == 0
+    _raises(
+        RuntimeError,
+        "activation should be relu/gelu, not tanh",
+        lambda: nn.TransformerEncoderLayer(8, 2, activation="tanh"),
+    )
+
+
+ENC_CASES = [
+    ("post_norm_relu", {}, {}),
+    ("pre_norm_gelu_masks", {"norm_first": True, "activation": "gelu"}, {"mask": "causal", "padding": True}),
+    ("callable_activation_float_mask", {"activation": F.gelu}, {"mask": "float"}),
+    ("no_bias", {"bias": False}, {"padding": True}),
+]
+
+
+@pytest.mark.parametrize(("name", "ctor", "spec"), ENC_CASES, ids=[c[0] for c in ENC_CASES])
+def test_encoder_layer_against_numpy_reference(name: str, ctor: dict, spec: dict) -> None:
+    ea.manual_seed(9)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dtype=F64, **ctor).eval()
+    r = np.random.default_rng(10)
+    src = r.standard_normal((5, 3, 8))
+    mask = kpm = None
+    if spec.get("mask") == "causal":
+        mask = np.triu(np.ones((5, 5), dtype=bool), 1)
+    elif spec.get("mask") == "float":
+        mask = r.standard_normal((5, 5))
+    if spec.get("padding"):
+        kpm = np.zeros((3, 5), dtype=bool)
+        kpm[0, 3:] = True
+    act = gelu if ctor.get("activation") in ("gelu", F.gelu) else None
+    ref = encoder_layer(layer, src, mask, kpm, act)
+    out = layer(
+        _t(src), src_mask=None if mask is None else _t(mask), src_key_padding_mask=None if kpm is None else _t(kpm)
+    )
+    np.testing.assert_allclose(to_np(out), ref, rtol=1e-9, atol=1e-11)
+
+
+def test_encoder_stack_and_causal_detection() -> None:
+    ea.manual_seed(11)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, dtype=F64)
+    enc = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(8, dtype=F64)).eval()
+    assert [n for n, _ in enc.named_parameters()][:2] == [
+        "layers.0.self_attn.in_proj_weight",
+        "layers.0.self_attn.in_proj_bias",
+    ]
+    assert "layers.1.linear2.bias" in enc.state_dict() and "norm.weight" in enc.state_dict()
+    assert enc.layers[0] is not enc.layers[1] and enc.layers[0].linear1.weight is not enc.layers[1].linear1.weight
+    r = np.random.default_rng(12)
+    src = r.standard_normal((2, 5, 8))  # (N, S, E)
+    mask = nn.Transformer.generate_square_subsequent_mask(5, dtype=F64)
+    x = src.transpose(1, 0, 2)
+    for lyr in enc.layers:
+        x = encoder_layer(lyr, x, to_np(mask))
+    n = enc.norm
+    ref = layer_norm(x, to_np(n.weight), to_np(n.bias), n.eps).transpose(1, 0, 2)
+    out = enc(_t(src), mask=mask)
+    np.testing.assert_allclose(to_np(out), ref, rtol=1e-9, atol=1e-11)
+    from ember.nn.modules.transformer import _detect_is_causal_mask
+
+    assert _detect_is_causal_mask(mask) is True
+    assert _detect_is_causal_mask(ea.zeros(5, 5, dtype=F64)) is False
+    assert _detect_is_causal_mask(None, True) is True
+
+
+def test_generate_square_subsequent_mask() -> None:
+    m = nn.Transformer.generate_square_subsequent_mask(3)
+    assert m.dtype == ea.float32
+    assert to_np(m).tolist() == [[0.0, -np.inf, -np.inf], [0.0, 0.0, -np.inf], [0.0, 0.0, 0.0]]
+
+
+def _decoder_layer_ref(layer, tgt, memory, tgt_mask=None, memory_kpm=None):
+    def norm(mod, x):
+        return layer_norm(x, to_np(mod.weight), to_np(mod.bias), mod.eps)
+
+    def lin(mod, x):
+        return x @ to_np(mod.weight).T + to_np(mod.bias)
+
+    def sa(x):
+        return mha(layer.self_attn, x, x, x, tgt_mask)[0]
+
+    def ca(x):
+        return mha(layer.multihead_attn, x, memory, memory, None, memory_kpm)[0]
+
+    def ff(x):
+        return lin(layer.linear2, np.maximum(lin(layer.linear1, x), 0))
+
+    x = tgt
+    if layer.norm_first:
+        x = x + sa(norm(layer.norm1, x))
+        x = x + ca(norm(layer.norm2, x))
+        return x + ff(norm(layer.norm3, x))
+    x = norm(layer.norm1, x + sa(x))
+    x = norm(layer.norm2, x + ca(x))
+    return norm(layer.norm3, x + ff(x))
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_decoder_layer_against_numpy_reference(norm_first: bool) -> None:
+    ea.manual_seed(13)
+    layer = nn.TransformerDecoderLayer(8, 2, 16, norm_first=norm_first, dtype=F64).eval()
+    r = np.random.default_rng(14)
+    tgt, memory = r.standard_normal((4, 2, 8)), r.standard_normal((6, 2, 8))
+    tmask = to_np(nn.Transformer.generate_square_subsequent_mask(4, dtype=F64))
+    kpm = np.zeros((2, 6), dtype=bool)
+    kpm[1, 4:] = True
+    ref = _decoder_layer_ref(layer, tgt, memory, tmask, kpm)
+    out = layer(_t(tgt), _t(memory), tgt_mask=_t(tmask), memory_key_padding_mask=_t(kpm), tgt_is_causal=True)
+    np.testing.assert_allclose(to_np(out), ref, rtol=1e-9, atol=1e-11)
+
+
+def test_transformer_parameters_forward_and_errors() -> None:
+    ea.manual_seed(15)
+    t = nn.Transformer(8, 2, 1, 1, 16, dtype=F64).eval()
+    names = [n for n, _ in t.named_parameters()]
+    assert names[:4] == [
+        "encoder.layers.0.self_attn.in_proj_weight",
+        "encoder.layers.0.self_attn.in_proj_bias",
+        "encoder.layers.0.self_attn.out_proj.weight",
+        "encoder.layers.0.self_attn.out_proj.bias",
+    ]
+    assert "decoder.layers.0.multihead_attn.in_proj_weight" in names and names[-2:] == [
+        "decoder.norm.weight",
+        "decoder.norm.bias",
+    ]
+    assert len(names) == 34
+    # _reset_parameters: every matrix xavier_uniform (LayerNorm / bias vectors untouched)
+    w = to_np(t.encoder.layers[0].linear1.weight)
+    assert np.abs(w).max() <= math.sqrt(6.0 / 24) and np.all(to_np(t.encoder.norm.weight) == 1)
+    r = np.random.default_rng(16)
+    src, tgt = r.standard_normal((5, 2, 8)), r.standard_normal((3, 2, 8))
+    tmask = t.generate_square_subsequent_mask(3, dtype=F64)
+    mem = encoder_layer(t.encoder.layers[0], src)
+    en = t.encoder.norm
+    mem = layer_norm(mem, to_np(en.weight), to_np(en.bias), en.eps)
+    dec = _decoder_layer_ref(t.decoder.layers[0], tgt, mem, to_np(tmask))
+    dn = t.decoder.norm
+    ref = layer_norm(dec, to_np(dn.weight), to_np(dn.bias), dn.eps)
+    out = t(_t(src), _t(tgt), tgt_mask=tmask)
+    assert tuple(out.shape) == (3, 2, 8)
+    np.testing.assert_allclose(to_np(out), ref, rtol=1e-9, atol=1e-11)
+    _raises(RuntimeError, "the batch number of src and tgt must be equal", lambda: t(_t(src), _t(tgt[:, :1])))
+    _raises(
+        RuntimeError,
+        "the feature number of src and tgt must be equal to d_model",
+        lambda: t(_t(src[..., :4]), _t(tgt[..., :4])),
+    )
+
+
+def test_transformer_trains_one_step() -> None:
+    ea.manual_seed(17)
+    t = nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=True, norm_first=True)
+    out = t(ea.randn(2, 5, 8), ea.randn(2, 3, 8))
+    out.pow(2).mean().backward()
+    missing = [n for n, p in t.named_parameters() if p.grad is None]
+    assert missing == []
+
+
+def test_encoder_layer_gradcheck() -> None:
+    ea.manual_seed(18)
+    layer = nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, dtype=F64)
+    x = ea.randn(3, 2, 4, dtype=F64, requires_grad=True)
+    kpm = ea.tensor([[False, False, True], [False, False, False]])
+    assert gradcheck(lambda x: layer(x, src_key_padding_mask=kpm), (x,))

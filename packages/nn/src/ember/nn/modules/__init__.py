@@ -270,5 +270,19 @@ __all__ = [
 # -- sequence models (recurrent layers, attention, Transformer)
 from .attention import MultiheadAttention
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ += ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "MultiheadAttention", "RNNBase", "RNNCell", "RNNCellBase"]
+__all__ += [
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
+]

@@ -283,35 +283,41 @@ def multi_head_attention_forward(
     elif bias_v is not None:
         raise AssertionError("bias_v is set but bias_k is None")
 
-    # -- heads: (L, N, E) -> (N * H, L, D)
-    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-    if static_k is None:
-        k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    # -- heads. The fused attention takes (N, H, L, D) views of the projections as they are
+    # (any strides, last dim contiguous), so that path splits heads without copying; the
+    # explicit path (and static_k / static_v / add_zero_attn) works on (N * H, L, D).
+    head_views = not need_weights and static_k is None and static_v is None and not add_zero_attn
+    if head_views:
+        src_len = k.size(0)
     else:
-        if static_k.size(0) != bsz * num_heads:
-            raise AssertionError(f"expecting static_k.size(0) of {bsz * num_heads}, but got {static_k.size(0)}")
-        if static_k.size(2) != head_dim:
-            raise AssertionError(f"expecting static_k.size(2) of {head_dim}, but got {static_k.size(2)}")
-        k = static_k
-    if static_v is None:
-        v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
-    else:
-        if static_v.size(0) != bsz * num_heads:
-            raise AssertionError(f"expecting static_v.size(0) of {bsz * num_heads}, but got {static_v.size(0)}")
-        if static_v.size(2) != head_dim:
-            raise AssertionError(f"expecting static_v.size(2) of {head_dim}, but got {static_v.size(2)}")
-        v = static_v
+        q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+        if static_k is None:
+            k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+        else:
+            if static_k.size(0) != bsz * num_heads:
+                raise AssertionError(f"expecting static_k.size(0) of {bsz * num_heads}, but got {static_k.size(0)}")
+            if static_k.size(2) != head_dim:
+                raise AssertionError(f"expecting static_k.size(2) of {head_dim}, but got {static_k.size(2)}")
+            k = static_k
+        if static_v is None:
+            v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+        else:
+            if static_v.size(0) != bsz * num_heads:
+                raise AssertionError(f"expecting static_v.size(0) of {bsz * num_heads}, but got {static_v.size(0)}")
+            if static_v.size(2) != head_dim:
+                raise AssertionError(f"expecting static_v.size(2) of {head_dim}, but got {static_v.size(2)}")
+            v = static_v
 
-    if add_zero_attn:
-        zeros = ea.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
-        k = ea.cat([k, zeros], 1)
-        v = ea.cat([v, zeros], 1)
-        if attn_mask is not None:
-            attn_mask = ea.constant_pad_nd(attn_mask, [0, 1])
-        if key_padding_mask is not None:
-            key_padding_mask = ea.constant_pad_nd(key_padding_mask, [0, 1])
+        if add_zero_attn:
+            zeros = ea.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
+            k = ea.cat([k, zeros], 1)
+            v = ea.cat([v, zeros], 1)
+            if attn_mask is not None:
+                attn_mask = ea.constant_pad_nd(attn_mask, [0, 1])
+            if key_padding_mask is not None:
+                key_padding_mask = ea.constant_pad_nd(key_padding_mask, [0, 1])
 
-    src_len = k.size(1)
+        src_len = k.size(1)
 
     # -- merge key_padding_mask into attn_mask: (N * H, 1, S)
     if key_padding_mask is not None:
@@ -355,9 +361,14 @@ def multi_head_attention_forward(
             attn_mask = attn_mask.unsqueeze(0)
         else:
             attn_mask = attn_mask.view(bsz, num_heads, -1, src_len)
-    q = q.view(bsz, num_heads, tgt_len, head_dim)
-    k = k.view(bsz, num_heads, src_len, head_dim)
-    v = v.view(bsz, num_heads, src_len, head_dim)
+    if head_views:  # (L, N, E) -> (N, H, L, D), views
+        q = q.view(tgt_len, bsz, num_heads, head_dim).permute(1, 2, 0, 3)
+        k = k.view(src_len, bsz, num_heads, head_dim).permute(1, 2, 0, 3)
+        v = v.view(src_len, bsz, num_heads, head_dim).permute(1, 2, 0, 3)
+    else:
+        q = q.view(bsz, num_heads, tgt_len, head_dim)
+        k = k.view(bsz, num_heads, src_len, head_dim)
+        v = v.view(bsz, num_heads, src_len, head_dim)
     attn_output = ea.nn.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
     attn_output = attn_output.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
     attn_output = _linear(attn_output, out_proj_weight, out_proj_bias)

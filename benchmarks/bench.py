@@ -21,6 +21,9 @@ from workloads import optim as optim_layer  # -- optim: Adam step single-tensor 
 MODULES = [aten_core, autograd, data, linalg, nn_kernels, nn_layer, optim_layer]
 MODULES += [attention]  # -- attention: fused SDPA at L=1024 (time and peak memory)
 MODULES += [nn_sequence]  # -- nn: TransformerEncoderLayer / LSTM forward
+from workloads import serialization  # noqa: E402  -- serialization: save/load, safetensors
+
+MODULES += [serialization]
 
 
 def main() -> int:

@@ -316,7 +316,15 @@ def _tensor_bytes(t: Tensor) -> Any:
 def save(tensors: dict[str, Tensor], metadata: dict[str, str] | None = None) -> bytes:
     """save(tensors, metadata=None) -> bytes"""
     head, order = _serialize(tensors, metadata)
-    return head + b"".join(bytes(_tensor_bytes(t)) for t in order if t.nbytes)
+    out = bytearray(len(head) + sum(t.nbytes for t in order))  # one buffer, each tensor copied once
+    view = memoryview(out)
+    view[: len(head)] = head
+    pos = len(head)
+    for t in order:
+        if t.nbytes:
+            view[pos : pos + t.nbytes] = _tensor_bytes(t)
+            pos += t.nbytes
+    return bytes(out)
 
 
 def save_file(tensors: dict[str, Tensor], filename: Any, metadata: dict[str, str] | None = None) -> None:

@@ -451,3 +451,37 @@ def test_tensor_attributes_travel_as_pytorch_writes_them():
     assert out["t"].note == "kept" and out["t"].scale == 2
     assert values(out["t"]) == [0.0, 1.0, 2.0]
     assert not out["plain"].__dict__
+
+
+def test_get_unsafe_globals_in_checkpoint(tmp_path):
+    path = tmp_path / "c.pt"
+    ea.save({"cfg": Config(), "w": ea.ones(2), "s": {1}, "d": ea.float16}, path)
+    assert serialization.get_unsafe_globals_in_checkpoint(path) == [f"{Config.__module__}.Config"]
+    with serialization.safe_globals([Config]):
+        assert serialization.get_unsafe_globals_in_checkpoint(path) == []
+    ea.save({"w": ea.ones(2)}, path)
+    assert serialization.get_unsafe_globals_in_checkpoint(path) == []
+
+
+def test_explicit_pickle_module_with_weights_only():
+    buf = io.BytesIO()
+    ea.save({"w": ea.ones(1)}, buf)
+    buf.seek(0)
+    with pytest.raises(RuntimeError, match="Can not safely load weights when explicit pickle_module is specified"):
+        ea.load(buf, pickle_module=object())
+
+
+def test_zip64_records_stay_aligned(monkeypatch):
+    # Records past zipfile's ZIP64_LIMIT carry 20 more header bytes; alignment must account for them.
+    monkeypatch.setattr(zipfile, "ZIP64_LIMIT", 1000)
+    t = ea.arange(1000.0)
+    buf = io.BytesIO()
+    ea.save({"big": t, "small": ea.ones(3)}, buf)
+    raw = buf.getvalue()
+    zf = zipfile.ZipFile(io.BytesIO(raw))
+    info = zf.getinfo("archive/data/0")
+    n, m = struct.unpack("<HH", raw[info.header_offset + 26 : info.header_offset + 30])
+    assert m >= 20  # the zip64 extra field is there
+    assert (info.header_offset + 30 + n + m) % 64 == 0
+    out = ea.load(io.BytesIO(raw))
+    assert values(out["big"]) == values(t) and values(out["small"]) == [1.0] * 3

@@ -47,6 +47,7 @@ from ._tensor import Size, Tensor, _wrap
 from ._weights_only_unpickler import (
     Unpickler as _WeightsOnlyUnpickler,
 )
+from ._weights_only_unpickler import _user_allowed as _weights_only_user_allowed
 from ._weights_only_unpickler import (
     add_safe_globals,
     clear_safe_globals,
@@ -58,6 +59,7 @@ __all__ = [
     "add_safe_globals",
     "clear_safe_globals",
     "get_safe_globals",
+    "get_unsafe_globals_in_checkpoint",
     "load",
     "safe_globals",
     "save",
@@ -760,6 +762,10 @@ def load(
     """
     if weights_only is None:
         weights_only = True
+    if weights_only and pickle_module is not None and pickle_module is not pickle:
+        raise RuntimeError(
+            "Can not safely load weights when explicit pickle_module is specified (weights_only=True is the default)"
+        )
     if pickle_module is not None and pickle_module is not pickle:
         raise RuntimeError("load: ember reads checkpoints with its own unpickler; pickle_module must be pickle or None")
     if pickle_load_args and set(pickle_load_args) - {"encoding"}:
@@ -782,7 +788,40 @@ def load(
     return _load(f, map_location, weights_only, None)
 
 
-def _load(f: IO[bytes], map_location: Any, weights_only: bool, mm: Any) -> Any:
+def get_unsafe_globals_in_checkpoint(f: Any) -> list[str]:
+    """The globals in a checkpoint that ``load(weights_only=True)`` would refuse (nothing is unpickled).
+
+    >>> ember.aten.serialization.get_unsafe_globals_in_checkpoint("model.pt")
+    ['__main__.Config']
+    """
+    import _compat_pickle
+    import pickletools
+
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            return get_unsafe_globals_in_checkpoint(fh)
+    _check_zip_magic(f)
+    reader = _ArchiveReader(f)
+    data = reader.get_record("data.pkl")
+    allowed = set(_allowed_globals()) | {"collections.OrderedDict", "collections.Counter", "_codecs.encode"}
+    allowed |= {"builtins.bytearray", "builtins.set", "builtins.complex"}
+    allowed |= set(_weights_only_user_allowed())
+    found: set[str] = set()
+    try:
+        for op, arg, _ in pickletools.genops(data):
+            if op.name == "GLOBAL":
+                module, name = str(arg).split(" ", 1)
+                if (module, name) in _compat_pickle.NAME_MAPPING:
+                    module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+                elif module in _compat_pickle.IMPORT_MAPPING:
+                    module = _compat_pickle.IMPORT_MAPPING[module]
+                found.add(f"{module}.{name}")
+    except Exception as e:
+        raise pickle.UnpicklingError(f"get_unsafe_globals_in_checkpoint: malformed pickle data ({e})") from None
+    return sorted(found - allowed)
+
+
+def _check_zip_magic(f: IO[bytes]) -> None:
     start = f.tell()
     magic = f.read(4)
     f.seek(start)
@@ -795,6 +834,10 @@ def _load(f: IO[bytes], map_location: Any, weights_only: bool, mm: Any) -> Any:
         raise RuntimeError(
             "PytorchStreamReader failed reading zip archive: failed finding central directory (not a zip file)"
         )
+
+
+def _load(f: IO[bytes], map_location: Any, weights_only: bool, mm: Any) -> Any:
+    _check_zip_magic(f)
     reader = _ArchiveReader(f)
     for name in ("data.pkl",):
         if not reader.has_record(name):

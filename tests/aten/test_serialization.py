@@ -215,11 +215,15 @@ FIXTURE_NAMES = sorted(
 )
 
 
+LOAD_MODES = {"weights_only": {}, "full_pickle": {"weights_only": False}, "mmap": {"mmap": True}}
+
+
 @pytest.mark.parametrize("name", FIXTURE_NAMES)
-def test_torch_fixture_values(name):
+@pytest.mark.parametrize("mode", list(LOAD_MODES))
+def test_torch_fixture_values(name, mode):
     with open(os.path.join(FIXTURES, name + ".json")) as fh:
         manifest = json.load(fh)
-    obj = ea.load(os.path.join(FIXTURES, manifest["file"]))
+    obj = ea.load(os.path.join(FIXTURES, manifest["file"]), **LOAD_MODES[mode])
     storages = {}
     for d in manifest["tensors"]:
         t = _lookup(obj, d["path"])

@@ -489,3 +489,8 @@ def test_zip64_records_stay_aligned(monkeypatch):
     assert (info.header_offset + 30 + n + m) % 64 == 0
     out = ea.load(io.BytesIO(raw))
     assert values(out["big"]) == values(t) and values(out["small"]) == [1.0] * 3
+
+
+def test_save_to_a_missing_directory(tmp_path):
+    with pytest.raises(RuntimeError, match=r"Parent directory .*nowhere does not exist"):
+        ea.save(ea.ones(1), tmp_path / "nowhere" / "x.pt")

@@ -617,6 +617,9 @@ def save(
     pickler = _Pickler(buf, pickle_protocol)
     pickler.dump(obj)
     if isinstance(f, (str, os.PathLike)):
+        parent = os.path.dirname(os.path.abspath(os.fspath(f)))
+        if not os.path.isdir(parent):
+            raise RuntimeError(f"Parent directory {parent} does not exist.")
         stem = os.path.splitext(os.path.basename(os.fspath(f)))[0]
         prefix = stem if stem and stem.isprintable() and "/" not in stem else "archive"
         with open(f, "wb") as fh:

@@ -205,6 +205,14 @@ def _sdpa_errors(op: OpInfo) -> Iterator[ErrorInput]:
         is_causal=True,
         regex="_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True",
     )
+    yield _err(
+        q,
+        k,
+        v,
+        attn_mask=ea.ones(3, 5, dtype=ea.float64),
+        regex=r"Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: "
+        r"double and  query.dtype: float instead.",
+    )
     yield _err(q, k, v, dropout_p=1.5, regex="dropout probability has to be between 0 and 1, but got 1.5")
     yield _err(q[0, 0, 0], k, v, regex="Expected query, key, and value to all be  at least 2 dimensional")
     yield _err(

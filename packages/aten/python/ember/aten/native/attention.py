@@ -60,7 +60,7 @@ def _check_inputs(query: Any, key: Any, value: Any, attn_mask: Any, dropout_p: f
     if not query.dtype.is_floating_point:
         raise RuntimeError(f"scaled_dot_product_attention: expected a floating point dtype, but got {query.dtype}")
     if attn_mask is not None and not (
-        _is_bool(attn_mask) or attn_mask.dtype.is_floating_point or attn_mask.dtype == query.dtype
+        _is_bool(attn_mask) or str(attn_mask.dtype).endswith("float32") or attn_mask.dtype == query.dtype
     ):
         raise RuntimeError(
             "Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: "
@@ -157,8 +157,8 @@ def scaled_dot_product_attention_math(
     if attn_mask is not None:
         if _is_bool(attn_mask):
             attn = attn.masked_fill(attn_mask.logical_not(), -math.inf)
-        else:
-            attn = attn + attn_mask
+        else:  # added in the scores' dtype (PyTorch adds in place)
+            attn = attn + attn_mask.to(attn.dtype)
     # safe softmax: shift by the (constant) row max; a row of -inf becomes 0, not NaN
     m = attn.detach().amax((-1,), True)
     m = m.masked_fill(m.isfinite().logical_not(), 0.0)

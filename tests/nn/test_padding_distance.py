@@ -109,3 +109,96 @@ def test_normalize_and_one_hot() -> None:
     assert tuple(F.one_hot(ea.tensor([[1, 3]])).shape) == (1, 2, 4)
     with pytest.raises(RuntimeError, match=r"Class values must be smaller than num_classes."):
         F.one_hot(ea.tensor([5]), 3)
+
+
+def test_reflection_replication_pad() -> None:
+    x = ea.randn(2, 3, 4, 5, dtype=ea.float64)
+    xs = _np(x)
+    np.testing.assert_array_equal(
+        _np(nn.ReflectionPad2d((1, 2, 3, 0))(x)), np.pad(xs, ((0, 0), (0, 0), (3, 0), (1, 2)), mode="reflect")
+    )
+    np.testing.assert_array_equal(
+        _np(nn.ReplicationPad2d(2)(x)), np.pad(xs, ((0, 0), (0, 0), (2, 2), (2, 2)), mode="edge")
+    )
+    x1 = ea.randn(2, 3, 6, dtype=ea.float64)
+    np.testing.assert_array_equal(
+        _np(nn.ReflectionPad1d((2, 1))(x1)), np.pad(_np(x1), ((0, 0), (0, 0), (2, 1)), mode="reflect")
+    )
+    np.testing.assert_array_equal(
+        _np(nn.ReplicationPad1d(3)(x1)), np.pad(_np(x1), ((0, 0), (0, 0), (3, 3)), mode="edge")
+    )
+    x3 = ea.randn(1, 2, 3, 3, 3, dtype=ea.float64)
+    np.testing.assert_array_equal(
+        _np(nn.ReplicationPad3d(1)(x3)), np.pad(_np(x3), ((0, 0), (0, 0), (1, 1), (1, 1), (1, 1)), mode="edge")
+    )
+    np.testing.assert_array_equal(
+        _np(nn.ReflectionPad3d(1)(x3)), np.pad(_np(x3), ((0, 0), (0, 0), (1, 1), (1, 1), (1, 1)), mode="reflect")
+    )
+    xg = ea.randn(1, 2, 4, 4, dtype=ea.float64, requires_grad=True)
+    assert gradcheck(lambda a: F.pad(a, (1, 2, 2, 1), mode="reflect"), (xg,))
+    assert gradcheck(lambda a: F.pad(a, (1, 2, 2, 1), mode="replicate"), (xg,))
+
+
+def test_upsample() -> None:
+    x = ea.randn(2, 3, 4, 5, dtype=ea.float64)
+    xs = _np(x)
+    up = nn.Upsample(scale_factor=2)
+    assert repr(up) == "Upsample(scale_factor=2.0, mode='nearest')"
+    np.testing.assert_array_equal(_np(up(x)), xs.repeat(2, axis=2).repeat(2, axis=3))
+    near = F.interpolate(x, size=(8, 15))
+    np.testing.assert_array_equal(_np(near), xs.repeat(2, axis=2).repeat(3, axis=3))
+    x1 = ea.randn(2, 3, 4, dtype=ea.float64)
+    np.testing.assert_array_equal(_np(F.interpolate(x1, scale_factor=3)), _np(x1).repeat(3, axis=2))
+    # bilinear, align_corners=True: output pixel i samples input at i * (in - 1) / (out - 1)
+    bl = nn.UpsamplingBilinear2d(size=(7, 9))
+    assert repr(bl) == "UpsamplingBilinear2d(size=(7, 9), mode='bilinear')"
+    out = _np(bl(x))
+
+    def interp_axis(a: np.ndarray, n_out: int, axis: int) -> np.ndarray:
+        n_in = a.shape[axis]
+        pos = np.arange(n_out) * (n_in - 1) / (n_out - 1)
+        lo = np.floor(pos).astype(int).clip(0, n_in - 1)
+        hi = np.minimum(lo + 1, n_in - 1)
+        w = pos - lo
+        shape = [1] * a.ndim
+        shape[axis] = n_out
+        return np.take(a, lo, axis) * (1 - w.reshape(shape)) + np.take(a, hi, axis) * w.reshape(shape)
+
+    np.testing.assert_allclose(out, interp_axis(interp_axis(xs, 7, 2), 9, 3), rtol=1e-12, atol=1e-12)
+    assert tuple(nn.Upsample(size=(3, 5), mode="bilinear")(x).shape) == (2, 3, 3, 5)
+    area = F.interpolate(x[:, :, :4, :4], size=(2, 2), mode="area")
+    np.testing.assert_allclose(_np(area), xs[:, :, :4, :4].reshape(2, 3, 2, 2, 2, 2).mean(axis=(3, 5)), rtol=1e-12)
+    with pytest.raises(ValueError, match="only one of size or scale_factor should be defined"):
+        F.interpolate(x, size=4, scale_factor=2)
+    with pytest.raises(ValueError, match="align_corners option can only be set with the interpolating modes"):
+        F.interpolate(x, scale_factor=2, align_corners=True)
+    xg = ea.randn(1, 1, 3, 3, dtype=ea.float64, requires_grad=True)
+    assert gradcheck(lambda a: F.interpolate(a, size=(5, 4), mode="bilinear", align_corners=False), (xg,))
+
+
+def test_pixel_shuffle() -> None:
+    x = ea.randn(2, 8, 3, 4, dtype=ea.float64)
+    ref = _np(x).reshape(2, 2, 2, 2, 3, 4).transpose(0, 1, 4, 2, 5, 3).reshape(2, 2, 6, 8)
+    ps = nn.PixelShuffle(2)
+    assert repr(ps) == "PixelShuffle(upscale_factor=2)"
+    assert repr(nn.PixelUnshuffle(2)) == "PixelUnshuffle(downscale_factor=2)"
+    np.testing.assert_array_equal(_np(ps(x)), ref)
+    np.testing.assert_array_equal(_np(nn.PixelUnshuffle(2)(ps(x))), _np(x))
+
+
+def test_grid_sample_identity_and_affine_grid() -> None:
+    x = ea.randn(2, 3, 5, 6, dtype=ea.float64)
+    theta = ea.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]] * 2, dtype=ea.float64)
+    for ac in (True, False):
+        grid = F.affine_grid(theta, [2, 3, 5, 6], align_corners=ac)
+        assert tuple(grid.shape) == (2, 5, 6, 2)
+        np.testing.assert_allclose(_np(F.grid_sample(x, grid, align_corners=ac)), _np(x), rtol=1e-10, atol=1e-12)
+    flip = ea.tensor([[[-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]] * 2, dtype=ea.float64)
+    g = F.affine_grid(flip, [2, 3, 5, 6], align_corners=True)
+    np.testing.assert_allclose(_np(F.grid_sample(x, g, mode="nearest", align_corners=True)), _np(x)[..., ::-1])
+    with pytest.warns(UserWarning, match="Default grid_sample and affine_grid behavior has changed"):
+        F.affine_grid(theta, [2, 3, 5, 6])
+    with pytest.raises(ValueError, match="expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: 'cubic'"):
+        F.grid_sample(x, g, mode="cubic")
+    with pytest.raises(ValueError, match="Expected a batch of 2D affine matrices of shape Nx2x3"):
+        F.affine_grid(theta[:, :1], [2, 3, 5, 6], align_corners=False)

@@ -2,7 +2,8 @@
 
 Norms of a group of same-device, same-dtype gradients are computed by one ``_foreach_norm``
 call when aten has it (the multi-tensor kernel), one ``linalg.vector_norm`` per tensor otherwise;
-the total is the norm of those norms. Scaling multiplies in place (``_foreach_mul_`` when present).
+the total is the norm of those norms. Scaling multiplies each gradient in place by the
+clamped coefficient, kept as a tensor (no host synchronisation).
 """
 
 from __future__ import annotations
@@ -72,17 +73,13 @@ def clip_grads_with_norm_(
     grads = [p.grad for p in _tensor_list(parameters) if p.grad is not None]
     if not grads:
         return
-    foreach_mul = _foreach("_foreach_mul_", foreach)
     with no_grad():
         clip_coef = float(max_norm) / (total_norm + 1e-6)
         clip_coef_clamped = ea.clamp(clip_coef, max=1.0)
         for group in _group(grads).values():
             coef = clip_coef_clamped.to(group[0].device)
-            if foreach_mul is not None:
-                foreach_mul(group, coef)
-            else:
-                for g in group:
-                    g.mul_(coef)
+            for g in group:
+                g.mul_(coef)
 
 
 def clip_grad_norm_(

@@ -1155,6 +1155,21 @@ def cross_entropy(
     )
 
 
+def _infer_size(a: Sequence[int], b: Sequence[int]) -> list[int]:
+    """The broadcast shape of a and b (aligned at the right), PyTorch's error text on a mismatch."""
+    ndim = max(len(a), len(b))
+    out = []
+    for i in range(ndim):
+        da = a[len(a) - ndim + i] if len(a) - ndim + i >= 0 else 1
+        db = b[len(b) - ndim + i] if len(b) - ndim + i >= 0 else 1
+        if da != db and da != 1 and db != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({da}) must match the size of tensor b ({db}) at non-singleton dimension {i}"
+            )
+        out.append(db if da == 1 else da)
+    return out
+
+
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -1171,7 +1186,7 @@ def binary_cross_entropy(
             "deprecated. Please ensure they have the same size."
         )
     if weight is not None:
-        weight = weight.expand(ea.broadcast_shapes(target.size(), weight.size()))
+        weight = weight.expand(_infer_size(target.size(), weight.size()))
     return _op("binary_cross_entropy")(input, target, weight, r)
 
 

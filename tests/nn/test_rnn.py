@@ -322,6 +322,8 @@ def test_default_state_is_zeros_and_batch_first_and_unbatched_agree() -> None:
     assert tuple(outu.shape) == (5, 8) and tuple(hnu.shape) == (4, 4) and tuple(cnu.shape) == (4, 4)
     np.testing.assert_allclose(_np(outu), _np(out)[:, 1], rtol=1e-12)
     np.testing.assert_allclose(_np(cnu), _np(cn)[:, 1], rtol=1e-12)
+    outub, _ = mb(x[:, 1])  # unbatched input is (L, H_in) whatever batch_first says
+    np.testing.assert_allclose(_np(outub), _np(out)[:, 1], rtol=1e-12)
 
 
 def test_gru_unbatched_with_hidden() -> None:

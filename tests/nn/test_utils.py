@@ -199,3 +199,18 @@ def test_fuse_linear_bn_by_formula() -> None:
     assert fused is not lin and isinstance(fused.weight, nn.Parameter)
     with pytest.raises(AssertionError, match="Fusion only for eval!"):
         nn.utils.fuse_linear_bn_eval(lin.train(), bn)
+
+
+def test_clip_grad_norm_paths_agree() -> None:
+    # foreach=None takes aten's _foreach_norm when it exists; foreach=False the per-tensor loop
+    a = _with_grads((3, 4), (5,), (2, 2))
+    b = _with_grads((3, 4), (5,), (2, 2))
+    ta = nn.utils.clip_grad_norm_(a, 0.5)
+    tb = nn.utils.clip_grad_norm_(b, 0.5, foreach=False)
+    assert float(ta) == pytest.approx(float(tb), rel=1e-12)
+    for p, q in zip(a, b, strict=True):
+        np.testing.assert_allclose(_np(p.grad), _np(q.grad), rtol=1e-12)
+    mixed = [*_with_grads((2,)), nn.Parameter(ea.zeros(3))]
+    mixed[1].grad = ea.ones(3)  # float32 next to float64: grouped by dtype
+    total = nn.utils.clip_grad_norm_(mixed, 1.0)
+    assert float(total) == pytest.approx(math.sqrt(1 + 3), rel=1e-6)

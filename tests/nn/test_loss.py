@@ -228,3 +228,18 @@ def test_ctc_loss_trivial_alignment() -> None:
 
 def test_loss_reprs() -> None:
     assert repr(nn.CrossEntropyLoss()) == "CrossEntropyLoss()" and repr(nn.MSELoss()) == "MSELoss()"
+
+
+def test_scaled_dot_product_attention_front_end() -> None:
+    q = ea.randn(2, 3, 4, 8, dtype=ea.float64)
+    k = ea.randn(2, 3, 5, 8, dtype=ea.float64)
+    v = ea.randn(2, 3, 5, 6, dtype=ea.float64)
+    s = np.einsum("bhle,bhse->bhls", _np(q), _np(k)) / math.sqrt(8)
+    ref = np.einsum("bhls,bhsd->bhld", np.exp(_log_softmax(s, -1)), _np(v))
+    np.testing.assert_allclose(_np(F.scaled_dot_product_attention(q, k, v)), ref, rtol=1e-10, atol=1e-12)
+    causal = F.scaled_dot_product_attention(q, k[:, :, :4], v[:, :, :4], is_causal=True, scale=0.5)
+    sc = np.einsum("bhle,bhse->bhls", _np(q), _np(k)[:, :, :4]) * 0.5
+    sc = np.where(np.tril(np.ones((4, 4), dtype=bool)), sc, -np.inf)
+    np.testing.assert_allclose(
+        _np(causal), np.einsum("bhls,bhsd->bhld", np.exp(_log_softmax(sc, -1)), _np(v)[:, :, :4]), rtol=1e-10
+    )

@@ -1524,6 +1524,28 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     return _op("affine_grid_generator")(theta, list(size), align_corners)
 
 
+# ---- attention -------------------------------------------------------------------------------------
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+    scale=None, enable_gqa=False)
+
+    softmax(Q K^T * scale + mask) V over (..., L, E) queries and (..., S, E) keys; the fused
+    CPU kernel never materialises the L x S matrix for long sequences.
+    """
+    return _op("scaled_dot_product_attention")(
+        query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa
+    )
+
+
 __all__ = sorted(
     name
     for name, obj in list(globals().items())

@@ -194,3 +194,17 @@ def test_deleter_safe_at_interpreter_shutdown():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
+
+
+def test_capsule_version_never_exceeds_max_version():
+    class DLPackVersion(ctypes.Structure):
+        _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype = ctypes.c_void_p
+    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    t = ea.ones(2)
+    for max_version, want in (((1, 0), (1, 0)), ((1, 1), (1, 1)), ((1, 7), (1, 1)), ((2, 0), (1, 1))):
+        cap = t.__dlpack__(max_version=max_version)
+        v = DLPackVersion.from_address(get_pointer(cap, b"dltensor_versioned"))
+        assert (v.major, v.minor) == want, max_version

@@ -12,6 +12,7 @@
 //   builds over the memory calls the producer's deleter when the last view dies.
 // Our deleter only drops a C++ reference (no Python calls), so it is safe to run at
 // interpreter shutdown or from any thread.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -182,7 +183,7 @@ void versioned_capsule_destructor(PyObject* capsule) {
   if (m && m->deleter) m->deleter(m);
 }
 
-py::object to_dlpack(const Tensor& t, bool versioned, bool copied) {
+py::object to_dlpack(const Tensor& t, bool versioned, bool copied, uint32_t minor) {
   auto ctx = std::make_unique<ExportContext>();
   ctx->impl = t.impl();
   if (!versioned) {
@@ -197,7 +198,8 @@ py::object to_dlpack(const Tensor& t, bool versioned, bool copied) {
     return py::reinterpret_steal<py::object>(cap);
   }
   auto m = std::make_unique<DLManagedTensorVersioned>();
-  m->version = {kDLPackMajor, kDLPackMinor};
+  // A consumer that asked for max_version (1, 0) gets 1.0: the layout is the same, the label must not exceed it.
+  m->version = {kDLPackMajor, std::min(minor, kDLPackMinor)};
   m->flags = copied ? kFlagIsCopied : 0;
   fill_dl_tensor(m->dl_tensor, ctx.get());
   m->manager_ctx = ctx.get();
@@ -325,8 +327,9 @@ Tensor from_dlpack_capsule(py::handle capsule) {
 
 void init_dlpack(py::module_& m) {
   m.def("_to_dlpack", &to_dlpack, py::arg("tensor"), py::arg("versioned"), py::arg("copied") = false,
-        "A DLPack capsule sharing the tensor's memory: 'dltensor_versioned' (DLPack 1.1) when versioned, else the "
-        "legacy 'dltensor'. IS_COPIED is set when `copied`.");
+        py::arg("minor") = kDLPackMinor,
+        "A DLPack capsule sharing the tensor's memory: 'dltensor_versioned' (DLPack 1.<minor>, at most 1.1) when "
+        "versioned, else the legacy 'dltensor'. IS_COPIED is set when `copied`.");
   m.def("_from_dlpack_capsule", &from_dlpack_capsule, py::arg("capsule"),
         "A tensor over a DLPack capsule's memory (zero-copy); renames the capsule to used_dltensor[_versioned].");
   m.attr("_DLPACK_VERSION") = py::make_tuple(kDLPackMajor, kDLPackMinor);

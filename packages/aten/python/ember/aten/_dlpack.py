@@ -82,10 +82,8 @@ def to_dlpack_capsule(
         src = t.clone()
         copied = True
     versioned = max_version is not None and max_version[0] >= 1
-    if copied and not versioned:
-        # The legacy capsule cannot say it is a copy; fine, the consumer owns it either way.
-        pass
-    return _C._to_dlpack(src.detach() if src.requires_grad else src, versioned, copied)
+    minor = max_version[1] if versioned and max_version[0] == 1 else _C._DLPACK_VERSION[1]
+    return _C._to_dlpack(src.detach() if src.requires_grad else src, versioned, copied, max(0, minor))
 
 
 def _sync_cuda(t: Tensor, stream: int) -> None:

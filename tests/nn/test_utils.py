@@ -214,3 +214,49 @@ def test_clip_grad_norm_paths_agree() -> None:
     mixed[1].grad = ea.ones(3)  # float32 next to float64: grouped by dtype
     total = nn.utils.clip_grad_norm_(mixed, 1.0)
     assert float(total) == pytest.approx(math.sqrt(1 + 3), rel=1e-6)
+
+
+def test_hook_based_weight_norm() -> None:
+    lin = nn.Linear(4, 3).double()
+    w0 = _np(lin.weight).copy()
+    with pytest.warns(FutureWarning, match="torch.nn.utils.weight_norm is deprecated"):
+        nn.utils.weight_norm(lin)
+    assert [n for n, _ in lin.named_parameters()] == ["bias", "weight_g", "weight_v"]
+    assert list(lin.state_dict()) == ["bias", "weight_g", "weight_v"]
+    np.testing.assert_allclose(_np(lin.weight_g).ravel(), np.linalg.norm(w0, axis=1), rtol=1e-12)
+    lin.weight_g.data.mul_(3.0)
+    x = ea.randn(2, 4, dtype=ea.float64)
+    np.testing.assert_allclose(_np(lin(x)), _np(x) @ (3 * w0).T + _np(lin.bias), rtol=1e-10)  # hook recomputed it
+    lin(x).sum().backward()
+    assert lin.weight_g.grad is not None and lin.weight_v.grad is not None
+    with (
+        pytest.warns(FutureWarning),
+        pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks on the same parameter weight"),
+    ):
+        nn.utils.weight_norm(lin)
+    nn.utils.remove_weight_norm(lin)
+    assert isinstance(lin.weight, nn.Parameter) and not lin._forward_pre_hooks
+    np.testing.assert_allclose(_np(lin.weight), 3 * w0, rtol=1e-10)
+    with pytest.raises(ValueError, match="weight_norm of 'weight' not found in"):
+        nn.utils.remove_weight_norm(lin)
+
+
+def test_hook_based_spectral_norm() -> None:
+    ea.manual_seed(1)
+    lin = nn.Linear(5, 4).double()
+    w0 = _np(lin.weight).copy()
+    nn.utils.spectral_norm(lin, n_power_iterations=30)
+    assert [n for n, _ in lin.named_parameters()] == ["bias", "weight_orig"]
+    assert [n for n, _ in lin.named_buffers()] == ["weight_u", "weight_v"]
+    sd = lin.state_dict()
+    assert list(sd) == ["bias", "weight_orig", "weight_u", "weight_v"]
+    assert sd._metadata[""]["spectral_norm"] == {"weight.version": 1}
+    x = ea.randn(3, 5, dtype=ea.float64)
+    out = lin(x)  # training: 30 power steps, then weight = W / sigma
+    sigma = np.linalg.svd(w0, compute_uv=False)[0]
+    np.testing.assert_allclose(_np(lin.weight), w0 / sigma, rtol=1e-6)
+    np.testing.assert_allclose(_np(out), _np(x) @ (w0 / sigma).T + _np(lin.bias), rtol=1e-6)
+    nn.utils.remove_spectral_norm(lin)
+    assert isinstance(lin.weight, nn.Parameter) and list(lin.state_dict()) == ["bias", "weight"]
+    with pytest.raises(ValueError, match="Expected n_power_iterations to be positive"):
+        nn.utils.spectral_norm(nn.Linear(2, 2), n_power_iterations=0)

@@ -22,6 +22,7 @@ import ember.aten as ea
 import numpy as np
 
 from .core import ALL_DTYPES, ALL_NUMERIC, FLOAT_DTYPES, ErrorInput, OpInfo, SampleInput, make_tensor
+from .pooling import ref_adaptive_avg
 
 
 def _t(shape: tuple[int, ...], dtype: Any) -> Any:
@@ -78,6 +79,25 @@ def _ref_pad_backward(mode: str) -> Any:
 # ---- upsampling references --------------------------------------------------------------------
 
 
+def nearest_exact_index(in_size: int, out_size: int, scale: float | None) -> np.ndarray:
+    s = np.float32(1.0 / scale) if scale is not None and scale > 0 else np.float32(in_size) / np.float32(out_size)
+    o = np.arange(out_size, dtype=np.float32) + np.float32(0.5)
+    return np.minimum(np.floor(o * s).astype(np.int64), in_size - 1)
+
+
+def ref_nearest_exact(x: np.ndarray, output_size: Any, *scales: Any) -> np.ndarray:
+    n = len(output_size)
+    scales = scales + (None,) * (n - len(scales))
+    for i in range(n):
+        d = x.ndim - n + i
+        x = np.take(x, nearest_exact_index(x.shape[d], output_size[i], scales[i]), axis=d)
+    return x
+
+
+def ref_nearest_exact_backward(g: np.ndarray, output_size: Any, input_size: Any, *scales: Any) -> np.ndarray:
+    return _adjoint(lambda a: ref_nearest_exact(a, output_size, *scales), g, tuple(input_size))
+
+
 def nearest_index(in_size: int, out_size: int, scale: float | None) -> np.ndarray:
     if out_size == in_size:
         return np.arange(out_size)
@@ -118,6 +138,29 @@ def ref_nearest_backward(g: np.ndarray, output_size: Any, input_size: Any, *scal
     return _adjoint(lambda a: ref_nearest(a, output_size, *scales), g, tuple(input_size))
 
 
+def ref_linear(x: np.ndarray, output_size: Any, align_corners: bool, *scales: Any) -> np.ndarray:
+    """Linear interpolation over the last len(output_size) dims, one interpolation matrix per dim."""
+    n = len(output_size)
+    scales = scales + (None,) * (n - len(scales))
+    for i in range(n):
+        d = x.ndim - n + i
+        A = linear_matrix(x.shape[d], output_size[i], align_corners, scales[i])
+        x = np.moveaxis(np.tensordot(A, np.moveaxis(x, d, 0), axes=(1, 0)), 0, d)
+    return x
+
+
+def ref_linear_backward(
+    g: np.ndarray, output_size: Any, input_size: Any, align_corners: bool, *scales: Any
+) -> np.ndarray:
+    n = len(output_size)
+    scales = scales + (None,) * (n - len(scales))
+    for i in range(n):
+        d = g.ndim - n + i
+        A = linear_matrix(input_size[d], output_size[i], align_corners, scales[i])
+        g = np.moveaxis(np.tensordot(A.T, np.moveaxis(g, d, 0), axes=(1, 0)), 0, d)
+    return g
+
+
 def ref_bilinear(x: np.ndarray, output_size: Any, align_corners: bool, sh: Any = None, sw: Any = None) -> np.ndarray:
     Ah = linear_matrix(x.shape[-2], output_size[0], align_corners, sh)
     Aw = linear_matrix(x.shape[-1], output_size[1], align_corners, sw)
@@ -144,7 +187,11 @@ def ref_interpolate(
         out = [math.floor(x.shape[2 + i] * scales[i]) for i in range(n)]
     if mode == "nearest":
         return ref_nearest(x, out, *scales)
-    return ref_bilinear(x, out, bool(align_corners), *scales)
+    if mode == "nearest-exact":
+        return ref_nearest_exact(x, out, *scales)
+    if mode == "area":
+        return ref_adaptive_avg(n, x, out)
+    return ref_linear(x, out, bool(align_corners), *scales)
 
 
 def ref_pixel_shuffle(x: np.ndarray, r: int) -> np.ndarray:
@@ -242,6 +289,49 @@ def _nearest_backward_samples(n: int) -> Any:
     return gen
 
 
+LINEAR_CASES = {
+    1: [((1, 1, 3), (5,), False, ()), ((2, 2, 5), (3,), True, ()), ((1, 3, 4), (9,), False, (2.5,))],
+    3: [
+        ((1, 1, 2, 2, 2), (3, 2, 3), False, ()),
+        ((1, 2, 2, 3, 2), (4, 2, 3), True, ()),
+        ((1, 1, 2, 2, 3), (3, 3, 4), False, (1.5, 1.5, None)),
+    ],
+}
+
+
+def _linear_samples(n: int) -> Any:
+    def gen(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
+        for shape, size, ac, scales in LINEAR_CASES[n]:
+            yield _s(_t(shape, dtype), size, ac, *scales, name=f"{shape} -> {size} align_corners={ac}")
+
+    return gen
+
+
+def _linear_backward_samples(n: int) -> Any:
+    def gen(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
+        for shape, size, ac, scales in LINEAR_CASES[n]:
+            yield _s(_t((*shape[:2], *size), dtype), size, shape, ac, *scales, name=f"{shape} -> {size}")
+
+    return gen
+
+
+def _linear_errors(n: int, name: str) -> Any:
+    def gen(op: OpInfo) -> Iterator[ErrorInput]:
+        shape = (1, 2, 3, 4, 5)[: n + 2]
+        x = _t(shape, ea.float32)
+        size = (4, 5, 6)[:n]
+        yield _err(x[0], size, False, regex=f"It is expected input_size equals to {n + 2}, but got size {n + 1}")
+        yield _err(
+            _t((1, 0, 3, 4, 5)[: n + 2], ea.float32),
+            size,
+            False,
+            regex=rf"Non-empty {n + 2}D data tensor expected but got a tensor with sizes \[1, 0",
+        )
+        yield _err(x.long(), size, False, regex=f"\"{name}\" not implemented for 'Long'")
+
+    return gen
+
+
 def _bilinear_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
     for shape, size, ac, scales in BILINEAR_CASES:
         yield _s(_t(shape, dtype), size, ac, *scales, name=f"{shape} -> {size} align_corners={ac}")
@@ -261,6 +351,15 @@ def _interpolate_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
         yield _s(_t((1, 2, 3, 4), dtype), (6, 5), mode="bilinear", name="bilinear size")
         yield _s(_t((2, 1, 4, 3), dtype), scale_factor=1.7, mode="bilinear", align_corners=True, name="bilinear ac")
         yield _s(_t((1, 1, 4, 4), dtype), scale_factor=0.5, mode="bilinear", name="bilinear down")
+        yield _s(_t((2, 2, 5), dtype), 8, mode="linear", name="linear size")
+        yield _s(_t((1, 2, 5), dtype), scale_factor=0.7, mode="linear", align_corners=True, name="linear ac")
+        yield _s(_t((1, 1, 2, 3, 3), dtype), (3, 2, 5), mode="trilinear", name="trilinear size")
+        yield _s(_t((1, 2, 2, 2, 3), dtype), scale_factor=1.5, mode="trilinear", name="trilinear scale")
+        yield _s(_t((1, 2, 6, 5), dtype), (3, 2), mode="area", name="area size")
+        yield _s(_t((1, 2, 7), dtype), scale_factor=0.5, mode="area", name="area scale")
+    yield _s(_t((1, 2, 5), dtype), 8, mode="nearest-exact", name="nearest-exact 1d")
+    yield _s(_t((1, 2, 3, 5), dtype), scale_factor=(1.5, 0.7), mode="nearest-exact", name="nearest-exact 2d")
+    yield _s(_t((1, 1, 2, 3, 2), dtype), (3, 4, 5), mode="nearest-exact", name="nearest-exact 3d")
 
 
 def _shuffle_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -503,6 +602,54 @@ def _upsample_ops() -> list[OpInfo]:
                 FLOAT_DTYPES,
                 _nearest_backward_samples(n),
                 ref=ref_nearest_backward,
+                supports_out=False,
+                kind="upsampling",
+            )
+        )
+    for n in (1, 2, 3):
+        name = f"_upsample_nearest_exact{n}d"
+        ops.append(
+            OpInfo(
+                name,
+                getattr(ea.nn, name),
+                (*FLOAT_DTYPES, ea.uint8),
+                _nearest_samples(n),
+                ref=ref_nearest_exact,
+                supports_out=False,
+                kind="upsampling",
+            )
+        )
+        ops.append(
+            OpInfo(
+                f"{name}_backward",
+                getattr(ea.nn, f"{name}_backward"),
+                FLOAT_DTYPES,
+                _nearest_backward_samples(n),
+                ref=ref_nearest_exact_backward,
+                supports_out=False,
+                kind="upsampling",
+            )
+        )
+    for n, name in ((1, "upsample_linear1d"), (3, "upsample_trilinear3d")):
+        ops.append(
+            OpInfo(
+                name,
+                getattr(ea.nn, name),
+                FLOAT_DTYPES,
+                _linear_samples(n),
+                ref=ref_linear,
+                supports_out=False,
+                error_inputs=_linear_errors(n, name),
+                kind="upsampling",
+            )
+        )
+        ops.append(
+            OpInfo(
+                f"{name}_backward",
+                getattr(ea.nn, f"{name}_backward"),
+                FLOAT_DTYPES,
+                _linear_backward_samples(n),
+                ref=ref_linear_backward,
                 supports_out=False,
                 kind="upsampling",
             )

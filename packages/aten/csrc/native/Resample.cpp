@@ -1,7 +1,7 @@
-// Padding (reflection_pad1d/2d/3d, replication_pad1d/2d/3d) and upsampling
-// (upsample_nearest1d/2d/3d, upsample_bilinear2d) with their backward operators: PyTorch's
-// checks and index rules, turned into per-dim maps for the kernels of
-// cpu/ResampleKernel.cpp (see Resample.h).
+// Padding (reflection_pad1d/2d/3d, replication_pad1d/2d/3d) and upsampling (upsample_nearest1d/2d/3d,
+// _upsample_nearest_exact1d/2d/3d, upsample_linear1d / bilinear2d / trilinear3d) with their backward operators:
+// PyTorch's checks and index rules, turned into per-dim maps for the kernels of cpu/ResampleKernel.cpp (see
+// Resample.h).
 #include "Resample.h"
 
 #include <algorithm>
@@ -181,14 +181,18 @@ A scales_value(std::optional<double> scale, int64_t in, int64_t out) {
   return scale.has_value() && *scale > 0 ? static_cast<A>(1.0 / *scale) : static_cast<A>(in) / static_cast<A>(out);
 }
 
-DimMap nearest_map(int64_t in, int64_t out, std::optional<double> scale) {
+// nearest: floor(o * scale); nearest-exact: floor((o + 0.5) * scale) (PyTorch's
+// nearest_idx / nearest_neighbor_exact_compute_source_index, in float).
+DimMap nearest_map(int64_t in, int64_t out, std::optional<double> scale, bool exact) {
   DimMap m;
   m.in = in;
   m.out = out;
   m.index.resize(out);
   const float s = scales_value<float>(scale, in, out);
   for (int64_t o = 0; o < out; ++o) {
-    if (out == in) {
+    if (exact) {
+      m.index[o] = std::min(static_cast<int64_t>(std::floor((static_cast<float>(o) + 0.5f) * s)), in - 1);
+    } else if (out == in) {
       m.index[o] = o;
     } else if (out == 2 * in) {
       m.index[o] = o >> 1;
@@ -234,8 +238,6 @@ DimMap linear_map(int64_t in, int64_t out, bool align_corners, std::optional<dou
   return m;
 }
 
-const std::optional<double>& scale_at(const std::vector<std::optional<double>>& s, int i) { return s[i]; }
-
 // Checks of upsample_*{n}d (PyTorch's upsample_{n}d_common_check) given the input sizes.
 void upsample_check(int n, IntArrayRef input_size, IntArrayRef output_size) {
   EMBER_CHECK(static_cast<int64_t>(output_size.size()) == n, "It is expected output_size equals to ", n,
@@ -254,18 +256,18 @@ void upsample_check(int n, IntArrayRef input_size, IntArrayRef output_size) {
 }
 
 std::vector<DimMap> nearest_maps(int n, IntArrayRef input_size, IntArrayRef output_size,
-                                 const std::vector<std::optional<double>>& scales) {
+                                 const std::vector<std::optional<double>>& scales, bool exact) {
   upsample_check(n, input_size, output_size);
   std::vector<DimMap> maps;
-  for (int i = 0; i < n; ++i) maps.push_back(nearest_map(input_size[2 + i], output_size[i], scale_at(scales, i)));
+  for (int i = 0; i < n; ++i) maps.push_back(nearest_map(input_size[2 + i], output_size[i], scales[i], exact));
   return maps;
 }
 
-std::vector<DimMap> bilinear_maps(IntArrayRef input_size, IntArrayRef output_size, bool align_corners,
-                                  const std::vector<std::optional<double>>& scales, ScalarType dtype) {
-  upsample_check(2, input_size, output_size);
+std::vector<DimMap> linear_maps(int n, IntArrayRef input_size, IntArrayRef output_size, bool align_corners,
+                                const std::vector<std::optional<double>>& scales, ScalarType dtype) {
+  upsample_check(n, input_size, output_size);
   std::vector<DimMap> maps;
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < n; ++i) {
     maps.push_back(dtype == ScalarType::Double
                        ? linear_map<double>(input_size[2 + i], output_size[i], align_corners, scales[i])
                        : linear_map<float>(input_size[2 + i], output_size[i], align_corners, scales[i]));
@@ -285,15 +287,31 @@ Tensor keep_format(const Tensor& out, const Tensor& self) {
 }
 
 Tensor upsample_nearest(const char* op, int n, const Tensor& self, IntArrayRef output_size,
-                        const std::vector<std::optional<double>>& scales) {
-  const std::vector<DimMap> maps = nearest_maps(n, self.sizes(), output_size, scales);
+                        const std::vector<std::optional<double>>& scales, bool exact) {
+  const std::vector<DimMap> maps = nearest_maps(n, self.sizes(), output_size, scales, exact);
   check_upsample_dtype(op, self, true);
   return keep_format(resample_forward(self, maps), self);
 }
 
 Tensor upsample_nearest_backward(const char* op, int n, const Tensor& grad_output, IntArrayRef output_size,
-                                 IntArrayRef input_size, const std::vector<std::optional<double>>& scales) {
-  return resample_backward(op, grad_output, input_size, nearest_maps(n, input_size, output_size, scales));
+                                 IntArrayRef input_size, const std::vector<std::optional<double>>& scales, bool exact) {
+  return resample_backward(op, grad_output, input_size, nearest_maps(n, input_size, output_size, scales, exact));
+}
+
+Tensor upsample_linear(const char* op, int n, const Tensor& self, IntArrayRef output_size, bool align_corners,
+                       const std::vector<std::optional<double>>& scales) {
+  const std::vector<DimMap> maps = linear_maps(n, self.sizes(), output_size, align_corners, scales, self.dtype());
+  EMBER_CHECK(self.numel() > 0, "Non-empty ", n + 2, "D data tensor expected but got a tensor with sizes ",
+              shape_str(self.sizes()));
+  check_upsample_dtype(op, self, false);
+  return keep_format(resample_forward(self, maps), self);
+}
+
+Tensor upsample_linear_backward(const char* op, int n, const Tensor& grad_output, IntArrayRef output_size,
+                                IntArrayRef input_size, bool align_corners,
+                                const std::vector<std::optional<double>>& scales) {
+  return resample_backward(op, grad_output, input_size,
+                           linear_maps(n, input_size, output_size, align_corners, scales, grad_output.dtype()));
 }
 
 }  // namespace
@@ -337,48 +355,90 @@ Tensor replication_pad3d_backward(const Tensor& grad_output, const Tensor& self,
 }
 
 Tensor upsample_nearest1d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales) {
-  return upsample_nearest("upsample_nearest1d", 1, self, output_size, {scales});
+  return upsample_nearest("upsample_nearest1d", 1, self, output_size, {scales}, false);
 }
 Tensor upsample_nearest2d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales_h,
                           std::optional<double> scales_w) {
-  return upsample_nearest("upsample_nearest2d", 2, self, output_size, {scales_h, scales_w});
+  return upsample_nearest("upsample_nearest2d", 2, self, output_size, {scales_h, scales_w}, false);
 }
 Tensor upsample_nearest3d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales_d,
                           std::optional<double> scales_h, std::optional<double> scales_w) {
-  return upsample_nearest("upsample_nearest3d", 3, self, output_size, {scales_d, scales_h, scales_w});
+  return upsample_nearest("upsample_nearest3d", 3, self, output_size, {scales_d, scales_h, scales_w}, false);
 }
 Tensor upsample_nearest1d_backward(const Tensor& grad_output, IntArrayRef output_size, IntArrayRef input_size,
                                    std::optional<double> scales) {
-  return upsample_nearest_backward("upsample_nearest1d_backward", 1, grad_output, output_size, input_size, {scales});
+  return upsample_nearest_backward("upsample_nearest1d_backward", 1, grad_output, output_size, input_size, {scales},
+                                   false);
 }
 Tensor upsample_nearest2d_backward(const Tensor& grad_output, IntArrayRef output_size, IntArrayRef input_size,
                                    std::optional<double> scales_h, std::optional<double> scales_w) {
   return upsample_nearest_backward("upsample_nearest2d_backward", 2, grad_output, output_size, input_size,
-                                   {scales_h, scales_w});
+                                   {scales_h, scales_w}, false);
 }
 Tensor upsample_nearest3d_backward(const Tensor& grad_output, IntArrayRef output_size, IntArrayRef input_size,
                                    std::optional<double> scales_d, std::optional<double> scales_h,
                                    std::optional<double> scales_w) {
   return upsample_nearest_backward("upsample_nearest3d_backward", 3, grad_output, output_size, input_size,
-                                   {scales_d, scales_h, scales_w});
+                                   {scales_d, scales_h, scales_w}, false);
 }
 
 Tensor upsample_bilinear2d(const Tensor& self, IntArrayRef output_size, bool align_corners,
                            std::optional<double> scales_h, std::optional<double> scales_w) {
-  const std::vector<DimMap> maps =
-      bilinear_maps(self.sizes(), output_size, align_corners, {scales_h, scales_w}, self.dtype());
-  EMBER_CHECK(self.numel() > 0, "Non-empty 4D data tensor expected but got a tensor with sizes ",
-              shape_str(self.sizes()));
-  check_upsample_dtype("upsample_bilinear2d", self, false);
-  return keep_format(resample_forward(self, maps), self);
+  return upsample_linear("upsample_bilinear2d", 2, self, output_size, align_corners, {scales_h, scales_w});
 }
-
 Tensor upsample_bilinear2d_backward(const Tensor& grad_output, IntArrayRef output_size, IntArrayRef input_size,
                                     bool align_corners, std::optional<double> scales_h,
                                     std::optional<double> scales_w) {
-  return resample_backward(
-      "upsample_bilinear2d_backward", grad_output, input_size,
-      bilinear_maps(input_size, output_size, align_corners, {scales_h, scales_w}, grad_output.dtype()));
+  return upsample_linear_backward("upsample_bilinear2d_backward", 2, grad_output, output_size, input_size,
+                                  align_corners, {scales_h, scales_w});
+}
+Tensor upsample_linear1d(const Tensor& self, IntArrayRef output_size, bool align_corners,
+                         std::optional<double> scales) {
+  return upsample_linear("upsample_linear1d", 1, self, output_size, align_corners, {scales});
+}
+Tensor upsample_linear1d_backward(const Tensor& grad_output, IntArrayRef output_size, IntArrayRef input_size,
+                                  bool align_corners, std::optional<double> scales) {
+  return upsample_linear_backward("upsample_linear1d_backward", 1, grad_output, output_size, input_size, align_corners,
+                                  {scales});
+}
+Tensor upsample_trilinear3d(const Tensor& self, IntArrayRef output_size, bool align_corners,
+                            std::optional<double> scales_d, std::optional<double> scales_h,
+                            std::optional<double> scales_w) {
+  return upsample_linear("upsample_trilinear3d", 3, self, output_size, align_corners, {scales_d, scales_h, scales_w});
+}
+Tensor upsample_trilinear3d_backward(const Tensor& grad_output, IntArrayRef output_size, IntArrayRef input_size,
+                                     bool align_corners, std::optional<double> scales_d, std::optional<double> scales_h,
+                                     std::optional<double> scales_w) {
+  return upsample_linear_backward("upsample_trilinear3d_backward", 3, grad_output, output_size, input_size,
+                                  align_corners, {scales_d, scales_h, scales_w});
+}
+
+Tensor _upsample_nearest_exact1d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales) {
+  return upsample_nearest("_upsample_nearest_exact1d", 1, self, output_size, {scales}, true);
+}
+Tensor _upsample_nearest_exact2d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales_h,
+                                 std::optional<double> scales_w) {
+  return upsample_nearest("_upsample_nearest_exact2d", 2, self, output_size, {scales_h, scales_w}, true);
+}
+Tensor _upsample_nearest_exact3d(const Tensor& self, IntArrayRef output_size, std::optional<double> scales_d,
+                                 std::optional<double> scales_h, std::optional<double> scales_w) {
+  return upsample_nearest("_upsample_nearest_exact3d", 3, self, output_size, {scales_d, scales_h, scales_w}, true);
+}
+Tensor _upsample_nearest_exact1d_backward(const Tensor& grad_output, IntArrayRef output_size, IntArrayRef input_size,
+                                          std::optional<double> scales) {
+  return upsample_nearest_backward("_upsample_nearest_exact1d_backward", 1, grad_output, output_size, input_size,
+                                   {scales}, true);
+}
+Tensor _upsample_nearest_exact2d_backward(const Tensor& grad_output, IntArrayRef output_size, IntArrayRef input_size,
+                                          std::optional<double> scales_h, std::optional<double> scales_w) {
+  return upsample_nearest_backward("_upsample_nearest_exact2d_backward", 2, grad_output, output_size, input_size,
+                                   {scales_h, scales_w}, true);
+}
+Tensor _upsample_nearest_exact3d_backward(const Tensor& grad_output, IntArrayRef output_size, IntArrayRef input_size,
+                                          std::optional<double> scales_d, std::optional<double> scales_h,
+                                          std::optional<double> scales_w) {
+  return upsample_nearest_backward("_upsample_nearest_exact3d_backward", 3, grad_output, output_size, input_size,
+                                   {scales_d, scales_h, scales_w}, true);
 }
 
 }  // namespace ember::at::native

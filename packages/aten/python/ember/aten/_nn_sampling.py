@@ -29,7 +29,8 @@ def interpolate(
 
     Resizes the spatial dims of an (N, C, d1, ..., dK) input to ``size``, or to
     floor(d_i * scale_factor_i) (the scale then also sets the source positions, as
-    PyTorch's). Modes: 'nearest' (K = 1, 2, 3) and 'bilinear' (K = 2, with ``align_corners``).
+    PyTorch's). Modes: 'nearest', 'nearest-exact' and 'area' (K = 1, 2, 3); 'linear',
+    'bilinear', 'trilinear' (K = 1, 2, 3, with ``align_corners``).
 
     >>> ember.aten.nn.interpolate(ember.aten.tensor([[[1.0, 2.0]]]), scale_factor=2)
     tensor([[[1., 1., 2., 2.]]])
@@ -75,6 +76,8 @@ def interpolate(
         raise ValueError("either size or scale_factor should be defined")
     if recompute_scale_factor and size is not None:
         raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and size is None:
+        recompute_scale_factor = True  # adaptive pooling takes only an output size
     if recompute_scale_factor:
         scale_factors = None
     if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
@@ -82,22 +85,37 @@ def interpolate(
             "Anti-alias option is restricted to bilinear and bicubic modes and requires a 4-D tensor as input"
         )
     scales: list[float | None] = list(scale_factors) if scale_factors is not None else [None] * max(dim, 0)
-    if mode == "nearest" and input.dim() in (3, 4, 5):
-        fn = getattr(ops, f"_call_upsample_nearest{dim}d")
-        return fn(input, output_size, *scales)
-    if mode == "bilinear":
-        if input.dim() == 4:
+    nd = input.dim()
+    if nd in (3, 4, 5):
+        if mode == "nearest":
+            return getattr(ops, f"_call_upsample_nearest{dim}d")(input, output_size, *scales)
+        if mode == "nearest-exact":
+            return getattr(ops, f"_call__upsample_nearest_exact{dim}d")(input, output_size, *scales)
+        if mode == "area":
+            return _adaptive_avg_pool(dim)(input, output_size)
+        linear = {"linear": 3, "bilinear": 4, "trilinear": 5}
+        if mode in linear:
+            if nd != linear[mode]:
+                raise NotImplementedError(f"Got {nd}D input, but {mode} mode needs {linear[mode]}D input")
             if antialias:
                 raise NotImplementedError("interpolate: antialias=True is not implemented in ember")
-            return ops._call_upsample_bilinear2d(input, output_size, align_corners, *scales)
-        if input.dim() in (3, 5):
-            raise NotImplementedError(f"Got {input.dim()}D input, but bilinear mode needs 4D input")
-    if input.dim() in (3, 4, 5) and mode in ("linear", "bicubic", "trilinear", "lanczos", "area", "nearest-exact"):
-        raise NotImplementedError(f"interpolate: mode '{mode}' is not implemented in ember")
+            name = {
+                "linear": "upsample_linear1d",
+                "bilinear": "upsample_bilinear2d",
+                "trilinear": "upsample_trilinear3d",
+            }
+            return getattr(ops, f"_call_{name[mode]}")(input, output_size, align_corners, *scales)
+        if mode in ("bicubic", "lanczos"):
+            raise NotImplementedError(f"interpolate: mode '{mode}' is not implemented in ember")
     raise NotImplementedError(
-        f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: {_MODES} "
-        f"(got {mode})"
+        f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {nd}D) for the modes: {_MODES} (got {mode})"
     )
+
+
+def _adaptive_avg_pool(dim: int) -> Any:
+    import ember.aten as ea
+
+    return {1: ea.adaptive_avg_pool1d, 2: ea.nn.adaptive_avg_pool2d, 3: ea.nn.adaptive_avg_pool3d}[dim]
 
 
 _GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}

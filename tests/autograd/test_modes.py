@@ -144,3 +144,40 @@ def test_no_grad_allows_in_place_on_leaves() -> None:
         x.mul_(2)
     assert x.tolist() == [2.0, 4.0]
     assert x.is_leaf and x.requires_grad
+
+
+def test_every_mode_is_thread_local() -> None:
+    x = _x()
+    seen: dict[str, tuple[bool, bool, bool]] = {}
+    inside = threading.Event()
+    release = threading.Event()
+
+    def worker(name: str, make) -> None:  # type: ignore[no-untyped-def]
+        with make():  # made on the worker: set_grad_enabled(False) takes effect when called
+            inside.set()
+            release.wait(5)
+            seen[name] = (ag.is_grad_enabled(), ag.is_inference_mode_enabled(), (x * 2).requires_grad)
+
+    for name, make in [
+        ("inference_mode", ag.inference_mode),
+        ("set_grad_enabled", lambda: ag.set_grad_enabled(False)),
+    ]:
+        inside.clear()
+        release.clear()
+        th = threading.Thread(target=worker, args=(name, make))
+        th.start()
+        assert inside.wait(5)
+        # the other thread is inside the mode; this one is not
+        assert ag.is_grad_enabled() and not ag.is_inference_mode_enabled() and (x * 2).requires_grad
+        assert _dispatch.tls.exclude_not == _dispatch.ALL_BITS
+        release.set()
+        th.join()
+    assert seen == {"inference_mode": (False, True, False), "set_grad_enabled": (False, False, False)}
+
+    # and a thread starts in the default mode whatever its parent is in
+    started: list[bool] = []
+    with ag.no_grad():
+        th = threading.Thread(target=lambda: started.append(ag.is_grad_enabled() and (x * 2).requires_grad))
+        th.start()
+        th.join()
+    assert started == [True]

@@ -442,16 +442,58 @@ def keys_of_list(tensors: Iterable[Any] | None) -> int:
     return ks or CPU_KEYS
 
 
+class _NoGradView:
+    """``view_info`` of a view made, with the Autograd keys excluded (no_grad, inference_mode), of a
+    tensor that requires grad (PyTorch's CreationMeta::NO_GRAD_MODE). The view keeps its input's
+    Autograd key, so an in-place op on it later reaches ember.autograd, which refuses it with grad
+    mode on: the op could not be recorded into the base's history."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_GRAD_VIEW"
+
+
+NO_GRAD_VIEW = _NoGradView()
+
+
+def _mark_no_grad_view(r: Any, src_keys: int) -> None:
+    from ._tensor import AutogradMeta
+
+    m = r._meta
+    if m is None:
+        m = r._meta = AutogradMeta()
+    m.view_info = NO_GRAD_VIEW
+    r._keys |= src_keys & AUTOGRAD_FUNCTIONALITY
+
+
+def _is_no_grad_view_of(src: Any) -> bool:
+    """A view of `src` made now is a no-grad view: `src` requires grad and the Autograd keys are excluded,
+    or `src` is itself a no-grad view (a view of it inherits that, as PyTorch's creation_meta)."""
+    if not src._keys & AUTOGRAD_FUNCTIONALITY:
+        return False
+    if not tls.exclude_not & AUTOGRAD_FUNCTIONALITY:
+        return True
+    m = src._meta
+    return m is not None and m.view_info is NO_GRAD_VIEW
+
+
 def set_view_base(r: Any, src: Any) -> None:
     base = src._base
     r._base = src if base is None else base
+    if src._keys & AUTOGRAD_FUNCTIONALITY and _is_no_grad_view_of(src):
+        _mark_no_grad_view(r, src._keys)
 
 
 def set_view_base_list(rs: Iterable[Any], src: Any) -> None:
     base = src._base
     b = src if base is None else base
+    ks = src._keys
+    no_grad = ks & AUTOGRAD_FUNCTIONALITY and _is_no_grad_view_of(src)
     for r in rs:
         r._base = b
+        if no_grad:
+            _mark_no_grad_view(r, ks)
 
 
 def bump_version(t: Any) -> None:

@@ -409,6 +409,9 @@ def gen_kernel(w: Writer, entry: Entry, op_schema: FunctionSchema, mode: str) ->
             w(f"e_{n} = _edge({py_name(n)})", 1)
     none = " and ".join(f"not _any_edge(es_{n})" if n in list_inputs else f"e_{n} is None" for n in diff) or "True"
     w(f"if {none}:", 1)
+    if inplace:
+        w("if self._meta is not None:", 2)
+        w("_check_no_grad_view(self)", 3)
     for a in s.arguments:
         if a.type.base == "Tensor" and a.name not in diff and a.name not in entry.non_differentiable:
             if not (inplace and a.name == "self"):

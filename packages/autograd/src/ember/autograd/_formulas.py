@@ -176,6 +176,28 @@ def unbind_backward(grads: Sequence[Any], dim: int, shape: Sequence[int], dtype:
     return ops._call_stack(filled, d)
 
 
+def split_with_sizes_backward(
+    grads: Sequence[Any], split_sizes: Sequence[int], dim: int, shape: Sequence[int], dtype: Any, device: Any
+) -> Any:
+    """The pieces' gradients concatenated back along `dim` (zeros for a piece no gradient reached)."""
+    d = _wrap_dim(dim, len(shape))
+    filled = []
+    for g, n in zip(grads, split_sizes, strict=True):
+        if g is None:
+            g = ops._call_zeros((*shape[:d], n, *shape[d + 1 :]), dtype, None, device, None)
+        filled.append(g)
+    return ops._call_cat(filled, d)
+
+
+def split_backward(
+    grads: Sequence[Any], split_size: int, dim: int, shape: Sequence[int], dtype: Any, device: Any
+) -> Any:
+    n = shape[_wrap_dim(dim, len(shape))]
+    k = len(grads)
+    sizes = [split_size] * (k - 1) + [n - split_size * (k - 1)]
+    return split_with_sizes_backward(grads, sizes, dim, shape, dtype, device)
+
+
 def _geometry_extent(sizes: Sequence[int], strides: Sequence[int], offset: int) -> int:
     """One past the last storage element a geometry touches (its offset if it is empty)."""
     if any(s == 0 for s in sizes):

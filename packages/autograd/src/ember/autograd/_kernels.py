@@ -135,6 +135,7 @@ def _runtime_namespace() -> dict[str, Any]:
         _plain=_plain,
         _check_no_requires_grad=_meta.check_no_requires_grad,
         _check_inplace=_meta.check_inplace,
+        _check_no_grad_view=_meta.check_no_grad_view,
         _anomaly=_anomaly,
         _record_trace=record_trace,
         _save=_meta.save,

@@ -28,6 +28,7 @@ import sys
 import weakref
 from typing import Any
 
+from ember.aten._dispatch import NO_GRAD_VIEW
 from ember.aten._tensor import AutogradMeta, Tensor
 
 from .graph import _BACKEND_BITS, _RELEASED, ERR_BACKWARD_TWICE, AccumulateGrad, Node
@@ -99,6 +100,15 @@ def view_grad_fn(t: Any, m: AutogradMeta) -> Node | None:
 
 
 def regenerate_view_grad_fn(t: Any, m: AutogradMeta, vi: ViewInfo) -> Node | None:
+    if vi.multi_output:
+        fn = m.grad_fn
+        name = fn.name() if fn is not None else "a function"
+        raise RuntimeError(
+            f"Output {m.output_nr} of {name} is a view and its base or another view of its base has been modified "
+            "inplace. This view is the output of a function that returns multiple views. Such functions do not "
+            "allow the output views to be modified inplace. You should replace the inplace operation by an "
+            "out-of-place one."
+        )
     base = t._base
     vi.attr_version = t._impl.version
     if base is None or not requires_grad(base):
@@ -135,6 +145,8 @@ def set_history(t: Any, node: Node, output_nr: int = 0) -> None:
     m = t._meta
     if m is None:
         m = t._meta = AutogradMeta()
+    elif m.view_info is NO_GRAD_VIEW:
+        m.view_info = None  # an output now (a custom Function returning a view made in its forward)
     m.requires_grad = True
     m.grad_fn = node
     m.output_nr = output_nr
@@ -160,9 +172,28 @@ def is_differentiable_view(t: Any) -> bool:
     return m is None or m.view_info is not NON_DIFFERENTIABLE_VIEW
 
 
+ERR_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this "
+    "use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view "
+    "and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both "
+    "outside (if you want the inplace to be tracked)."
+)
+
+
+def check_no_grad_view(t: Any) -> None:
+    """An in-place op with grad mode on, on a view made under no_grad of a tensor requiring grad: PyTorch's error.
+
+    (The op could not be recorded: the view has no history linking it to its base.)"""
+    m = t._meta
+    if m is not None and m.view_info is NO_GRAD_VIEW:
+        raise RuntimeError(ERR_NO_GRAD_VIEW)
+
+
 def check_inplace(t: Any) -> None:
     """Errors of an in-place op on `t` while some input requires grad (PyTorch's check_inplace)."""
     m = t._meta
+    if m is not None and m.view_info is NO_GRAD_VIEW:
+        raise RuntimeError(ERR_NO_GRAD_VIEW)
     if is_differentiable_view(t):
         if m is not None and m.view_info.__class__ is ViewInfo and m.view_info.multi_output:
             fn = m.grad_fn

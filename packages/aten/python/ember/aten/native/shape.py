@@ -216,7 +216,7 @@ def split_with_sizes(self: Any, split_sizes: Any, dim: int) -> Any:
 
 
 def split_sizes(self: Any, split_size: Any, dim: int) -> Any:
-    return split_with_sizes(self, split_size, dim)
+    return ops._call_split_with_sizes(self, split_size, dim)
 
 
 def chunk(self: Any, chunks: int, dim: int) -> Any:
@@ -229,7 +229,7 @@ def chunk(self: Any, chunks: int, dim: int) -> Any:
     split_size = (n + chunks - 1) // chunks
     if split_size == 0 and n == 0:
         return _pieces(self, d, [0] * chunks)
-    return split_Tensor(self, split_size, d)
+    return ops._call_split_Tensor(self, split_size, d)
 
 
 def tensor_split_sections(self: Any, sections: int, dim: int) -> Any:

@@ -144,6 +144,97 @@ def test_nll_loss_backward_matches_finite_differences(reduction: int) -> None:
     close(gi, numeric_grad(lambda a: ea.nn.nll_loss_forward(t(a), target, weight, reduction, -100)[0].numpy(), x, go))
 
 
+# pointwise losses: (forward, backward(grad_output, input, target, reduction)), target kept constant
+_POINTWISE_LOSSES = {
+    "mse": (lambda x, y, r: ea.nn.mse_loss(x, y, r), lambda g, x, y, r: ea.nn.mse_loss_backward(g, x, y, r)),
+    "smooth_l1": (
+        lambda x, y, r: ea.nn.smooth_l1_loss(x, y, r, 0.7),
+        lambda g, x, y, r: ea.nn.smooth_l1_loss_backward(g, x, y, r, 0.7),
+    ),
+    "huber": (
+        lambda x, y, r: ea.nn.huber_loss(x, y, r, 0.6),
+        lambda g, x, y, r: ea.nn.huber_loss_backward(g, x, y, r, 0.6),
+    ),
+    "soft_margin": (
+        lambda x, y, r: ea.nn.soft_margin_loss(x, y.sign(), r),
+        lambda g, x, y, r: ea.nn.soft_margin_loss_backward(g, x, y.sign(), r),
+    ),
+}
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+@pytest.mark.parametrize("name", list(_POINTWISE_LOSSES))
+def test_pointwise_loss_backward_matches_finite_differences(name: str, reduction: int) -> None:
+    fwd, back = _POINTWISE_LOSSES[name]
+    x, y = arr(3, 4), arr(3, 4, seed=5)
+    go = arr(3, 4, seed=1) if reduction == 0 else np.array(0.8)
+    gi = back(t(go), t(x), t(y), reduction)
+    close(gi, numeric_grad(lambda a: fwd(t(a), t(y), reduction).numpy(), x, go))
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+def test_binary_cross_entropy_backward_matches_finite_differences(reduction: int) -> None:
+    p, y, w = arr(3, 4, low=0.1, high=0.9), arr(3, 4, seed=5, low=0.0, high=1.0), arr(4, seed=6, low=0.5, high=2)
+    go = arr(3, 4, seed=1) if reduction == 0 else np.array(0.8)
+    gi = ea.nn.binary_cross_entropy_backward(t(go), t(p), t(y), t(w), reduction)
+    close(gi, numeric_grad(lambda a: ea.nn.binary_cross_entropy(t(a), t(y), t(w), reduction).numpy(), p, go))
+
+
+def test_nll_loss2d_backward_matches_finite_differences() -> None:
+    x = arr(2, 3, 2, 2)
+    target = t([[[0, 2], [1, -100]], [[2, 2], [0, 1]]], ea.int64)
+    _out, total = ea.nn.nll_loss2d_forward(t(x), target, None, 1, -100)
+    gi = ea.nn.nll_loss2d_backward(t(np.array(1.3)), t(x), target, None, 1, -100, total)
+    f = lambda a: ea.nn.nll_loss2d_forward(t(a), target, None, 1, -100)[0].numpy()  # noqa: E731
+    close(gi, numeric_grad(f, x, np.array(1.3)))
+
+
+def test_rms_norm_backward_matches_finite_differences() -> None:
+    x, w, go = arr(3, 4), arr(4, seed=2), arr(3, 4, seed=1)
+    _out, rstd = ea._fused_rms_norm(t(x), [4], t(w), 1e-6)
+    gx, gw = ea._fused_rms_norm_backward(t(go), t(x), [4], rstd, t(w), [True, True])
+    close(gx, numeric_grad(lambda a: ea._fused_rms_norm(t(a), [4], t(w), 1e-6)[0].numpy(), x, go))
+    close(gw, numeric_grad(lambda a: ea._fused_rms_norm(t(x), [4], t(a), 1e-6)[0].numpy(), w, go))
+
+
+@pytest.mark.parametrize("zero_infinity", [False, True])
+def test_ctc_loss_backward_matches_finite_differences(zero_infinity: bool) -> None:
+    # as PyTorch's kernel, _ctc_loss_backward is the gradient w.r.t. the logits z of
+    # log_probs = log_softmax(z) (frames past a sample's input length get none)
+    z = arr(5, 2, 4)
+    targets = t([[1, 2, 2], [3, 1, 0]], ea.int64)
+    il, tl = ([5, 1] if zero_infinity else [5, 4]), [3, 2]  # with zero_infinity sample 1 is impossible
+
+    def loss(a: np.ndarray) -> Any:
+        return ea._ctc_loss(ea.log_softmax(t(a), 2), targets, il, tl, 0, zero_infinity)
+
+    nll, alpha = loss(z)
+    assert np.isinf(nll.numpy()[1]) == zero_infinity  # (_ctc_loss leaves the infinity; ctc_loss zeroes it)
+    go = np.array([0.7, 1.1])
+    gi = ea._ctc_loss_backward(t(go), ea.log_softmax(t(z), 2), targets, il, tl, nll, alpha, 0, zero_infinity)
+    close(gi, numeric_grad(lambda a: np.where(np.isinf(v := loss(a)[0].numpy()), 0.0, v), z, go), 1e-6)
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_embedding_bag_backward_matches_finite_differences(mode: int) -> None:
+    w = arr(6, 3)
+    idx, off = t([1, 2, 4, 5, 4, 3], ea.int64), t([0, 2, 2, 5], ea.int64)
+    out, offset2bag, bag_size, max_idx = ea._embedding_bag(t(w), idx, off, False, mode)
+    go = arr(*out.shape, seed=1)
+    gw = ea._embedding_bag_dense_backward(t(go), idx, offset2bag, bag_size, max_idx, 6, False, mode, None)
+    close(gw, numeric_grad(lambda a: ea._embedding_bag(t(a), idx, off, False, mode)[0].numpy(), w, go))
+
+
+def test_embedding_bag_per_sample_weights_backward_matches_finite_differences() -> None:
+    w, psw = arr(6, 3), arr(6, seed=3)
+    idx, off = t([1, 2, 4, 5, 4, 3], ea.int64), t([0, 2, 2, 5], ea.int64)
+    out, offset2bag, _, _ = ea._embedding_bag(t(w), idx, off, False, 0, False, t(psw))
+    go = arr(*out.shape, seed=1)
+    g = ea._embedding_bag_per_sample_weights_backward(t(go), t(w), idx, off, offset2bag, 0)
+    f = lambda a: ea._embedding_bag(t(w), idx, off, False, 0, False, t(a))[0].numpy()  # noqa: E731
+    close(g, numeric_grad(f, psw, go))
+
+
 # ---- embedding's gradient rules ---------------------------------------------------------------------
 
 

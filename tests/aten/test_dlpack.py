@@ -165,10 +165,11 @@ def test_copy_flag():
 def test_read_only_numpy_array():
     a = np.arange(3.0)
     a.flags.writeable = False
-    with pytest.raises(BufferError, match="read-only"):
-        ea.from_dlpack(a)
+    with pytest.warns(UserWarning, match="The given DLPack tensor is read-only"):
+        shared = ea.from_dlpack(a)
+    assert shared.data_ptr() == a.ctypes.data and shared.tolist() == [0.0, 1.0, 2.0]
     t = ea.from_dlpack(a, copy=True)
-    assert t.tolist() == [0.0, 1.0, 2.0]
+    assert t.tolist() == [0.0, 1.0, 2.0] and t.data_ptr() != a.ctypes.data
 
 
 def test_from_dlpack_rejects_non_capsules():

@@ -260,9 +260,14 @@ Tensor from_dlpack_capsule(py::handle capsule) {
                    std::to_string(m->version.minor) + " is not supported (ember reads major version 1)");
     }
     if (m->flags & kFlagReadOnly) {
-      buffer_error(
-          "from_dlpack: the DLPack tensor is read-only and ember has no read-only tensors; "
-          "ask the producer for a copy (copy=True)");
+      // As from_numpy on a read-only array (and PyTorch's from_dlpack): shared, with a warning.
+      if (PyErr_WarnEx(PyExc_UserWarning,
+                       "The given DLPack tensor is read-only, and ember does not support non-writable tensors. This "
+                       "means writing to this tensor will result in undefined behavior. You may want to pass "
+                       "copy=True to protect its data.",
+                       1) != 0) {
+        throw py::error_already_set();
+      }
     }
     dl = &m->dl_tensor;
   } else {

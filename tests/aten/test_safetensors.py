@@ -17,6 +17,8 @@ import ember.aten as ea
 import numpy as np
 import pytest
 from ember.aten import safetensors as st
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "torch", "every_dtype.safetensors")
 DTYPES = [ea.bool, ea.uint8, ea.int8, ea.int16, ea.int32, ea.int64, ea.float16, ea.bfloat16, ea.float32, ea.float64]
@@ -170,3 +172,25 @@ def test_huge_header_claim_allocates_nothing(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < 10 * 2**20
+
+
+_SEED = st.save({"a": ea.arange(6.0).reshape(2, 3), "b": ea.ones(4, dtype=ea.int16), "c": ea.zeros(0)}, {"k": "v"})
+
+
+@settings(max_examples=400, deadline=None)
+@given(ops=hst.lists(hst.tuples(hst.integers(0, 10**6), hst.integers(0, 255), hst.booleans()), min_size=1, max_size=6))
+def test_mutated_files_never_crash(ops):
+    b = bytearray(_SEED)
+    for pos, val, truncate in ops:
+        if not b:
+            break
+        if truncate:
+            del b[pos % len(b) :]
+        else:
+            b[pos % len(b)] = val
+    try:
+        out = st.load(bytes(b))
+    except st.SafetensorError:
+        return
+    for t in out.values():
+        t.tolist()

@@ -42,18 +42,9 @@ from ember.c10py import StorageImpl, TensorImpl
 from ember.c10py import device as _device_cls
 from ember.c10py import dtype as _dtype_cls
 
-from . import _dtypes
+from . import _dtypes, _weights_only_unpickler
 from ._tensor import Size, Tensor, _wrap
-from ._weights_only_unpickler import (
-    Unpickler as _WeightsOnlyUnpickler,
-)
-from ._weights_only_unpickler import _user_allowed as _weights_only_user_allowed
-from ._weights_only_unpickler import (
-    add_safe_globals,
-    clear_safe_globals,
-    get_safe_globals,
-    safe_globals,
-)
+from ._weights_only_unpickler import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 
 __all__ = [
     "add_safe_globals",
@@ -808,7 +799,7 @@ def get_unsafe_globals_in_checkpoint(f: Any) -> list[str]:
     data = reader.get_record("data.pkl")
     allowed = set(_allowed_globals()) | {"collections.OrderedDict", "collections.Counter", "_codecs.encode"}
     allowed |= {"builtins.bytearray", "builtins.set", "builtins.complex"}
-    allowed |= set(_weights_only_user_allowed())
+    allowed |= set(_weights_only_unpickler._user_allowed())
     found: set[str] = set()
     try:
         for op, arg, _ in pickletools.genops(data):
@@ -883,7 +874,7 @@ def _load(f: IO[bytes], map_location: Any, weights_only: bool, mm: Any) -> Any:
     data = reader.get_record("data.pkl")
     if weights_only:
         try:
-            result = _WeightsOnlyUnpickler(
+            result = _weights_only_unpickler.Unpickler(
                 data,
                 _allowed_globals(),
                 persistent_load,

@@ -138,6 +138,48 @@ def ref_nearest_backward(g: np.ndarray, output_size: Any, input_size: Any, *scal
     return _adjoint(lambda a: ref_nearest(a, output_size, *scales), g, tuple(input_size))
 
 
+def cubic_matrix(in_size: int, out_size: int, align_corners: bool, scale: float | None) -> np.ndarray:
+    """Keys' cubic convolution (A = -0.75) over the 4 inputs around each source position,
+    indices clamped into the input (PyTorch's upsample_bicubic2d)."""
+    a = -0.75
+
+    def k(x: float) -> float:
+        x = abs(x)
+        if x <= 1:
+            return ((a + 2) * x - (a + 3)) * x * x + 1
+        if x < 2:
+            return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return 0.0
+
+    if align_corners:
+        ratio = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    else:
+        ratio = 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
+    A = np.zeros((out_size, in_size))
+    for o in range(out_size):
+        real = ratio * o if align_corners else ratio * (o + 0.5) - 0.5
+        base = math.floor(real)
+        for j in range(base - 1, base + 3):
+            A[o, min(max(j, 0), in_size - 1)] += k(real - j)
+    return A
+
+
+def ref_bicubic(x: np.ndarray, output_size: Any, align_corners: bool, *scales: Any) -> np.ndarray:
+    scales = scales + (None,) * (2 - len(scales))
+    Ah = cubic_matrix(x.shape[-2], output_size[0], align_corners, scales[0])
+    Aw = cubic_matrix(x.shape[-1], output_size[1], align_corners, scales[1])
+    return Ah @ x @ Aw.T
+
+
+def ref_bicubic_backward(
+    g: np.ndarray, output_size: Any, input_size: Any, align_corners: bool, *scales: Any
+) -> np.ndarray:
+    scales = scales + (None,) * (2 - len(scales))
+    Ah = cubic_matrix(input_size[-2], output_size[0], align_corners, scales[0])
+    Aw = cubic_matrix(input_size[-1], output_size[1], align_corners, scales[1])
+    return Ah.T @ g @ Aw
+
+
 def ref_linear(x: np.ndarray, output_size: Any, align_corners: bool, *scales: Any) -> np.ndarray:
     """Linear interpolation over the last len(output_size) dims, one interpolation matrix per dim."""
     n = len(output_size)
@@ -191,6 +233,8 @@ def ref_interpolate(
         return ref_nearest_exact(x, out, *scales)
     if mode == "area":
         return ref_adaptive_avg(n, x, out)
+    if mode == "bicubic":
+        return ref_bicubic(x, out, bool(align_corners), *scales)
     return ref_linear(x, out, bool(align_corners), *scales)
 
 
@@ -351,6 +395,8 @@ def _interpolate_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
         yield _s(_t((1, 2, 3, 4), dtype), (6, 5), mode="bilinear", name="bilinear size")
         yield _s(_t((2, 1, 4, 3), dtype), scale_factor=1.7, mode="bilinear", align_corners=True, name="bilinear ac")
         yield _s(_t((1, 1, 4, 4), dtype), scale_factor=0.5, mode="bilinear", name="bilinear down")
+        yield _s(_t((1, 2, 4, 5), dtype), (7, 3), mode="bicubic", name="bicubic size")
+        yield _s(_t((1, 1, 3, 4), dtype), scale_factor=1.6, mode="bicubic", align_corners=True, name="bicubic ac")
         yield _s(_t((2, 2, 5), dtype), 8, mode="linear", name="linear size")
         yield _s(_t((1, 2, 5), dtype), scale_factor=0.7, mode="linear", align_corners=True, name="linear ac")
         yield _s(_t((1, 1, 2, 3, 3), dtype), (3, 2, 5), mode="trilinear", name="trilinear size")
@@ -654,6 +700,30 @@ def _upsample_ops() -> list[OpInfo]:
                 kind="upsampling",
             )
         )
+    ops.append(
+        OpInfo(
+            "upsample_bicubic2d",
+            ea.nn.upsample_bicubic2d,
+            FLOAT_DTYPES,
+            _bilinear_samples,
+            ref=ref_bicubic,
+            supports_out=False,
+            tol_overrides={ea.bfloat16: (5e-2, 3e-2)},
+            kind="upsampling",
+        )
+    )
+    ops.append(
+        OpInfo(
+            "upsample_bicubic2d_backward",
+            ea.nn.upsample_bicubic2d_backward,
+            FLOAT_DTYPES,
+            _bilinear_backward_samples,
+            ref=ref_bicubic_backward,
+            supports_out=False,
+            tol_overrides={ea.bfloat16: (5e-2, 3e-2)},
+            kind="upsampling",
+        )
+    )
     ops.append(
         OpInfo(
             "upsample_bilinear2d",

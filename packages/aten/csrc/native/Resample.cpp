@@ -1,7 +1,7 @@
 // Padding (reflection_pad1d/2d/3d, replication_pad1d/2d/3d) and upsampling (upsample_nearest1d/2d/3d,
-// _upsample_nearest_exact1d/2d/3d, upsample_linear1d / bilinear2d / trilinear3d) with their backward operators:
-// PyTorch's checks and index rules, turned into per-dim maps for the kernels of cpu/ResampleKernel.cpp (see
-// Resample.h).
+// _upsample_nearest_exact1d/2d/3d, upsample_linear1d / bilinear2d / trilinear3d, upsample_bicubic2d) with their
+// backward operators: PyTorch's checks and index rules, turned into per-dim maps for the kernels of
+// cpu/ResampleKernel.cpp (see Resample.h).
 #include "Resample.h"
 
 #include <algorithm>
@@ -238,6 +238,34 @@ DimMap linear_map(int64_t in, int64_t out, bool align_corners, std::optional<dou
   return m;
 }
 
+// Bicubic interpolation along one dim (PyTorch's cubic convolution with A = -0.75 over the 4
+// inputs around the source position -- not clamped at 0 -- each index clamped into the input).
+template <typename A>
+DimMap cubic_map(int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
+  DimMap m;
+  m.in = in;
+  m.out = out;
+  m.taps = 4;
+  m.index.resize(4 * out);
+  m.weight.resize(4 * out);
+  const A ratio = align_corners ? (out > 1 ? static_cast<A>(in - 1) / static_cast<A>(out - 1) : A(0))
+                                : scales_value<A>(scale, in, out);
+  const A a = A(-0.75);
+  auto conv1 = [a](A x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };
+  auto conv2 = [a](A x) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; };
+  for (int64_t o = 0; o < out; ++o) {
+    const A real = align_corners ? ratio * static_cast<A>(o) : ratio * (static_cast<A>(o) + A(0.5)) - A(0.5);
+    const A fl = std::floor(real);
+    const A t = real - fl;
+    const A w[4] = {conv2(t + 1), conv1(t), conv1(1 - t), conv2(2 - t)};
+    for (int k = 0; k < 4; ++k) {
+      m.index[4 * o + k] = std::clamp<int64_t>(static_cast<int64_t>(fl) - 1 + k, 0, in - 1);
+      m.weight[4 * o + k] = w[k];
+    }
+  }
+  return m;
+}
+
 // Checks of upsample_*{n}d (PyTorch's upsample_{n}d_common_check) given the input sizes.
 void upsample_check(int n, IntArrayRef input_size, IntArrayRef output_size) {
   EMBER_CHECK(static_cast<int64_t>(output_size.size()) == n, "It is expected output_size equals to ", n,
@@ -284,6 +312,18 @@ void check_upsample_dtype(const char* op, const Tensor& self, bool allow_uint8) 
 Tensor keep_format(const Tensor& out, const Tensor& self) {
   const MemoryFormat fmt = suggest_memory_format(self);
   return fmt == MemoryFormat::Contiguous ? out : out.contiguous(fmt);
+}
+
+std::vector<DimMap> cubic_maps(IntArrayRef input_size, IntArrayRef output_size, bool align_corners,
+                               const std::vector<std::optional<double>>& scales, ScalarType dtype) {
+  upsample_check(2, input_size, output_size);
+  std::vector<DimMap> maps;
+  for (int i = 0; i < 2; ++i) {
+    maps.push_back(dtype == ScalarType::Double
+                       ? cubic_map<double>(input_size[2 + i], output_size[i], align_corners, scales[i])
+                       : cubic_map<float>(input_size[2 + i], output_size[i], align_corners, scales[i]));
+  }
+  return maps;
 }
 
 Tensor upsample_nearest(const char* op, int n, const Tensor& self, IntArrayRef output_size,
@@ -391,6 +431,21 @@ Tensor upsample_bilinear2d_backward(const Tensor& grad_output, IntArrayRef outpu
                                     std::optional<double> scales_w) {
   return upsample_linear_backward("upsample_bilinear2d_backward", 2, grad_output, output_size, input_size,
                                   align_corners, {scales_h, scales_w});
+}
+Tensor upsample_bicubic2d(const Tensor& self, IntArrayRef output_size, bool align_corners,
+                          std::optional<double> scales_h, std::optional<double> scales_w) {
+  const std::vector<DimMap> maps =
+      cubic_maps(self.sizes(), output_size, align_corners, {scales_h, scales_w}, self.dtype());
+  EMBER_CHECK(self.numel() > 0, "Non-empty 4D data tensor expected but got a tensor with sizes ",
+              shape_str(self.sizes()));
+  check_upsample_dtype("upsample_bicubic2d", self, false);
+  return keep_format(resample_forward(self, maps), self);
+}
+Tensor upsample_bicubic2d_backward(const Tensor& grad_output, IntArrayRef output_size, IntArrayRef input_size,
+                                   bool align_corners, std::optional<double> scales_h, std::optional<double> scales_w) {
+  return resample_backward(
+      "upsample_bicubic2d_backward", grad_output, input_size,
+      cubic_maps(input_size, output_size, align_corners, {scales_h, scales_w}, grad_output.dtype()));
 }
 Tensor upsample_linear1d(const Tensor& self, IntArrayRef output_size, bool align_corners,
                          std::optional<double> scales) {

@@ -30,7 +30,7 @@ def interpolate(
     Resizes the spatial dims of an (N, C, d1, ..., dK) input to ``size``, or to
     floor(d_i * scale_factor_i) (the scale then also sets the source positions, as
     PyTorch's). Modes: 'nearest', 'nearest-exact' and 'area' (K = 1, 2, 3); 'linear',
-    'bilinear', 'trilinear' (K = 1, 2, 3, with ``align_corners``).
+    'bilinear' / 'bicubic', 'trilinear' (K = 1, 2, 3, with ``align_corners``).
 
     >>> ember.aten.nn.interpolate(ember.aten.tensor([[[1.0, 2.0]]]), scale_factor=2)
     tensor([[[1., 1., 2., 2.]]])
@@ -93,7 +93,7 @@ def interpolate(
             return getattr(ops, f"_call__upsample_nearest_exact{dim}d")(input, output_size, *scales)
         if mode == "area":
             return _adaptive_avg_pool(dim)(input, output_size)
-        linear = {"linear": 3, "bilinear": 4, "trilinear": 5}
+        linear = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
         if mode in linear:
             if nd != linear[mode]:
                 raise NotImplementedError(f"Got {nd}D input, but {mode} mode needs {linear[mode]}D input")
@@ -103,9 +103,10 @@ def interpolate(
                 "linear": "upsample_linear1d",
                 "bilinear": "upsample_bilinear2d",
                 "trilinear": "upsample_trilinear3d",
+                "bicubic": "upsample_bicubic2d",
             }
             return getattr(ops, f"_call_{name[mode]}")(input, output_size, align_corners, *scales)
-        if mode in ("bicubic", "lanczos"):
+        if mode == "lanczos":
             raise NotImplementedError(f"interpolate: mode '{mode}' is not implemented in ember")
     raise NotImplementedError(
         f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {nd}D) for the modes: {_MODES} (got {mode})"

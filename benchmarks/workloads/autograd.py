@@ -100,8 +100,48 @@ def mlp_step() -> dict[str, Any]:
     return fns
 
 
+def mlp_training_step() -> dict[str, Any]:
+    """One SGD step of a 2-layer MLP (batch 64, 256 -> 128 -> 10, relu, mean squared error)."""
+    import ember.aten as ea
+    import ember.autograd as ag
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    arrays = {
+        "x": rng.standard_normal((64, 256)).astype(np.float32),
+        "y": rng.standard_normal((64, 10)).astype(np.float32),
+        "w1": (rng.standard_normal((256, 128)) * 0.05).astype(np.float32),
+        "b1": np.zeros(128, np.float32),
+        "w2": (rng.standard_normal((128, 10)) * 0.05).astype(np.float32),
+        "b2": np.zeros(10, np.float32),
+    }
+
+    def make(from_numpy: Any, no_grad: Any) -> Any:
+        x, y = from_numpy(arrays["x"].copy()), from_numpy(arrays["y"].copy())
+        params = [from_numpy(arrays[k].copy()).requires_grad_(True) for k in ("w1", "b1", "w2", "b2")]
+
+        def step() -> None:
+            w1, b1, w2, b2 = params
+            h = (x @ w1 + b1).relu()
+            loss = ((h @ w2 + b2 - y) ** 2).mean()
+            loss.backward()
+            with no_grad():
+                for p in params:
+                    p.sub_(p.grad, alpha=0.01)
+                    p.grad = None
+
+        return step
+
+    fns = {"ember": make(ea.from_numpy, ag.no_grad)}
+    torch = _torch()
+    if torch is not None:
+        fns["torch"] = make(torch.from_numpy, torch.no_grad)
+    return fns
+
+
 WORKLOADS = [
     ("autograd: 100 tiny ops + backward", "call", tiny_ops_backward),
     ("autograd: 100 tiny ops recorded (no backward)", "call", tiny_ops_forward_recorded),
     ("autograd: 64x64 elementwise step + backward", "call", mlp_step),
+    ("autograd: MLP training step (64x256 -> 128 -> 10, SGD)", "call", mlp_training_step),
 ]

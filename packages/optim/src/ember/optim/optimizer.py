@@ -366,19 +366,28 @@ class Optimizer:
 
     # ---- gradients and steps -----------------------------------------------------------
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Resets the gradients of all optimized tensors (to None by default)."""
+        """Resets the gradients of all optimized tensors (to None by default; with
+        ``set_to_none=False`` zeroes them, one ``_foreach_zero_`` per (device, dtype) bucket
+        when the optimizer uses foreach/fused)."""
+        foreach = bool(self.defaults.get("foreach") or self.defaults.get("fused")) and hasattr(ea, "_foreach_zero_")
+        buckets: dict[tuple[str, str], list[Tensor]] = {}
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:
                     continue
                 if set_to_none:
                     p.grad = None
+                    continue
+                if p.grad.grad_fn is not None:
+                    p.grad.detach_()
                 else:
-                    if p.grad.grad_fn is not None:
-                        p.grad.detach_()
-                    else:
-                        p.grad.requires_grad_(False)
+                    p.grad.requires_grad_(False)
+                if foreach:
+                    buckets.setdefault((str(p.grad.device), str(p.grad.dtype)), []).append(p.grad)
+                else:
                     p.grad.zero_()
+        for grads in buckets.values():
+            ea._foreach_zero_(grads)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Performs one optimization step (re-evaluating the loss with ``closure`` if given)."""

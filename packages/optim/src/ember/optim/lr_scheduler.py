@@ -1037,3 +1037,7 @@ class ChainedScheduler(_CompositeStateMixin, LRScheduler):
         for scheduler in self._schedulers:
             scheduler.step()
         self._last_lr = _lrs(self._schedulers[-1].optimizer)
+
+
+class _LRScheduler(LRScheduler):
+    """Deprecated alias of LRScheduler kept for code written against older PyTorch."""

@@ -47,6 +47,7 @@ BUILD_REQUIREMENTS = [
     "hatchling>=1.25",
 ]
 TEST_REQUIREMENTS = ["pytest>=8", "numpy", "hypothesis"]
+EXAMPLE_REQUIREMENTS = ["scikit-learn", "tqdm", "matplotlib"]
 
 nox.options.sessions = ["tests"]
 nox.options.error_on_external_run = True
@@ -107,8 +108,9 @@ def tests(session: nox.Session, layer: str) -> None:
         installed = [*LAYERS[layer], layer]
     _install_layers(session, installed)
     if layer == "integration":
-        # tests/integration builds examples/custom_op against the installed ember wheels
-        session.install(*BUILD_REQUIREMENTS)
+        # tests/integration builds examples/custom_op against the installed ember wheels,
+        # and runs the examples (at a reduced size) with their own requirements
+        session.install(*BUILD_REQUIREMENTS, *EXAMPLE_REQUIREMENTS)
     session.env["EMBER_TEST_LAYERS"] = ",".join(installed)
     paths = [f"tests/{layer}"]
     if layer == "c10py":
@@ -169,6 +171,14 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON, requires=["build"])
+def demo(session: nox.Session) -> None:
+    """The README's first command: every layer installed, a CNN trained on scikit-learn's digits."""
+    _install_layers(session, list(LAYERS))
+    session.install(*EXAMPLE_REQUIREMENTS)
+    session.run("python", "examples/cnn_digits.py", *session.posargs)
+
+
+@nox.session(python=PYTHON, requires=["build"])
 def bench(session: nox.Session) -> None:
     """Benchmarks: ember vs NumPy (and PyTorch unless --no-torch), one table + bench-out/bench.json."""
     _install_layers(session, list(LAYERS))
@@ -190,6 +200,13 @@ def interop(session: nox.Session) -> None:
     # torch==2.13.0 installs from a wheel on this machine's disk; safetensors to check its files too
     session.install("torch==2.13.0", "safetensors")
     session.run(
-        "python", "-m", "pytest", "tests/interop", "-ra", "--import-mode=importlib", "-p", "no:cacheprovider",
+        "python",
+        "-m",
+        "pytest",
+        "tests/interop",
+        "-ra",
+        "--import-mode=importlib",
+        "-p",
+        "no:cacheprovider",
         *session.posargs,
     )

@@ -294,3 +294,28 @@ def test_error_in_a_node_propagates_and_keeps_grad_mode() -> None:
         Boom.apply(x).sum().backward()
     assert ag.is_grad_enabled()
     assert (x * 2).requires_grad
+
+
+def test_unused_input_error_names_its_index() -> None:
+    x = t([1.0], requires_grad=True)
+    z = t([2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"The differentiated Tensor at index 1 appears to not have been used"):
+        ag.grad((x * 2).sum(), [x, z])
+
+
+def test_grad_of_a_non_leaf_warns() -> None:
+    import warnings
+
+    x = t([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.sum().backward()
+    with pytest.warns(
+        UserWarning, match=r"The \.grad attribute of a Tensor that is not a leaf Tensor is being accessed"
+    ):
+        assert y.grad is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning for a leaf, a retained non-leaf, or a tensor without grad
+        assert x.grad.tolist() == [2.0, 2.0]
+        y.retain_grad()
+        assert y.grad is None
+        assert t([1.0]).grad is None

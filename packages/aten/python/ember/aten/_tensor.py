@@ -52,6 +52,14 @@ class AutogradMeta:
         self.grad_accumulator: Any = None  # weak reference to the leaf's AccumulateGrad node
 
 
+_NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
+    "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+    "you access the leaf Tensor instead."
+)
+
+
 class Size(tuple):
     """The shape of a tensor: a tuple of ints that prints as ``ember.aten.Size([2, 3])``."""
 
@@ -235,7 +243,14 @@ class Tensor:
     @property
     def grad(self) -> Tensor | None:
         m = self._meta
-        return None if m is None else m.grad
+        if m is None:
+            return None
+        g = m.grad
+        if g is None and m.requires_grad and not m.retains_grad and self.grad_fn is not None:
+            import warnings
+
+            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return g
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:

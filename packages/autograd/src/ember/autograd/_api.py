@@ -169,11 +169,11 @@ def grad(
     captured = engine.execute(edges, grads_, retain_graph, create_graph, targets, accumulate=False)
     assert captured is not None
     result = []
-    for t, g in zip(ins, captured, strict=True):
+    for i, (t, g) in enumerate(zip(ins, captured, strict=True)):
         if g is None:
             if not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the graph. Set "
+                    f"The differentiated Tensor at index {i} appears to not have been used in the graph. Set "
                     "allow_unused=True if this is the desired behavior."
                 )
             if materialize_grads:

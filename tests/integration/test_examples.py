@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,3 +63,25 @@ def test_cnn_digits_fails_loudly_below_target(tmp_path: Path) -> None:
     )
     assert r.returncode == 1
     assert "is below the target 1.01" in r.stderr
+
+
+def test_char_transformer_learns_and_samples(tmp_path: Path) -> None:
+    r = _run(
+        [str(ROOT / "examples" / "char_transformer.py"), "--steps", "20", "--d-model", "64", "--sample-chars", "50"],
+        tmp_path,
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    out = r.stdout
+    m = re.search(r"loss: ([\d.]+) -> ([\d.]+)", out)
+    assert m is not None, out
+    assert float(m.group(2)) < float(m.group(1))
+    sample = out.split("--- sample ---\n", 1)[1]
+    assert sample.startswith("MENENIUS:\n") and len(sample.rstrip("\n")) >= 50
+
+
+def test_port_from_pytorch_ember_block_runs(tmp_path: Path) -> None:
+    doc = (ROOT / "examples" / "port_from_pytorch.md").read_text()
+    (block,) = re.findall(r"```python\n(.*?)```", doc, flags=re.S)
+    r = _run(["-c", block], tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert (tmp_path / "model.pt").stat().st_size > 0

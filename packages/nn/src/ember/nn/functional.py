@@ -16,6 +16,7 @@ import ember.aten as ea
 from ember.aten._tensor import Tensor
 
 _nn = ea.nn
+_linear = _nn.linear
 
 
 # ---- linear -------------------------------------------------------------------------------
@@ -23,14 +24,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """linear(input, weight, bias=None) -> input @ weight.T + bias
 
     input (*, in_features), weight (out_features, in_features), bias (out_features) ->
-    (*, out_features).
+    (*, out_features). One aten operator (one LinearBackward0 node under autograd).
     """
-    if input.dim() == 2 and bias is not None:
-        return ea.addmm(bias, input, weight.t())
-    out = input.matmul(weight.t())
-    if bias is not None:
-        out = out + bias
-    return out
+    return _linear(input, weight, bias)
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

@@ -15,6 +15,8 @@ from typing import Any
 _MODULES = ("shape", "factories", "pointwise", "reductions", "indexing", "pointwise_unary", "linalg", "conv", "nn_ops")
 # scaled dot product attention; padding, upsampling, grid sampling, pixel shuffle
 _MODULES += ("attention", "sampling")  # type: ignore[assignment]
+# linear (nn layer)
+_MODULES += ("linear",)  # type: ignore[assignment]
 
 
 def kernels() -> dict[str, Any]:
@@ -29,6 +31,8 @@ def kernels() -> dict[str, Any]:
         for attr, value in vars(mod).items():
             if callable(value) and not attr.startswith("_") and getattr(value, "__module__", "") == mod.__name__:
                 if attr in found:
-                    raise RuntimeError(f"composite kernel {attr} is defined twice ({found[attr].__module__}, {mod.__name__})")
+                    raise RuntimeError(
+                        f"composite kernel {attr} is defined twice ({found[attr].__module__}, {mod.__name__})"
+                    )
                 found[attr] = value
     return found

@@ -1,8 +1,11 @@
-"""nn kernels: convolution (im2col + GEMM) forward and forward + backward, max pooling.
+"""nn kernels: convolution (im2col + GEMM) forward and forward + backward, max pooling;
+softmax, layer_norm and cross_entropy forward and forward + backward.
 
 ember's forward + backward goes through ember.autograd (ConvolutionBackward0 ->
 convolution_backward); PyTorch's through its own autograd. NumPy has no convolution, so
-its column stays empty.
+its column stays empty; for softmax / layer_norm / cross_entropy its column is the same
+computation written with NumPy ufuncs (the backward by hand). On a loaded machine the
+multi-threaded columns mostly measure scheduling: compare with OMP_NUM_THREADS=1 too.
 """
 
 from __future__ import annotations

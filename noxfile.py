@@ -210,3 +210,15 @@ def interop(session: nox.Session) -> None:
         "no:cacheprovider",
         *session.posargs,
     )
+
+
+# -- docs (Sphinx + MyST; warnings are errors)
+@nox.session(python=PYTHON, requires=["build"])
+def docs(session: nox.Session) -> None:
+    """Build docs/ into docs/_build/html with every layer installed (autodoc imports them); -W."""
+    _install_layers(session, list(LAYERS))
+    session.install("sphinx>=9,<10", "myst-parser")
+    out = ROOT / "docs" / "_build" / "html"
+    if out.exists():
+        shutil.rmtree(out)
+    session.run("sphinx-build", "-W", "--keep-going", "-b", "html", "docs", str(out), *session.posargs)

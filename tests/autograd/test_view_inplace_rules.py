@@ -163,6 +163,25 @@ def test_no_grad_view_modified_with_grad_mode_on_raises() -> None:
     assert b.tolist() == [1.0, 2.0, 3.0]  # nothing was written
 
 
+def test_inference_mode_view_modified_outside_raises() -> None:
+    x = t([1.0, 2.0, 3.0], requires_grad=True)
+    b = x * 1
+    with ag.inference_mode():
+        v = b[1:]
+        w = v[:1]
+    with ag.no_grad():
+        u = b[:1]
+    msg = r"A view was created in inference mode and is being modified inplace in normal mode\."
+    with pytest.raises(RuntimeError, match=msg):
+        v.mul_(2)
+    with pytest.raises(RuntimeError, match=msg):
+        w.zero_()
+    with pytest.raises(RuntimeError, match=NO_GRAD_VIEW_MSG):  # the mode is restored on exit
+        u.zero_()
+    with pytest.raises(RuntimeError, match=msg):  # made in grad mode of an inference-mode view: inherited
+        v[1:].zero_()
+
+
 def test_no_grad_view_of_a_leaf_raises() -> None:
     x = t([1.0, 2.0, 3.0], requires_grad=True)
     with ag.no_grad():

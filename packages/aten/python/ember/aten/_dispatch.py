@@ -72,6 +72,9 @@ def functionality_bits(key: DispatchKey) -> int:
 class _TLS(threading.local):
     include = 0  # keys added to every call on this thread (Tracer, Profiler, Python)
     exclude_not = ALL_BITS  # ~excluded keys (no_grad clears the autograd bits)
+    # what a view made now with the Autograd keys excluded is marked as (set_view_base):
+    # ember.autograd's inference_mode switches it to INFERENCE_MODE_VIEW
+    view_creation: Any = None
 
 
 tls = _TLS()
@@ -444,56 +447,64 @@ def keys_of_list(tensors: Iterable[Any] | None) -> int:
 
 class _NoGradView:
     """``view_info`` of a view made, with the Autograd keys excluded (no_grad, inference_mode), of a
-    tensor that requires grad (PyTorch's CreationMeta::NO_GRAD_MODE). The view keeps its input's
-    Autograd key, so an in-place op on it later reaches ember.autograd, which refuses it with grad
-    mode on: the op could not be recorded into the base's history."""
+    tensor that requires grad (PyTorch's CreationMeta NO_GRAD_MODE / INFERENCE_MODE). The view keeps
+    its input's Autograd key, so an in-place op on it later reaches ember.autograd, which refuses it
+    with grad mode on: the op could not be recorded into the base's history."""
 
-    __slots__ = ()
+    __slots__ = ("mode",)
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode  # "no_grad" | "inference"
 
     def __repr__(self) -> str:
-        return "NO_GRAD_VIEW"
+        return f"<view made in {self.mode} mode>"
 
 
-NO_GRAD_VIEW = _NoGradView()
+NO_GRAD_VIEW = _NoGradView("no_grad")
+INFERENCE_MODE_VIEW = _NoGradView("inference")
+_TLS.view_creation = NO_GRAD_VIEW
 
 
-def _mark_no_grad_view(r: Any, src_keys: int) -> None:
+def _mark_no_grad_view(r: Any, src_keys: int, marker: _NoGradView) -> None:
     from ._tensor import AutogradMeta
 
     m = r._meta
     if m is None:
         m = r._meta = AutogradMeta()
-    m.view_info = NO_GRAD_VIEW
+    m.view_info = marker
     r._keys |= src_keys & AUTOGRAD_FUNCTIONALITY
 
 
-def _is_no_grad_view_of(src: Any) -> bool:
-    """A view of `src` made now is a no-grad view: `src` requires grad and the Autograd keys are excluded,
-    or `src` is itself a no-grad view (a view of it inherits that, as PyTorch's creation_meta)."""
-    if not src._keys & AUTOGRAD_FUNCTIONALITY:
-        return False
+def _no_grad_view_marker(src: Any) -> _NoGradView | None:
+    """What a view of `src` (which requires grad) made now is marked as: the thread's marker when the Autograd
+    keys are excluded; `src`'s own when it is such a view (its views inherit it, as PyTorch's creation_meta)."""
     if not tls.exclude_not & AUTOGRAD_FUNCTIONALITY:
-        return True
+        marker: _NoGradView = tls.view_creation
+        return marker
     m = src._meta
-    return m is not None and m.view_info is NO_GRAD_VIEW
+    if m is not None and m.view_info.__class__ is _NoGradView:
+        return m.view_info  # type: ignore[no-any-return]
+    return None
 
 
 def set_view_base(r: Any, src: Any) -> None:
     base = src._base
     r._base = src if base is None else base
-    if src._keys & AUTOGRAD_FUNCTIONALITY and _is_no_grad_view_of(src):
-        _mark_no_grad_view(r, src._keys)
+    if src._keys & AUTOGRAD_FUNCTIONALITY:
+        marker = _no_grad_view_marker(src)
+        if marker is not None:
+            _mark_no_grad_view(r, src._keys, marker)
 
 
 def set_view_base_list(rs: Iterable[Any], src: Any) -> None:
     base = src._base
     b = src if base is None else base
     ks = src._keys
-    no_grad = ks & AUTOGRAD_FUNCTIONALITY and _is_no_grad_view_of(src)
+    marker = _no_grad_view_marker(src) if ks & AUTOGRAD_FUNCTIONALITY else None
     for r in rs:
         r._base = b
-        if no_grad:
-            _mark_no_grad_view(r, ks)
+        if marker is not None:
+            _mark_no_grad_view(r, ks, marker)
 
 
 def bump_version(t: Any) -> None:

@@ -28,7 +28,7 @@ import sys
 import weakref
 from typing import Any
 
-from ember.aten._dispatch import NO_GRAD_VIEW
+from ember.aten._dispatch import INFERENCE_MODE_VIEW, NO_GRAD_VIEW
 from ember.aten._tensor import AutogradMeta, Tensor
 
 from .graph import _BACKEND_BITS, _RELEASED, ERR_BACKWARD_TWICE, AccumulateGrad, Node
@@ -145,7 +145,7 @@ def set_history(t: Any, node: Node, output_nr: int = 0) -> None:
     m = t._meta
     if m is None:
         m = t._meta = AutogradMeta()
-    elif m.view_info is NO_GRAD_VIEW:
+    elif m.view_info is NO_GRAD_VIEW or m.view_info is INFERENCE_MODE_VIEW:
         m.view_info = None  # an output now (a custom Function returning a view made in its forward)
     m.requires_grad = True
     m.grad_fn = node
@@ -178,22 +178,30 @@ ERR_NO_GRAD_VIEW = (
     "and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both "
     "outside (if you want the inplace to be tracked)."
 )
+ERR_INFERENCE_MODE_VIEW = (
+    "A view was created in inference mode and is being modified inplace in normal mode. Given that this use case "
+    "is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the inference_mode block (if you don't want the inplace to be tracked) or both "
+    "outside (if you want the inplace to be tracked)."
+)
 
 
 def check_no_grad_view(t: Any) -> None:
-    """An in-place op with grad mode on, on a view made under no_grad of a tensor requiring grad: PyTorch's error.
-
-    (The op could not be recorded: the view has no history linking it to its base.)"""
+    """An in-place op with grad mode on, on a view made under no_grad / inference_mode of a tensor requiring
+    grad: PyTorch's error. (The op could not be recorded: the view has no history linking it to its base.)"""
     m = t._meta
-    if m is not None and m.view_info is NO_GRAD_VIEW:
-        raise RuntimeError(ERR_NO_GRAD_VIEW)
+    if m is not None:
+        vi = m.view_info
+        if vi is NO_GRAD_VIEW:
+            raise RuntimeError(ERR_NO_GRAD_VIEW)
+        if vi is INFERENCE_MODE_VIEW:
+            raise RuntimeError(ERR_INFERENCE_MODE_VIEW)
 
 
 def check_inplace(t: Any) -> None:
     """Errors of an in-place op on `t` while some input requires grad (PyTorch's check_inplace)."""
     m = t._meta
-    if m is not None and m.view_info is NO_GRAD_VIEW:
-        raise RuntimeError(ERR_NO_GRAD_VIEW)
+    check_no_grad_view(t)
     if is_differentiable_view(t):
         if m is not None and m.view_info.__class__ is ViewInfo and m.view_info.multi_output:
             fn = m.grad_fn

@@ -176,7 +176,7 @@ class inference_mode(_DecoratorContextManager):
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = bool(mode)
-        self.prev = (True, False)
+        self.prev: tuple[bool, bool, Any] = (True, False, _dispatch.NO_GRAD_VIEW)
 
     def __new__(cls, mode: Any = True) -> Any:
         if callable(mode) and not isinstance(mode, bool):
@@ -188,13 +188,17 @@ class inference_mode(_DecoratorContextManager):
         return self.__class__(self.mode)
 
     def __enter__(self) -> None:
-        self.prev = (_state.enabled, _state.inference)
+        tls = _dispatch.tls
+        self.prev = (_state.enabled, _state.inference, tls.view_creation)
         if self.mode:
             _state.inference = True
+            tls.view_creation = _dispatch.INFERENCE_MODE_VIEW  # views made here refuse in-place ops outside
             _set_grad_enabled(False)
         else:
             _state.inference = False
+            tls.view_creation = _dispatch.NO_GRAD_VIEW
 
     def __exit__(self, *exc: object) -> None:
         _state.inference = self.prev[1]
+        _dispatch.tls.view_creation = self.prev[2]
         _set_grad_enabled(self.prev[0])

@@ -18,8 +18,13 @@ Views and in-place operations (PyTorch's "view + inplace" rules)
   view whose recorded version differs has a stale grad_fn: reading it (``grad_fn``
   or the gradient edge) regenerates it as ``AsStridedBackward0`` of the base's
   current history (``regenerate_view_grad_fn``).
-* A view that is one of several outputs (``unbind``) cannot be modified in place,
-  and a view of a leaf that requires grad cannot either (PyTorch's errors).
+* A view that is one of several outputs (``unbind``, ``split``) cannot be modified in
+  place, nor read once its base changed; a view of a leaf that requires grad cannot be
+  modified in place either (PyTorch's errors).
+* A view made while the Autograd keys were excluded (``no_grad``, ``inference_mode``) of
+  a tensor requiring grad has no history; aten marks it (``view_info`` = NO_GRAD_VIEW /
+  INFERENCE_MODE_VIEW, inherited by views of it) and keeps its Autograd key, so an
+  in-place op on it with grad mode on reaches the Autograd kernel, which refuses it.
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@
 
 namespace ember::at {
 
+namespace native {
+void set_blas_num_threads(int n);  // native/Blas.cpp
+}  // namespace native
+
 // ---- global settings --------------------------------------------------------
 
 namespace {
@@ -44,6 +48,7 @@ void set_num_threads(int n) {
 #ifdef _OPENMP
   omp_set_num_threads(n);
 #endif
+  native::set_blas_num_threads(n);  // OpenBLAS keeps its own thread pool
 }
 
 // ---- shape utilities ----------------------------------------------------------

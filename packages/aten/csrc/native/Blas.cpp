@@ -16,19 +16,32 @@ namespace ember::at::native {
 
 const char* blas_cpp_type_name(ScalarType t) {
   switch (t) {
-    case ScalarType::Bool: return "bool";
-    case ScalarType::Byte: return "unsigned char";
-    case ScalarType::Char: return "signed char";
-    case ScalarType::Short: return "short int";
-    case ScalarType::Int: return "int";
-    case ScalarType::Long: return "long int";
-    case ScalarType::Half: return "c10::Half";
-    case ScalarType::BFloat16: return "c10::BFloat16";
-    case ScalarType::Float: return "float";
-    case ScalarType::Double: return "double";
-    default: return c10::toString(t);
+    case ScalarType::Bool:
+      return "bool";
+    case ScalarType::Byte:
+      return "unsigned char";
+    case ScalarType::Char:
+      return "signed char";
+    case ScalarType::Short:
+      return "short int";
+    case ScalarType::Int:
+      return "int";
+    case ScalarType::Long:
+      return "long int";
+    case ScalarType::Half:
+      return "c10::Half";
+    case ScalarType::BFloat16:
+      return "c10::BFloat16";
+    case ScalarType::Float:
+      return "float";
+    case ScalarType::Double:
+      return "double";
+    default:
+      return c10::toString(t);
   }
 }
+
+void set_blas_num_threads(int n) { scipy_openblas_set_num_threads(n); }
 
 OpenBlasThreadsGuard::OpenBlasThreadsGuard(int n) : previous_(scipy_openblas_get_num_threads()) {
   if (n != previous_) scipy_openblas_set_num_threads(n);
@@ -84,8 +97,8 @@ void gemm_blas(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, 
 
 // float16 / bfloat16: op(A) and op(B) as contiguous float32, sgemm, round once.
 template <typename T>
-void gemm_reduced(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const T* a, int64_t lda,
-                  const T* b, int64_t ldb, float beta, T* c, int64_t ldc) {
+void gemm_reduced(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const T* a, int64_t lda, const T* b,
+                  int64_t ldb, float beta, T* c, int64_t ldc) {
   std::vector<float> fa(static_cast<size_t>(m * k)), fb(static_cast<size_t>(k * n)), fc(static_cast<size_t>(m * n));
   for (int64_t i = 0; i < m; ++i)
     for (int64_t p = 0; p < k; ++p) fa[i * k + p] = static_cast<float>(at_op(a, ta, lda, i, p));
@@ -194,8 +207,8 @@ void gemm_batched_impl(const Tensor& out, const Tensor& a, const Tensor& b, cons
   const int64_t sa = A.t.stride(0), sb = B.t.stride(0), sc = c_t.stride(0);
   auto one = [&](int64_t i) {
     if (!C.trans) {
-      gemm_one<T>(A.op.trans, B.op.trans, m, n, k, alpha, pa + i * sa, A.op.ld, pb + i * sb, B.op.ld, beta,
-                  pc + i * sc, C.ld);
+      gemm_one<T>(A.op.trans, B.op.trans, m, n, k, alpha, pa + i * sa, A.op.ld, pb + i * sb, B.op.ld, beta, pc + i * sc,
+                  C.ld);
     } else {
       // (op(A) op(B))^T = op(B)^T op(A)^T: swap the operands and flip their transposes
       gemm_one<T>(!B.op.trans, !A.op.trans, n, m, k, alpha, pb + i * sb, B.op.ld, pa + i * sa, A.op.ld, beta,
@@ -204,6 +217,7 @@ void gemm_batched_impl(const Tensor& out, const Tensor& a, const Tensor& b, cons
   };
   // Small matrices: one single-threaded GEMM per thread over the batch.
   constexpr int64_t kSmallWork = int64_t{96} * 96 * 96;
+  constexpr int64_t kSerialWork = int64_t{1} << 22;  // ~4M multiply-adds, e.g. 64 x 256 x 256
   const int64_t work = std::max<int64_t>(1, m * n * std::max<int64_t>(k, 1));
   if (batch > 1 && work <= kSmallWork && get_num_threads() > 1 && !in_parallel_region()) {
     OpenBlasThreadsGuard single(1);
@@ -211,6 +225,11 @@ void gemm_batched_impl(const Tensor& out, const Tensor& a, const Tensor& b, cons
     parallel_for(0, batch, grain, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) one(i);
     });
+  } else if (work * batch <= kSerialWork) {
+    // Small products run on one thread: waking OpenBLAS's pool costs more than the work
+    // (and far more when the cores are busy with other processes).
+    OpenBlasThreadsGuard single(1);
+    for (int64_t i = 0; i < batch; ++i) one(i);
   } else {
     for (int64_t i = 0; i < batch; ++i) one(i);
   }
@@ -266,7 +285,8 @@ void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, const Sca
 }
 
 Tensor dot_blas(const Tensor& x, const Tensor& y) {
-  EMBER_CHECK(!in_parallel_region(), "dot: called from inside an OpenMP parallel region (OpenBLAS must not be "
+  EMBER_CHECK(!in_parallel_region(),
+              "dot: called from inside an OpenMP parallel region (OpenBLAS must not be "
               "entered from OpenMP threads)");
   return EMBER_DISPATCH_ALL_TYPES_AND_HALF(x.dtype(), "dot", [&] { return dot_impl<scalar_t>(x, y); });
 }

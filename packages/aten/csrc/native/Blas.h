@@ -28,6 +28,9 @@ void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, const Sca
 Tensor dot_blas(const Tensor& x, const Tensor& y);
 
 // OpenBLAS's thread count for the lifetime of the guard (restored after).
+// The number of threads OpenBLAS uses (ember.aten.set_num_threads sets it with OpenMP's).
+void set_blas_num_threads(int n);
+
 class OpenBlasThreadsGuard {
  public:
   explicit OpenBlasThreadsGuard(int n);

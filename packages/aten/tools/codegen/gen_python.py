@@ -103,6 +103,8 @@ def type_kind(t: Type) -> str:
     if t.base == "bool":
         return "B?" if t.optional else "B"
     if t.base == "Scalar":
+        if t.is_list:
+            return "SL"
         return "S?" if t.optional else "S"
     if t.base == "str":
         return "STR?" if t.optional else "STR"
@@ -186,7 +188,16 @@ class PythonGen:
         L.append("    except TypeError as e:")
         L.append(f"        raise _op_{m}._type_error(e, ({plist}{',' if len(params) == 1 else ''})) from None")
         aliases = s.returns_alias_of_input
-        if s.mutated_arguments and all(aliases) and aliases:
+        if s.mutated_arguments and not s.returns:
+            # `-> ()` ops writing through Tensor(a!)[] lists (_foreach_add_, _fused_adam_): every
+            # tensor written gets its version bumped; a lone mutated `self` is returned, as PyTorch's
+            # bindings return the list given to _foreach_add_
+            for a in s.mutated_arguments:
+                n = py_name(a.name)
+                L.append(f"    _bump_list({n})" if a.type.is_list else f"    _bump({n})")
+            mutated = s.mutated_arguments
+            L.append(f"    return {py_name(mutated[0].name)}" if len(mutated) == 1 else "    return None")
+        elif s.mutated_arguments and all(aliases) and aliases:
             for a in s.mutated_arguments:
                 L.append(f"    _bump({py_name(a.name)})")
             outs = [py_name(x) for x in aliases]  # type: ignore[arg-type]
@@ -440,7 +451,8 @@ class PythonGen:
             "from ember.aten._dispatch import (",
             "    register_schema as _register, tls as _tls, device_keys as _device_keys, CPU_KEYS as _CPU_KEYS,",
             "    keys_of_list as _keys_of_list, set_view_base as _set_view_base,",
-            "    set_view_base_list as _set_view_base_list, bump_version as _bump, intlist as _intlist,",
+            "    set_view_base_list as _set_view_base_list, bump_version as _bump, bump_versions as _bump_list,",
+            "    intlist as _intlist,",
             "    varargs as _varargs, out_tuple as _out_tuple, resolve_overload as _resolve,",
             "    return_type as _return_type,",
             ")",

@@ -511,6 +511,12 @@ def bump_version(t: Any) -> None:
     t._impl.bump_version()
 
 
+def bump_versions(ts: Iterable[Any]) -> None:
+    """Every tensor of a Tensor(a!)[] argument (the in-place _foreach_ ops) was written."""
+    for t in ts:
+        t._impl.bump_version()
+
+
 def intlist(x: Any, n: int) -> Any:
     """int[N] arguments: a single int means N copies (int[1]: a one-element list)."""
     if x is None or isinstance(x, (tuple, list)):
@@ -557,7 +563,12 @@ def _matches(value: Any, kind: str, strict: bool) -> bool:
     if k == "T":
         return is_tensor or (not strict and isinstance(value, (int, float, bool)))
     if k == "TL":
-        return isinstance(value, (list, tuple))
+        # strict: the elements are tensors (_foreach_add(xs, [1.0, 2.0]) is the Scalar[] overload)
+        return isinstance(value, (list, tuple)) and (not strict or all(hasattr(v, "_impl") for v in value))
+    if k == "SL":
+        return isinstance(value, (list, tuple)) and all(
+            isinstance(v, (int, float)) or (not strict and hasattr(v, "_impl")) for v in value
+        )
     if k == "IL":
         return (isinstance(value, int) and not isinstance(value, bool)) or (
             isinstance(value, (list, tuple)) and all(isinstance(v, int) for v in value)

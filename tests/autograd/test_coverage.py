@@ -40,6 +40,20 @@ NON_DIFFERENTIABLE: dict[str, list[str]] = {
     ).split(),
     "alias without history (PyTorch: detach, and view(dtype) reinterprets the bits)": ["detach", "view.dtype"],
     "piecewise constant counts (PyTorch declares histc non-differentiable)": ["histc"],
+    "in-place multi-tensor ops: not differentiated by ember yet (optimizers and clip_grad_norm_ run them under "
+    "no_grad)": (
+        "_foreach_add_.Tensor _foreach_add_.Scalar _foreach_add_.List _foreach_add_.ScalarList _foreach_sub_.Scalar "
+        "_foreach_sub_.List _foreach_sub_.ScalarList _foreach_mul_.Tensor _foreach_mul_.Scalar _foreach_mul_.List "
+        "_foreach_mul_.ScalarList _foreach_div_.Tensor _foreach_div_.Scalar _foreach_div_.List "
+        "_foreach_div_.ScalarList _foreach_addcmul_.Tensor _foreach_addcmul_.Scalar _foreach_addcmul_.ScalarList "
+        "_foreach_addcdiv_.Tensor _foreach_addcdiv_.Scalar _foreach_addcdiv_.ScalarList _foreach_sqrt_ _foreach_neg_ "
+        "_foreach_abs_ _foreach_exp_ _foreach_reciprocal_ _foreach_sign_ _foreach_maximum_.Scalar "
+        "_foreach_maximum_.List _foreach_maximum_.ScalarList _foreach_minimum_.Scalar _foreach_minimum_.List "
+        "_foreach_minimum_.ScalarList _foreach_clamp_min_.Scalar _foreach_clamp_min_.List "
+        "_foreach_clamp_min_.ScalarList _foreach_clamp_max_.Scalar _foreach_clamp_max_.List "
+        "_foreach_clamp_max_.ScalarList _foreach_lerp_.List _foreach_lerp_.Scalar _foreach_lerp_.ScalarList "
+        "_foreach_pow_.List _foreach_pow_.Scalar _foreach_pow_.ScalarList _foreach_zero_ _foreach_copy_ "
+    ).split(),
 }
 
 

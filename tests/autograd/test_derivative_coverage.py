@@ -198,6 +198,40 @@ NOT_IMPLEMENTED_CASES: list[tuple[str, Callable[..., Any], Callable[[], tuple[An
 ]
 
 
+def _foreach_cases() -> list[tuple[str, Callable[..., Any], Callable[[], tuple[Any, ...]]]]:
+    """One call of every out-of-place _foreach_ overload (ember records them; backward raises),
+    each Tensor[] argument a one-tensor list of a leaf requiring grad."""
+    from ember.aten import _dispatch
+    from ember.aten._schema import FunctionSchema
+
+    cases = []
+    for op in sorted(_dispatch.all_ops(), key=lambda o: o.qualname):
+        if op.namespace != "aten" or not op.name.startswith("_foreach_") or op.name.endswith("_"):
+            continue
+        s = FunctionSchema.parse(op.schema)
+        n_lists = sum(a.type.is_tensor_list for a in s.arguments)
+
+        def fn(*leaves: Any, _op: Any = op, _s: FunctionSchema = s) -> Any:
+            it = iter(leaves)
+            args: list[Any] = []
+            for a in _s.arguments:
+                if a.type.is_tensor_list:
+                    args.append([next(it)])
+                elif a.type.base == "Tensor":  # a 0-dim `other`, or addcmul's 1-d tensor of scalars
+                    args.append(ea.tensor([0.5] if a.name == "scalars" else 0.5, dtype=ea.float64))
+                elif a.type.base == "Scalar":
+                    args.append([0.5] if a.type.is_list else 0.5)
+                else:
+                    args.append(None)
+            return _op(*args)
+
+        cases.append((op.name, fn, lambda n=n_lists: tuple(_m(3, seed=i, low=0.5, high=1.5) for i in range(n))))
+    return cases
+
+
+NOT_IMPLEMENTED_CASES += _foreach_cases()
+
+
 @pytest.mark.parametrize(("entry", "fn", "make"), NOT_IMPLEMENTED_CASES, ids=[c[0] for c in NOT_IMPLEMENTED_CASES])
 def test_unimplemented_derivatives_raise_at_backward(entry, fn, make) -> None:  # type: ignore[no-untyped-def]
     inputs = make()

@@ -54,6 +54,9 @@ NON_DIFFERENTIABLE: dict[str, list[str]] = {
         "_foreach_clamp_max_.ScalarList _foreach_lerp_.List _foreach_lerp_.Scalar _foreach_lerp_.ScalarList "
         "_foreach_pow_.List _foreach_pow_.Scalar _foreach_pow_.ScalarList _foreach_zero_ _foreach_copy_ "
     ).split(),
+    "fused optimizer steps (PyTorch has no derivative for them either)": (
+        "_fused_sgd_ _fused_sgd_.tensor_lr _fused_adam_ _fused_adam_.tensor_lr _fused_adamw_ _fused_adamw_.tensor_lr "
+    ).split(),
 }
 
 

@@ -49,6 +49,14 @@ Tensor pow_out(const Tensor& self, const Tensor& exponent, const Tensor& out);
 Tensor linalg_vector_norm_out(const Tensor& self, const Scalar& ord, const std::optional<DimVector>& dim, bool keepdim,
                               std::optional<ScalarType> dtype, const Tensor& out);
 
+bool same_layout(const Tensor& a, const Tensor& b) {
+  if (a.dim() != b.dim()) return false;
+  for (int64_t d = 0; d < a.dim(); ++d) {
+    if (a.size(d) != b.size(d) || (a.size(d) > 1 && a.stride(d) != b.stride(d))) return false;
+  }
+  return true;
+}
+
 namespace {
 
 using ScalarList = std::vector<Scalar>;
@@ -96,16 +104,6 @@ std::vector<double> as_doubles(const ScalarList& s, double scale = 1.0) {
 }
 
 // ---- the fast path --------------------------------------------------------------------------
-
-// Element k of b is at the offset of element k of a (sizes equal; strides equal where a
-// dimension has more than one element).
-bool same_layout(const Tensor& a, const Tensor& b) {
-  if (a.dim() != b.dim()) return false;
-  for (int64_t d = 0; d < a.dim(); ++d) {
-    if (a.size(d) != b.size(d) || (a.size(d) > 1 && a.stride(d) != b.stride(d))) return false;
-  }
-  return true;
-}
 
 // All tensors of one floating dtype on the CPU, self[i] dense, the other operands of
 // tensor i laid out as self[i]; in place, no tensor written twice (two threads would race).

@@ -60,6 +60,10 @@ struct ForeachArgs {
   std::vector<double> scalars;
 };
 
+// Element k of b is at the offset of element k of a: equal sizes, and equal strides in
+// every dimension of more than one element.
+bool same_layout(const Tensor& a, const Tensor& b);
+
 using foreach_fn = void (*)(ForeachOp op, ScalarType dtype, const ForeachArgs& args);
 DECLARE_DISPATCH(foreach_fn, foreach_stub);
 

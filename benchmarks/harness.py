@@ -31,8 +31,9 @@ class Result:
         return self.seconds["ember"] / self.seconds[other]
 
 
-def time_callable(fn: Callable[[], Any], *, min_batch_time: float = 0.02, batches: int = 7,
-                  max_total: float = 3.0) -> float:
+def time_callable(
+    fn: Callable[[], Any], *, min_batch_time: float = 0.02, batches: int = 7, max_total: float = 3.0
+) -> float:
     """Median seconds per call."""
     fn()
     fn()
@@ -57,8 +58,9 @@ def time_callable(fn: Callable[[], Any], *, min_batch_time: float = 0.02, batche
     return statistics.median(samples)
 
 
-def run(workloads: list[tuple[str, str, Callable[[], dict[str, Callable[[], Any]]]]],
-        only: str | None = None) -> list[Result]:
+def run(
+    workloads: list[tuple[str, str, Callable[[], dict[str, Callable[[], Any]]]]], only: str | None = None
+) -> list[Result]:
     results = []
     for name, unit, make in workloads:
         if only and only not in name:
@@ -94,14 +96,16 @@ def table(results: list[Result]) -> str:
             rows.append((r.name, r.note, "", "", "", ""))
             continue
         rn, rt = r.ratio("numpy"), r.ratio("torch")
-        rows.append((
-            r.name,
-            _fmt(r.seconds.get("ember")),
-            _fmt(r.seconds.get("numpy")),
-            _fmt(r.seconds.get("torch")),
-            f"{rn:.2f}x" if rn else "-",
-            f"{rt:.2f}x" if rt else "-",
-        ))
+        rows.append(
+            (
+                r.name,
+                _fmt(r.seconds.get("ember")),
+                _fmt(r.seconds.get("numpy")),
+                _fmt(r.seconds.get("torch")),
+                f"{rn:.2f}x" if rn else "-",
+                f"{rt:.2f}x" if rt else "-",
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = []
     for i, row in enumerate(rows):

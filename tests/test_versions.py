@@ -48,9 +48,7 @@ def test_ember_pins_are_exact_and_current() -> None:
             if not m:
                 continue
             seen += 1
-            assert m.group(2) == "==" and m.group(3) == VERSION, (
-                f"{pkg.name}: {req!r} must pin exactly =={VERSION}"
-            )
+            assert m.group(2) == "==" and m.group(3) == VERSION, f"{pkg.name}: {req!r} must pin exactly =={VERSION}"
     assert seen >= 5  # every layer above c10py depends on one below it
 
 

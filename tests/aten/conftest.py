@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-import ember.aten as ea  # noqa: E402
+import ember.aten as ea
 
 _ORDER = ["default", "avx2", "avx512"]
 

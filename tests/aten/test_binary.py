@@ -9,25 +9,44 @@ import math
 import operator
 from typing import Any
 
+import ember.aten as ea
 import numpy as np
 import pytest
 from opinfo.core import expected_result_type, np_dtype, tensor_from
 
-import ember.aten as ea
-
 # ---- the operator dunders ---------------------------------------------------------------------
 
 ARITH = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
-    "//": operator.floordiv, "%": operator.mod, "**": operator.pow,
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "//": operator.floordiv,
+    "%": operator.mod,
+    "**": operator.pow,
 }
 BITWISE = {"&": operator.and_, "|": operator.or_, "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift}
-COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
-           ">=": operator.ge}
+COMPARE = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
 INPLACE = {
-    "+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv, "//": operator.ifloordiv,
-    "%": operator.imod, "**": operator.ipow, "&": operator.iand, "|": operator.ior, "^": operator.ixor,
-    "<<": operator.ilshift, ">>": operator.irshift,
+    "+": operator.iadd,
+    "-": operator.isub,
+    "*": operator.imul,
+    "/": operator.itruediv,
+    "//": operator.ifloordiv,
+    "%": operator.imod,
+    "**": operator.ipow,
+    "&": operator.iand,
+    "|": operator.ior,
+    "^": operator.ixor,
+    "<<": operator.ilshift,
+    ">>": operator.irshift,
 }
 ALL_OPS = {**ARITH, **BITWISE, **COMPARE}
 
@@ -120,6 +139,7 @@ def _dunder_cases() -> list[tuple[str, Any, Any]]:
 def _case_id(c: tuple[str, Any, Any]) -> str:
     def name(x: Any) -> str:
         return x._name if isinstance(x, ea.dtype) else repr(x)
+
     return f"{name(c[1])}{c[0]}{name(c[2])}"
 
 
@@ -185,9 +205,9 @@ def test_reflected_python_numbers() -> None:
     assert (10 - t).tolist() == [9, 8, 6]
     assert (10 // t).tolist() == [10, 5, 2]
     assert (10 % t).tolist() == [0, 0, 2]
-    assert (2 ** t).tolist() == [2, 4, 16]
-    assert (2 ** t).dtype == ea.int64
-    assert (2.0 ** t).dtype == ea.float32
+    assert (2**t).tolist() == [2, 4, 16]
+    assert (2**t).dtype == ea.int64
+    assert (2.0**t).dtype == ea.float32
     assert (1 << t).tolist() == [2, 4, 16]
     assert (64 >> t).tolist() == [32, 16, 4]
     assert (6 & t).tolist() == [0, 2, 4]
@@ -218,11 +238,11 @@ def test_non_tensor_operands() -> None:
     """Unsupported operands give Python's TypeError; == with None is identity (False)."""
     t = ea.tensor([1, 2])
     with pytest.raises(TypeError):
-        t + "a"  # noqa: B018
+        t + "a"
     with pytest.raises(TypeError):
-        "a" * t  # noqa: B018
+        "a" * t
     with pytest.raises(TypeError):
-        t < None  # noqa: B018
+        _ = t < None
     assert (t == None) is False  # noqa: E711
     assert (t != None) is True  # noqa: E711
     assert t not in [None, "x"]
@@ -236,7 +256,9 @@ def test_non_tensor_operands() -> None:
 
 
 @pytest.mark.parametrize("dtype", [ea.uint8, ea.int8, ea.int16, ea.int32, ea.int64])
-@pytest.mark.parametrize("fn", [ea.floor_divide, ea.remainder, ea.fmod, lambda a, b: ea.div(a, b, rounding_mode="trunc")])
+@pytest.mark.parametrize(
+    "fn", [ea.floor_divide, ea.remainder, ea.fmod, lambda a, b: ea.div(a, b, rounding_mode="trunc")]
+)
 def test_integer_division_by_zero(dtype: Any, fn: Any) -> None:
     a = ea.tensor([1, 2, 3], dtype=dtype)
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
@@ -278,12 +300,17 @@ def test_float_division_special_values() -> None:
 
 def test_pow_negative_integer_exponents() -> None:
     t = ea.tensor([1, 2, 3])
-    for bad in (lambda: t ** -1, lambda: ea.pow(t, -2), lambda: t.pow(-1), lambda: ea.tensor([True]) ** -1,
-                lambda: t.pow_(-1)):
+    for bad in (
+        lambda: t**-1,
+        lambda: ea.pow(t, -2),
+        lambda: t.pow(-1),
+        lambda: ea.tensor([True]) ** -1,
+        lambda: t.pow_(-1),
+    ):
         with pytest.raises(RuntimeError, match=r"^Integers to negative integer powers are not allowed\.$"):
             bad()
     # a float exponent, or a tensor exponent, is fine
-    assert (t ** -1.0).tolist() == [1.0, 0.5, pytest.approx(1 / 3)]
+    assert (t**-1.0).tolist() == [1.0, 0.5, pytest.approx(1 / 3)]
     assert ea.pow(ea.tensor([1, -1, 2, -2]), ea.tensor(-1)).tolist() == [1, -1, 0, 0]
     assert ea.pow(ea.tensor([-1, -1]), ea.tensor([-2, -3])).tolist() == [1, -1]
     assert (2 ** ea.tensor([-1, 0, 3])).tolist() == [0, 1, 8]
@@ -292,19 +319,19 @@ def test_pow_negative_integer_exponents() -> None:
 def test_pow_special_cases() -> None:
     nan, inf = math.nan, math.inf
     x = ea.tensor([nan, inf, -inf, 0.0, -0.0, -2.0, 2.0])
-    assert (x ** 0).tolist() == [1.0] * 7  # including NaN ** 0
+    assert (x**0).tolist() == [1.0] * 7  # including NaN ** 0
     assert ea.pow(x, ea.from_numpy(np.zeros(7, dtype=np.float32))).tolist() == [1.0] * 7
-    assert (1 ** x).tolist() == [1.0] * 7  # 1 ** NaN == 1
-    assert (1 ** x).dtype == ea.float32
-    np.testing.assert_array_equal((x ** 1).numpy(), x.numpy())
-    np.testing.assert_array_equal((x ** 2).numpy(), x.numpy() ** 2)
-    np.testing.assert_array_equal((x ** 3).numpy(), x.numpy() ** 3)
+    assert (1**x).tolist() == [1.0] * 7  # 1 ** NaN == 1
+    assert (1**x).dtype == ea.float32
+    np.testing.assert_array_equal((x**1).numpy(), x.numpy())
+    np.testing.assert_array_equal((x**2).numpy(), x.numpy() ** 2)
+    np.testing.assert_array_equal((x**3).numpy(), x.numpy() ** 3)
     with np.errstate(all="ignore"):
-        np.testing.assert_array_equal((x ** -1).numpy(), np.float32(1) / x.numpy())
-        np.testing.assert_array_equal((x ** -2).numpy(), np.float32(1) / x.numpy() ** 2)
-        np.testing.assert_array_equal((x ** 0.5).numpy(), np.sqrt(x.numpy()))
-        np.testing.assert_allclose((x ** -0.5).numpy(), 1 / np.sqrt(x.numpy()), rtol=1e-6)
-        np.testing.assert_allclose((x ** 2.5).numpy(), np.power(x.numpy(), 2.5), rtol=1e-6)
+        np.testing.assert_array_equal((x**-1).numpy(), np.float32(1) / x.numpy())
+        np.testing.assert_array_equal((x**-2).numpy(), np.float32(1) / x.numpy() ** 2)
+        np.testing.assert_array_equal((x**0.5).numpy(), np.sqrt(x.numpy()))
+        np.testing.assert_allclose((x**-0.5).numpy(), 1 / np.sqrt(x.numpy()), rtol=1e-6)
+        np.testing.assert_allclose((x**2.5).numpy(), np.power(x.numpy(), 2.5), rtol=1e-6)
     assert math.isnan((ea.tensor([-8.0]) ** (1 / 3)).item())
     assert (ea.tensor([-0.0]) ** -1).item() == -inf
     assert (ea.tensor([0.0]) ** -2).item() == inf
@@ -312,21 +339,21 @@ def test_pow_special_cases() -> None:
 
 def test_pow_dtypes_and_bool() -> None:
     i = ea.tensor([1, 2, 3])
-    assert (i ** 2).dtype == ea.int64 and (i ** 2).tolist() == [1, 4, 9]
-    assert (i ** 2.0).dtype == ea.float32
-    assert (i ** True).tolist() == [1, 2, 3]
-    assert (i ** False).tolist() == [1, 1, 1]
+    assert (i**2).dtype == ea.int64 and (i**2).tolist() == [1, 4, 9]
+    assert (i**2.0).dtype == ea.float32
+    assert (i**True).tolist() == [1, 2, 3]
+    assert (i**False).tolist() == [1, 1, 1]
     b = ea.tensor([True, False])
-    assert (b ** True).dtype == ea.bool and (b ** True).tolist() == [True, False]
-    assert (b ** False).tolist() == [True, True]
-    assert (True ** b).dtype == ea.bool and (True ** b).tolist() == [True, True]
-    assert (b ** 2).dtype == ea.int64
+    assert (b**True).dtype == ea.bool and (b**True).tolist() == [True, False]
+    assert (b**False).tolist() == [True, True]
+    assert (True**b).dtype == ea.bool and (True**b).tolist() == [True, True]
+    assert (b**2).dtype == ea.int64
     with pytest.raises(RuntimeError, match="pow: not implemented for dtype bool"):
-        b ** b  # noqa: B018
+        b**b
     assert (ea.tensor([2], dtype=ea.int8) ** 7).tolist() == [-128]  # wraps
     assert (ea.tensor([3], dtype=ea.int64) ** 40).tolist() == [(3**40 + 2**63) % 2**64 - 2**63]
     h = ea.tensor([1.5, -2.0], dtype=ea.float16)
-    assert (h ** 2).dtype == ea.float16 and (h ** 2).tolist() == [2.25, 4.0]
+    assert (h**2).dtype == ea.float16 and (h**2).tolist() == [2.25, 4.0]
     with pytest.raises(RuntimeError, match="can't be cast"):
         ea.pow(i, 0.5, out=ea.empty(3, dtype=ea.int64))
 
@@ -334,18 +361,27 @@ def test_pow_dtypes_and_bool() -> None:
 def test_float_power() -> None:
     i = ea.tensor([1, 2, 3])
     f = ea.tensor([1.0, 2.0, 3.0])
-    for r in (ea.float_power(i, 2), ea.float_power(f, 2), ea.float_power(2, i), ea.float_power(f, ea.tensor([2, 2, 2])),
-              i.float_power(-1)):
+    for r in (
+        ea.float_power(i, 2),
+        ea.float_power(f, 2),
+        ea.float_power(2, i),
+        ea.float_power(f, ea.tensor([2, 2, 2])),
+        i.float_power(-1),
+    ):
         assert r.dtype == ea.float64
     assert ea.float_power(i, -1).tolist() == [1.0, 0.5, 1 / 3]  # no integer-power error: computed in float64
     d = ea.tensor([1.0, 4.0], dtype=ea.float64)
     r = d.float_power_(0.5)
     assert r is d and d.tolist() == [1.0, 2.0]
-    with pytest.raises(RuntimeError, match="^the base given to float_power_ has dtype Float but the operation's "
-                                           "result requires dtype Double$"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"^the base given to float_power_ has dtype Float but the operation's result requires dtype Double$",
+    ):
         f.float_power_(2)
-    with pytest.raises(RuntimeError, match="^the output given to float_power has dtype Long but the operation's "
-                                           "result requires dtype Double$"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"^the output given to float_power has dtype Long but the operation's result requires dtype Double$",
+    ):
         ea.float_power(f, 2, out=ea.empty(3, dtype=ea.int64))
     out = ea.empty(0, dtype=ea.float64)
     assert ea.float_power(f, 2, out=out) is out and out.tolist() == [1.0, 4.0, 9.0]
@@ -367,8 +403,13 @@ def test_comparison_inplace_keeps_dtype() -> None:
 
 def test_comparison_aliases_and_out() -> None:
     a, b = ea.tensor([1, 2, 3]), ea.tensor([2, 2, 2])
-    for alias, op in ((ea.greater, ea.gt), (ea.greater_equal, ea.ge), (ea.less, ea.lt), (ea.less_equal, ea.le),
-                      (ea.not_equal, ea.ne)):
+    for alias, op in (
+        (ea.greater, ea.gt),
+        (ea.greater_equal, ea.ge),
+        (ea.less, ea.lt),
+        (ea.less_equal, ea.le),
+        (ea.not_equal, ea.ne),
+    ):
         assert alias(a, b).tolist() == op(a, b).tolist()
     out = ea.empty(3, dtype=ea.float32)
     assert ea.lt(a, b, out=out) is out and out.tolist() == [1.0, 0.0, 0.0]
@@ -401,7 +442,7 @@ def test_bitwise_bool_and_errors() -> None:
         with pytest.raises(RuntimeError, match="not implemented for dtype float32"):
             fn(ea.tensor([1.0]), ea.tensor([1.0]))
     with pytest.raises(RuntimeError, match="bitwise_left_shift: not implemented for dtype bool"):
-        t << f  # noqa: B018
+        t << f
 
 
 def test_shifts() -> None:
@@ -487,13 +528,13 @@ def test_where_scalars_and_dtypes() -> None:
     assert ea.where(c, x, 2.5).dtype == ea.float16 and ea.where(c, x, 2.5).tolist() == [1.0, 2.5, 3.0]
     assert ea.where(c, ea.tensor([1, 2, 3]), 2.5).dtype == ea.float32
     assert ea.where(c, ea.tensor([1, 2, 3], dtype=ea.uint8), ea.tensor([1.5], dtype=ea.float64)).dtype == ea.float64
-    assert ea.where(c.view(3, 1), ea.tensor([1, 2]), ea.tensor([[7], [8], [9]])).tolist() == [
-        [1, 2], [8, 8], [1, 2]]
+    assert ea.where(c.view(3, 1), ea.tensor([1, 2]), ea.tensor([[7], [8], [9]])).tolist() == [[1, 2], [8, 8], [1, 2]]
     y = ea.tensor([7.0, 8.0, 9.0], dtype=ea.float16)
     assert x.where(c, y).tolist() == [1.0, 8.0, 3.0]  # Tensor.where: self is the value where True
     assert x.where(c, 0).tolist() == [1.0, 0.0, 3.0]
-    with pytest.raises(RuntimeError, match="^where expected condition to be a boolean tensor, but got a tensor with "
-                                           "dtype Long$"):
+    with pytest.raises(
+        RuntimeError, match=r"^where expected condition to be a boolean tensor, but got a tensor with dtype Long$"
+    ):
         ea.where(ea.tensor([1, 0]), 1, 0)
     with pytest.raises(RuntimeError, match="Expected out type to be Half but got Float"):
         ea.where(c, x, x, out=ea.empty(3))
@@ -520,7 +561,7 @@ def test_clamp_semantics() -> None:
     j = ea.tensor([-3, 0, 3])
     assert ea.clamp_(j, -1, 1) is j and j.tolist() == [-1, 0, 1]
     for bad in (lambda: ea.clamp(x), lambda: x.clamp(None, None), lambda: x.clip_(), lambda: ea.clamp(x, None)):
-        with pytest.raises(RuntimeError, match="^torch.clamp: At least one of 'min' or 'max' must not be None$"):
+        with pytest.raises(RuntimeError, match=r"^torch.clamp: At least one of 'min' or 'max' must not be None$"):
             bad()
     with pytest.raises(RuntimeError, match="value cannot be converted to type uint8_t without overflow"):
         ea.tensor([1], dtype=ea.uint8).clamp(min=-1)
@@ -551,8 +592,11 @@ def test_addcmul_addcdiv() -> None:
     assert ea.addcmul(i, i, i, value=3).tolist() == [4, 14] and ea.addcmul(i, i, i).dtype == ea.int64
     assert ea.addcmul(i, t1, i).dtype == ea.float32  # promoted over all three
     assert ea.addcdiv(i, t1, i).tolist() == [4.0, 4.0]  # one float divisor operand is enough
-    with pytest.raises(RuntimeError, match=r"^Integer division with addcdiv is no longer supported, and in a future  "
-                                           r"release addcdiv will perform a true division of tensor1 and tensor2\."):
+    with pytest.raises(
+        RuntimeError,
+        match=r"^Integer division with addcdiv is no longer supported, and in a future  "
+        r"release addcdiv will perform a true division of tensor1 and tensor2\.",
+    ):
         ea.addcdiv(s, i, i)
     x = s.clone()
     assert x.addcmul_(t1, t2) is x and x.tolist() == [7.0, 34.0]
@@ -623,7 +667,7 @@ def test_bfloat16_and_half_values() -> None:
         assert ea.where(a > 0, a, b).float().tolist() == [1.0, -2.0, 3.5]
         assert ea.clamp(a, -1, 2).float().tolist() == [1.0, -1.0, 2.0]
         assert ea.remainder(a, 2).float().tolist() == [1.0, 0.0, 1.5]
-        assert (a ** 2).float().tolist() == [1.0, 4.0, 12.25]
+        assert (a**2).float().tolist() == [1.0, 4.0, 12.25]
 
 
 @pytest.mark.parametrize("dtype", [ea.int32, ea.float16, ea.float32, ea.float64])
@@ -634,7 +678,7 @@ def test_pow_expanded_inputs(dtype: Any) -> None:
     assert row.stride(0) == 0 and exp.stride(1) == 0
     expected = np.array([1, 2, 3, 0], dtype=np.float64)[None, :] ** np.array([2, 3, 0], dtype=np.float64)[:, None]
     _check_values(ea.pow(row, exp), expected, dtype)
-    _check_values(row ** 2, np.tile(np.array([1, 4, 9, 0.0]), (3, 1)), dtype)
+    _check_values(row**2, np.tile(np.array([1, 4, 9, 0.0]), (3, 1)), dtype)
 
 
 @pytest.mark.parametrize("dtype", [ea.float16, ea.float32, ea.float64])

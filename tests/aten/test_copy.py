@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import ember.aten as ea
 import numpy as np
 import pytest
 from opinfo.core import ALL_DTYPES, make_array, np_dtype, tensor_from, to_numpy
-
-import ember.aten as ea
 
 
 def _layouts(shape: tuple[int, int, int]) -> list[tuple[str, Callable[[ea.Tensor], ea.Tensor]]]:
@@ -71,7 +70,8 @@ def test_copy_between_dtypes(src_dtype: Any, dst_dtype: Any, capability: str) ->
 
 
 @pytest.mark.parametrize(
-    ("dst_shape", "src_shape"), [((3, 4), (4,)), ((3, 4), (3, 1)), ((2, 3, 4), ()), ((2, 3, 4), (1, 3, 1)), ((0, 4), (4,))]
+    ("dst_shape", "src_shape"),
+    [((3, 4), (4,)), ((3, 4), (3, 1)), ((2, 3, 4), ()), ((2, 3, 4), (1, 3, 1)), ((0, 4), (4,))],
 )
 def test_copy_broadcasts_the_source(dst_shape: tuple[int, ...], src_shape: tuple[int, ...]) -> None:
     src = ea.arange(int(np.prod(src_shape)), dtype=ea.float32).reshape(src_shape)
@@ -92,8 +92,10 @@ def test_copy_errors() -> None:
     with pytest.raises(RuntimeError, match=r"size of tensor a \(0\) must match the size of tensor b \(2\)"):
         ea.zeros(0).copy_(ea.zeros(2))
     x = ea.arange(6.0)
-    with pytest.raises(RuntimeError, match="some elements of the input tensor and the written-to tensor refer to a "
-                       "single memory location"):
+    with pytest.raises(
+        RuntimeError,
+        match="some elements of the input tensor and the written-to tensor refer to a single memory location",
+    ):
         x[1:].copy_(x[:-1])
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single memory"):
         ea.zeros(1, 3).expand(2, 3).copy_(ea.ones(2, 3))
@@ -159,7 +161,9 @@ def test_fill_and_zero() -> None:
     assert x.tolist() == [[7] * 3] * 2
     x.fill_(ea.tensor(3))  # 0-dim tensor overload
     assert x.tolist() == [[3] * 3] * 2 and x._version == 2
-    with pytest.raises(RuntimeError, match="fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions"):
+    with pytest.raises(
+        RuntimeError, match="fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions"
+    ):
         x.fill_(ea.tensor([1]))
     ea.fill_(x[:, 1], 9)
     assert x.tolist() == [[3, 9, 3]] * 2
@@ -173,12 +177,16 @@ def test_fill_and_zero() -> None:
 
 @pytest.mark.parametrize(
     ("dtype", "ok", "bad", "name"),
-    [(ea.int8, [127, -128, 1.9], [128, -129, 1e3, float("nan")], "int8_t"),
-     (ea.uint8, [255, -1, -255], [256, -256], "uint8_t"),
-     (ea.int16, [32767], [40000], "int16_t"), (ea.int32, [2**31 - 1, -(2**31)], [2**31, 1e10], "int"),
-     (ea.int64, [2**63 - 1, 1e18], [1e19, float("inf")], "int64_t"),
-     (ea.float16, [65504.0, float("inf"), float("nan")], [1e5, -70000], "c10::Half"),
-     (ea.float32, [3e38, float("-inf")], [1e39], "float"), (ea.bool, [2, -1.5, float("nan")], [], "")],
+    [
+        (ea.int8, [127, -128, 1.9], [128, -129, 1e3, float("nan")], "int8_t"),
+        (ea.uint8, [255, -1, -255], [256, -256], "uint8_t"),
+        (ea.int16, [32767], [40000], "int16_t"),
+        (ea.int32, [2**31 - 1, -(2**31)], [2**31, 1e10], "int"),
+        (ea.int64, [2**63 - 1, 1e18], [1e19, float("inf")], "int64_t"),
+        (ea.float16, [65504.0, float("inf"), float("nan")], [1e5, -70000], "c10::Half"),
+        (ea.float32, [3e38, float("-inf")], [1e39], "float"),
+        (ea.bool, [2, -1.5, float("nan")], [], ""),
+    ],
 )
 def test_fill_value_must_fit_the_dtype(dtype: Any, ok: list[Any], bad: list[Any], name: str) -> None:
     for v in ok:
@@ -221,9 +229,18 @@ def test_to_forms() -> None:
 
 def test_dtype_shortcuts_and_type() -> None:
     x = ea.tensor([1.5, -2.5])
-    for name, dtype in [("float", ea.float32), ("double", ea.float64), ("half", ea.float16),
-                        ("bfloat16", ea.bfloat16), ("int", ea.int32), ("long", ea.int64), ("short", ea.int16),
-                        ("char", ea.int8), ("byte", ea.uint8), ("bool", ea.bool)]:
+    for name, dtype in [
+        ("float", ea.float32),
+        ("double", ea.float64),
+        ("half", ea.float16),
+        ("bfloat16", ea.bfloat16),
+        ("int", ea.int32),
+        ("long", ea.int64),
+        ("short", ea.int16),
+        ("char", ea.int8),
+        ("byte", ea.uint8),
+        ("bool", ea.bool),
+    ]:
         assert getattr(x, name)().dtype == dtype
     assert x.float() is x
     assert x.int().tolist() == [1, -2]

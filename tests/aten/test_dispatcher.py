@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import pytest
-
 import ember.aten as ea
+import pytest
 from ember.aten import _dispatch
 from ember.aten.library import Library
 from ember.c10py import DispatchKey, DispatchKeySet
@@ -36,7 +35,7 @@ def test_only_floating_tensors_require_grad() -> None:
 
 def test_cpp_kernels_report_their_source() -> None:
     op = _dispatch.find_op("aten::add.Tensor")
-    key, kernel, below = op.lookup(CPU)
+    key, kernel, _below = op.lookup(CPU)
     assert key == DispatchKey.CPU
     assert kernel.name == "add_out"
     assert kernel.source is not None

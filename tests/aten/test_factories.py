@@ -7,10 +7,9 @@ from __future__ import annotations
 import gc
 import warnings
 
+import ember.aten as ea
 import numpy as np
 import pytest
-
-import ember.aten as ea
 
 
 @pytest.fixture
@@ -28,8 +27,13 @@ def float64_default():
 
 @pytest.mark.parametrize("factory", [ea.zeros, ea.ones, ea.empty])
 def test_size_forms(factory) -> None:
-    for args, kwargs in [((2, 3), {}), (((2, 3),), {}), (([2, 3],), {}), ((), {"size": (2, 3)}),
-                         ((ea.tensor(2), 3), {})]:
+    for args, kwargs in [
+        ((2, 3), {}),
+        (((2, 3),), {}),
+        (([2, 3],), {}),
+        ((), {"size": (2, 3)}),
+        ((ea.tensor(2), 3), {}),
+    ]:
         t = factory(*args, **kwargs)
         assert t.shape == (2, 3) and t.dtype == ea.float32 and t.is_contiguous()
     assert factory(()).shape == ()
@@ -79,14 +83,21 @@ def test_full_infers_dtype_from_fill_value(float64_default: None) -> None:
 
 
 def test_requires_grad_keyword() -> None:
-    for t in (ea.zeros(2, requires_grad=True), ea.ones((2,), requires_grad=True),
-              ea.full((2,), 1.0, requires_grad=True), ea.empty(2, requires_grad=True),
-              ea.arange(3.0, requires_grad=True), ea.linspace(0, 1, 3, requires_grad=True),
-              ea.eye(2, requires_grad=True), ea.zeros_like(ea.ones(2), requires_grad=True),
-              ea.ones(2).new_zeros(3, requires_grad=True), ea.tensor([1.0], requires_grad=True)):
+    for t in (
+        ea.zeros(2, requires_grad=True),
+        ea.ones((2,), requires_grad=True),
+        ea.full((2,), 1.0, requires_grad=True),
+        ea.empty(2, requires_grad=True),
+        ea.arange(3.0, requires_grad=True),
+        ea.linspace(0, 1, 3, requires_grad=True),
+        ea.eye(2, requires_grad=True),
+        ea.zeros_like(ea.ones(2), requires_grad=True),
+        ea.ones(2).new_zeros(3, requires_grad=True),
+        ea.tensor([1.0], requires_grad=True),
+    ):
         assert t.requires_grad and t.is_leaf
     assert not ea.zeros(2).requires_grad
-    with pytest.raises(RuntimeError, match="only Tensors of floating point.*dtype can require gradients"):
+    with pytest.raises(RuntimeError, match=r"only Tensors of floating point.*dtype can require gradients"):
         ea.zeros(2, dtype=ea.int64, requires_grad=True)
 
 
@@ -115,8 +126,13 @@ def test_like_preserves_dense_layouts() -> None:
 
 def test_new_factories() -> None:
     x = ea.zeros(2, dtype=ea.int32)
-    for t in (x.new_empty(3, 4), x.new_zeros((3, 4)), x.new_ones([3, 4]), x.new_full((3, 4), 5.7),
-              x.new_zeros(size=(3, 4))):
+    for t in (
+        x.new_empty(3, 4),
+        x.new_zeros((3, 4)),
+        x.new_ones([3, 4]),
+        x.new_full((3, 4), 5.7),
+        x.new_zeros(size=(3, 4)),
+    ):
         assert t.shape == (3, 4) and t.dtype == ea.int32
     assert x.new_full((2,), 5.7).tolist() == [5, 5]
     assert x.new_ones(2, dtype=ea.float16).dtype == ea.float16
@@ -312,9 +328,9 @@ def test_from_numpy_strides_lifetime_and_errors() -> None:
     ro.flags.writeable = False
     with pytest.warns(UserWarning, match="The given NumPy array is not writable"):
         ea.from_numpy(ro)
-    with pytest.raises(TypeError, match="expected np.ndarray"):
+    with pytest.raises(TypeError, match=r"expected np.ndarray"):
         ea.from_numpy([1, 2])
-    with pytest.raises(TypeError, match="can't convert np.ndarray of type numpy.complex128"):
+    with pytest.raises(TypeError, match=r"can't convert np.ndarray of type numpy.complex128"):
         ea.from_numpy(np.zeros(2, dtype=np.complex128))
     with pytest.raises(ValueError, match="byte order"):
         ea.from_numpy(np.zeros(2, dtype=">f4"))

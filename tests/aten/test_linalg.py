@@ -12,12 +12,11 @@ import textwrap
 import warnings
 from typing import Any
 
+import ember.aten as ea
 import numpy as np
 import pytest
-from opinfo.linalg import EINSUM_CASES
-
-import ember.aten as ea
 from ember.c10py import LinAlgError
+from opinfo.linalg import EINSUM_CASES
 
 RNG = np.random.default_rng(2024)
 
@@ -327,8 +326,9 @@ def test_kron_and_outer_promote() -> None:
 
 
 def _close(a: Any, b: Any, tol: float = 1e-10) -> None:
-    np.testing.assert_allclose(N(a) if isinstance(a, ea.Tensor) else a, N(b) if isinstance(b, ea.Tensor) else b,
-                               rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        N(a) if isinstance(a, ea.Tensor) else a, N(b) if isinstance(b, ea.Tensor) else b, rtol=tol, atol=tol
+    )
 
 
 @pytest.mark.parametrize("batch", [(), (3,), (2, 2)])
@@ -471,8 +471,11 @@ def test_qr_and_cholesky_out() -> None:
 def test_linalg_errors_are_runtime_errors_with_pytorch_messages() -> None:
     assert issubclass(LinAlgError, RuntimeError)
     sing = ea.tensor([[1.0, 2.0], [2.0, 4.0]])
-    with pytest.raises(LinAlgError, match=r"linalg.inv: The diagonal element 2 is zero, the inversion could not be "
-                       r"completed because the input matrix is singular."):
+    with pytest.raises(
+        LinAlgError,
+        match=r"linalg.inv: The diagonal element 2 is zero, the inversion could not be "
+        r"completed because the input matrix is singular.",
+    ):
         ea.linalg.inv(sing)
     with pytest.raises(LinAlgError, match=r"torch.linalg.solve: The solver failed because the input matrix is"):
         ea.linalg.solve(sing, ea.ones(2))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import ember.aten as ea
 import numpy as np
 import pytest
 from opinfo import op_db
@@ -17,8 +18,6 @@ from opinfo.core import (
     np_dtype,
     to_reference,
 )
-
-import ember.aten as ea
 
 PAIRS = [(op, dt) for op in op_db for dt in op.dtypes]
 PAIR_IDS = [f"{op.name}-{dt._name}" for op, dt in PAIRS]
@@ -131,7 +130,7 @@ def test_out(op: OpInfo, dtype: Any) -> None:
         assert_close(out, _to_np(expected), dtype, atol=0, rtol=0, msg=f"{op.name} out=")
         if expected.dtype.is_floating_point:
             bad = ea.empty((0,), dtype=ea.int64)
-            with pytest.raises(RuntimeError, match="can't be cast|dtype|out type"):
+            with pytest.raises(RuntimeError, match=r"can't be cast|dtype|out type"):
                 _call(op.op, s, out=bad)
 
 

@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 import ember.aten as ea
+import pytest
 
 nan, inf = float("nan"), float("inf")
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import ember.aten as ea
 import numpy as np
 import pytest
-
-import ember.aten as ea
 
 
 def _arange(*shape: int, dtype: Any = ea.float32) -> ea.Tensor:
@@ -211,13 +210,13 @@ def test_view_dtype_reinterprets_bytes() -> None:
     m = ea.arange(16, dtype=ea.int16).reshape(4, 4)[2:].view(ea.int32)
     np.testing.assert_array_equal(_np(m), np.arange(16, dtype=np.int16).reshape(4, 4)[2:].view(np.int32))
     assert x.view(ea.float32)._base is x
-    with pytest.raises(RuntimeError, match="self.stride\\(-1\\) must be 1 to view Float as Double"):
+    with pytest.raises(RuntimeError, match=r"self.stride\(-1\) must be 1 to view Float as Double"):
         ea.empty(2, 4)[:, ::2].view(ea.float64)
-    with pytest.raises(RuntimeError, match="self.size\\(-1\\) must be divisible by 2 to view Float as Double"):
+    with pytest.raises(RuntimeError, match=r"self.size\(-1\) must be divisible by 2 to view Float as Double"):
         ea.empty(3).view(ea.float64)
-    with pytest.raises(RuntimeError, match="self.dim\\(\\) cannot be 0 to view Float as Double"):
+    with pytest.raises(RuntimeError, match=r"self.dim\(\) cannot be 0 to view Float as Double"):
         ea.tensor(1.0).view(ea.float64)
-    with pytest.raises(RuntimeError, match="self.storage_offset\\(\\) must be divisible by 2"):
+    with pytest.raises(RuntimeError, match=r"self.storage_offset\(\) must be divisible by 2"):
         ea.empty(5)[1:].view(ea.float64)
 
 
@@ -226,8 +225,15 @@ def test_view_dtype_reinterprets_bytes() -> None:
 
 def test_split_chunk_tensor_split_return_tuples_of_views() -> None:
     x = _arange(7, 2)
-    for parts in (x.split(3), x.split([3, 4]), x.chunk(3), x.tensor_split(3), x.tensor_split([2, 5]),
-                  ea.split(x, 2), ea.tensor_split(x, ea.tensor([1, 3]))):
+    for parts in (
+        x.split(3),
+        x.split([3, 4]),
+        x.chunk(3),
+        x.tensor_split(3),
+        x.tensor_split([2, 5]),
+        ea.split(x, 2),
+        ea.tensor_split(x, ea.tensor([1, 3])),
+    ):
         assert isinstance(parts, tuple)
         for p in parts:
             assert p._base is x
@@ -263,9 +269,9 @@ def test_broadcast_tensors_and_meshgrid() -> None:
     with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of tensor b \(4\)"):
         ea.broadcast_tensors(ea.zeros(3), ea.zeros(4))
     with pytest.warns(UserWarning, match="indexing argument"):
-        x, y = ea.meshgrid(ea.arange(3), ea.arange(2))
+        x, _ = ea.meshgrid(ea.arange(3), ea.arange(2))
     assert x.shape == (3, 2)
-    x, y = ea.meshgrid([ea.arange(3), ea.arange(2)], indexing="xy")
+    x, _y = ea.meshgrid([ea.arange(3), ea.arange(2)], indexing="xy")
     assert x.shape == (2, 3)
     np.testing.assert_array_equal(_np(x), np.meshgrid(np.arange(3), np.arange(2))[0])
     assert ea.cartesian_prod(ea.tensor([1, 2]), ea.tensor([3, 4])).tolist() == [[1, 3], [1, 4], [2, 3], [2, 4]]
@@ -303,8 +309,13 @@ def test_cat_out_casts_and_checks() -> None:
 
 @pytest.mark.parametrize("dim", [0, 1, 2, -1])
 def test_cat_strided_and_transposed_inputs(dim: int) -> None:
-    parts = [_arange(2, 3, 4), _arange(4, 3, 2).permute(2, 1, 0), _arange(2, 6, 8)[:, ::2, ::2] + 0,
-             _arange(2, 3, 8)[..., ::2], _arange(1, 3, 4).expand(2, 3, 4)]
+    parts = [
+        _arange(2, 3, 4),
+        _arange(4, 3, 2).permute(2, 1, 0),
+        _arange(2, 6, 8)[:, ::2, ::2] + 0,
+        _arange(2, 3, 8)[..., ::2],
+        _arange(1, 3, 4).expand(2, 3, 4),
+    ]
     ref = [_np(p) for p in parts]
     np.testing.assert_array_equal(_np(ea.cat(parts, dim)), np.concatenate(ref, dim))
     np.testing.assert_array_equal(_np(ea.stack(parts, dim)), np.stack(ref, dim))

@@ -10,11 +10,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import ember.aten as ea
 import numpy as np
 import pytest
 from opinfo.unary import digamma_scalar, erfinv_scalar, gelu_scalar
-
-import ember.aten as ea
 
 INF = math.inf
 NAN = math.nan
@@ -145,11 +144,21 @@ def test_subnormal_inputs(name: str, capability: str) -> None:
     got = getattr(ea, name)(ea.from_numpy(sub)).numpy().astype(np.float64)
     x = sub.astype(np.float64)
     with np.errstate(all="ignore"):
-        ref = {
-            "log": np.log, "log2": np.log2, "sqrt": np.sqrt, "rsqrt": lambda v: 1 / np.sqrt(v),
-            "reciprocal": lambda v: 1 / v, "exp2": np.exp2, "sin": np.sin, "tanh": np.tanh,
-            "sigmoid": lambda v: 1 / (1 + np.exp(-v)),
-        }[name](x).astype(np.float32).astype(np.float64)
+        ref = (
+            {
+                "log": np.log,
+                "log2": np.log2,
+                "sqrt": np.sqrt,
+                "rsqrt": lambda v: 1 / np.sqrt(v),
+                "reciprocal": lambda v: 1 / v,
+                "exp2": np.exp2,
+                "sin": np.sin,
+                "tanh": np.tanh,
+                "sigmoid": lambda v: 1 / (1 + np.exp(-v)),
+            }[name](x)
+            .astype(np.float32)
+            .astype(np.float64)
+        )
     np.testing.assert_allclose(got, ref, rtol=1e-6)
 
 
@@ -169,8 +178,9 @@ def test_round_half_to_even() -> None:
     assert same(values(ea.round(x)), [0.0, 2.0, 2.0, -0.0, -2.0, -2.0, 0.0])
 
 
-@pytest.mark.parametrize("dtype", [ea.float32, ea.float64, ea.float16, ea.bfloat16],
-                         ids=["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize(
+    "dtype", [ea.float32, ea.float64, ea.float16, ea.bfloat16], ids=["float32", "float64", "float16", "bfloat16"]
+)
 def test_round_decimals(dtype: Any) -> None:
     x = ea.tensor([1.2345, -2.5678, 1234.5678, 0.125, -0.0, NAN, INF], dtype=dtype)
     # PyTorch's formula in the compute type (float for float32/16/bf16)
@@ -206,9 +216,36 @@ def test_round_out_and_decimals_out() -> None:
 
 # ---- dtype rules ----------------------------------------------------------------------
 
-FLOAT_FUNCS = ["exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "sin", "cos",
-               "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf",
-               "erfc", "erfinv", "lgamma", "digamma", "logit"]
+FLOAT_FUNCS = [
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "sigmoid",
+    "erf",
+    "erfc",
+    "erfinv",
+    "lgamma",
+    "digamma",
+    "logit",
+]
 
 
 @pytest.mark.parametrize("name", FLOAT_FUNCS)
@@ -267,8 +304,13 @@ def test_bool_results() -> None:
     assert ea.isneginf(f).tolist() == [False, False, True, False, False]
     assert ea.isfinite(f).tolist() == [False, False, False, True, True]
     i = ea.tensor([1, -2, 3])
-    for name, expected in (("isnan", False), ("isinf", False), ("isposinf", False), ("isneginf", False),
-                           ("isfinite", True)):
+    for name, expected in (
+        ("isnan", False),
+        ("isinf", False),
+        ("isposinf", False),
+        ("isneginf", False),
+        ("isfinite", True),
+    ):
         r = getattr(ea, name)(i)
         assert r.dtype == ea.bool and r.tolist() == [expected] * 3, name
     assert ea.isfinite(ea.tensor([True])).tolist() == [True]
@@ -291,15 +333,18 @@ def test_bitwise_not() -> None:
     assert ea.bitwise_not(ea.tensor([0, 255], dtype=ea.uint8)).tolist() == [255, 0]
     assert ea.bitwise_not(ea.tensor([True, False])).tolist() == [False, True]
     assert (~ea.tensor([True, False])).tolist() == [False, True]
-    for dtype, name in ((ea.float32, "Float"), (ea.float64, "Double"), (ea.float16, "Half"),
-                        (ea.bfloat16, "BFloat16")):
+    for dtype, name in ((ea.float32, "Float"), (ea.float64, "Double"), (ea.float16, "Half"), (ea.bfloat16, "BFloat16")):
         with pytest.raises(RuntimeError, match=f"\"bitwise_not_cpu\" not implemented for '{name}'"):
             ea.bitwise_not(ea.tensor([1.0], dtype=dtype))
 
 
 def test_nan_to_num_defaults_use_the_dtype_range() -> None:
-    for dtype, big in ((ea.float32, float(np.finfo(np.float32).max)), (ea.float64, float(np.finfo(np.float64).max)),
-                       (ea.float16, 65504.0), (ea.bfloat16, 3.3895313892515355e38)):
+    for dtype, big in (
+        (ea.float32, float(np.finfo(np.float32).max)),
+        (ea.float64, float(np.finfo(np.float64).max)),
+        (ea.float16, 65504.0),
+        (ea.bfloat16, 3.3895313892515355e38),
+    ):
         x = ea.tensor([NAN, INF, -INF, 1.5], dtype=dtype)
         assert values(ea.nan_to_num(x)) == [0.0, big, -big, 1.5], dtype
     x = ea.tensor([NAN, INF, -INF, -2.0])
@@ -380,22 +425,76 @@ def test_selu_celu_elu_relations() -> None:
 
 
 def test_python_modules_match_pytorch() -> None:
-    for name in ("gelu", "silu", "mish", "softplus", "hardtanh", "relu6", "leaky_relu", "elu", "hardsigmoid",
-                 "hardswish", "gelu_", "silu_", "hardtanh_", "leaky_relu_", "elu_"):
+    for name in (
+        "gelu",
+        "silu",
+        "mish",
+        "softplus",
+        "hardtanh",
+        "relu6",
+        "leaky_relu",
+        "elu",
+        "hardsigmoid",
+        "hardswish",
+        "gelu_",
+        "silu_",
+        "hardtanh_",
+        "leaky_relu_",
+        "elu_",
+    ):
         assert hasattr(ea.nn, name), name
         assert not hasattr(ea, name), name
-    for name in ("relu", "relu_", "sigmoid", "sigmoid_", "tanh", "selu", "selu_", "celu", "celu_", "threshold",
-                 "threshold_", "logit", "absolute", "arcsin", "fix", "sgn", "nan_to_num", "isposinf"):
+    for name in (
+        "relu",
+        "relu_",
+        "sigmoid",
+        "sigmoid_",
+        "tanh",
+        "selu",
+        "selu_",
+        "celu",
+        "celu_",
+        "threshold",
+        "threshold_",
+        "logit",
+        "absolute",
+        "arcsin",
+        "fix",
+        "sgn",
+        "nan_to_num",
+        "isposinf",
+    ):
         assert hasattr(ea, name), name
-    for name in ("relu", "relu_", "sigmoid", "sigmoid_", "logit", "abs_", "sign_", "erfinv_", "nan_to_num_",
-                 "bitwise_not_", "logical_not_", "round_", "isnan", "signbit"):
+    for name in (
+        "relu",
+        "relu_",
+        "sigmoid",
+        "sigmoid_",
+        "logit",
+        "abs_",
+        "sign_",
+        "erfinv_",
+        "nan_to_num_",
+        "bitwise_not_",
+        "logical_not_",
+        "round_",
+        "isnan",
+        "signbit",
+    ):
         assert hasattr(ea.Tensor, name), name
 
 
 def test_aliases_share_the_kernel() -> None:
     x = ea.tensor([-0.7, 0.2, 0.9])
-    for alias, op in (("absolute", "abs"), ("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"),
-                      ("arcsinh", "asinh"), ("fix", "trunc"), ("sgn", "sign")):
+    for alias, op in (
+        ("absolute", "abs"),
+        ("arcsin", "asin"),
+        ("arccos", "acos"),
+        ("arctan", "atan"),
+        ("arcsinh", "asinh"),
+        ("fix", "trunc"),
+        ("sgn", "sign"),
+    ):
         assert values(getattr(ea, alias)(x)) == values(getattr(ea, op)(x)), alias
     assert abs(ea.tensor([-2.0])).tolist() == [2.0]
 
@@ -453,19 +552,23 @@ ACCURACY = [
     ("gelu", ea.nn.gelu, np.vectorize(gelu_scalar), 4.0, lambda x: np.abs(x) < 13),
     # below x = -2 the rounding of the float32 argument of exp (x + 0.044715 x^3, up to ~66)
     # dominates: any float32 evaluation of this formula is off by tens of ulps there
-    ("gelu_tanh", lambda t: ea.nn.gelu(t, approximate="tanh"),
-     lambda x: x / (1 + np.exp(-2 * np.sqrt(2 / np.pi) * (x + 0.044715 * x**3))), 8.0, lambda x: (x > -2) & (x < 9)),
+    (
+        "gelu_tanh",
+        lambda t: ea.nn.gelu(t, approximate="tanh"),
+        lambda x: x / (1 + np.exp(-2 * np.sqrt(2 / np.pi) * (x + 0.044715 * x**3))),
+        8.0,
+        lambda x: (x > -2) & (x < 9),
+    ),
 ]
 
 
 @pytest.mark.parametrize(("name", "fn", "ref", "max_ulp", "keep"), ACCURACY, ids=[a[0] for a in ACCURACY])
-def test_vectorised_float32_accuracy(name: str, fn: Any, ref: Any, max_ulp: float, keep: Any,
-                                     capability: str) -> None:
+def test_vectorised_float32_accuracy(name: str, fn: Any, ref: Any, max_ulp: float, keep: Any, capability: str) -> None:
     x = _grid()
     if keep is not None:
         x = x[keep(x.astype(np.float64))]
     if name.startswith("gelu"):
-        x = x[:: 7]  # the float64 reference is a Python loop
+        x = x[::7]  # the float64 reference is a Python loop
     got = fn(ea.from_numpy(np.ascontiguousarray(x))).numpy()
     with np.errstate(all="ignore"):
         ref64 = ref(x.astype(np.float64))

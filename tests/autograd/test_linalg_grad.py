@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import ember.aten as ea
 import numpy as np
 import pytest
-from helpers import rand
-
-import ember.aten as ea
 from ember.autograd import gradcheck, gradgradcheck
+from helpers import rand
 
 
 def R(*shape: int, seed: int = 0) -> Any:
@@ -63,8 +62,16 @@ def test_product_gradients(fn: Any, shapes: list[tuple[int, ...]]) -> None:
 
 @pytest.mark.parametrize(
     ("a", "b"),
-    [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)), ((2, 2, 3), (3, 2)), ((2, 2, 3), (3,)), ((3,), (2, 3, 2)),
-     ((2, 1, 2, 3), (3, 3, 2)), ((2, 3), (2, 3, 2))],
+    [
+        ((3,), (3,)),
+        ((2, 3), (3,)),
+        ((3,), (3, 2)),
+        ((2, 2, 3), (3, 2)),
+        ((2, 2, 3), (3,)),
+        ((3,), (2, 3, 2)),
+        ((2, 1, 2, 3), (3, 3, 2)),
+        ((2, 3), (2, 3, 2)),
+    ],
 )
 def test_matmul_gradients_every_path(a: tuple[int, ...], b: tuple[int, ...]) -> None:
     x, y = R(*a, seed=1), R(*b, seed=2)
@@ -94,9 +101,14 @@ def test_inplace_product_gradients(name: str) -> None:
 
 @pytest.mark.parametrize(
     ("equation", "shapes"),
-    [("ij,jk->ik", [(2, 3), (3, 2)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]), ("ii->i", [(3, 3)]),
-     ("...ij,...jk", [(2, 1, 2, 3), (2, 3, 2)]), ("ijk,ikl,ilm->jm", [(2, 2, 3), (2, 3, 2), (2, 2, 2)]),
-     ("i,i->", [(4,), (4,)])],
+    [
+        ("ij,jk->ik", [(2, 3), (3, 2)]),
+        ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]),
+        ("ii->i", [(3, 3)]),
+        ("...ij,...jk", [(2, 1, 2, 3), (2, 3, 2)]),
+        ("ijk,ikl,ilm->jm", [(2, 2, 3), (2, 3, 2), (2, 2, 2)]),
+        ("i,i->", [(4,), (4,)]),
+    ],
 )
 def test_einsum_gradients(equation: str, shapes: list[tuple[int, ...]]) -> None:
     inputs = tuple(R(*s, seed=i) for i, s in enumerate(shapes))
@@ -181,8 +193,12 @@ def test_svd_gradients(shape: tuple[int, ...], full: bool) -> None:
     A = R(*shape, seed=21)
     assert gradcheck(lambda x: _gauge_free(*ea.linalg.svd(x, full_matrices=full)), (A,))
     # U V^T (invariant to the signs) uses the singular vectors' gradients on both sides
-    assert gradcheck(lambda x: (lambda u, s, vh: u[..., :s.shape[-1]] @ vh[..., :s.shape[-1], :])(
-        *ea.linalg.svd(x, full_matrices=full)), (A,))
+    assert gradcheck(
+        lambda x: (lambda u, s, vh: u[..., : s.shape[-1]] @ vh[..., : s.shape[-1], :])(
+            *ea.linalg.svd(x, full_matrices=full)
+        ),
+        (A,),
+    )
 
 
 def test_svdvals_and_matrix_norm_gradients() -> None:
@@ -213,5 +229,7 @@ def test_svd_without_vectors_is_not_differentiable() -> None:
 )
 def test_out_variants_refuse_inputs_that_require_grad(call: Any) -> None:
     x = R(2, 3, 3, seed=41)
-    with pytest.raises(RuntimeError, match=r"functions with out=\.\.\. arguments don't support automatic differentiation"):
+    with pytest.raises(
+        RuntimeError, match=r"functions with out=\.\.\. arguments don't support automatic differentiation"
+    ):
         call(x, ea.empty(0, dtype=ea.float64))

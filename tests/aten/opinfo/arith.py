@@ -5,14 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
 import ember.aten as ea
+import numpy as np
 
 from .core import (
     ALL_DTYPES,
     ALL_NUMERIC,
-    FLOAT_DTYPES,
     ErrorInput,
     OpInfo,
     SampleInput,
@@ -46,7 +44,9 @@ def _float_result(s: SampleInput) -> Any:
 def _add_errors(op: OpInfo) -> Iterator[ErrorInput]:
     a = make_tensor((3,), ea.float32)
     b = make_tensor((4,), ea.float32)
-    yield ErrorInput(SampleInput(a, (b,)), RuntimeError, r"size of tensor a \(3\) must match the size of tensor b \(4\)")
+    yield ErrorInput(
+        SampleInput(a, (b,)), RuntimeError, r"size of tensor a \(3\) must match the size of tensor b \(4\)"
+    )
     i = make_tensor((3,), ea.int64)
     yield ErrorInput(SampleInput(i, (i,), {"alpha": 1.5}), RuntimeError, "alpha must not be a floating point")
 
@@ -66,8 +66,9 @@ OPS = [
         error_inputs=_add_errors,
         kind="binary",
     ),
-    OpInfo("sub", ea.sub, ALL_NUMERIC, binary_samples, ref=lambda a, b, alpha=1: a - alpha * np.asarray(b),
-           kind="binary"),
+    OpInfo(
+        "sub", ea.sub, ALL_NUMERIC, binary_samples, ref=lambda a, b, alpha=1: a - alpha * np.asarray(b), kind="binary"
+    ),
     OpInfo("mul", ea.mul, ALL_DTYPES, binary_samples, ref=lambda a, b: a * b, kind="binary"),
     OpInfo(
         "div",
@@ -80,7 +81,13 @@ OPS = [
         kind="binary",
     ),
     OpInfo("neg", ea.neg, ALL_NUMERIC, unary_samples, ref=lambda a: -a, kind="unary"),
-    OpInfo("exp", ea.exp, ALL_DTYPES, lambda op, dt: unary_samples(op, dt, low=-8, high=8),
-           ref=lambda a: np.exp(np.asarray(a, dtype=np.float64)), result_dtype=lambda s: _float_result(s),
-           kind="unary"),
+    OpInfo(
+        "exp",
+        ea.exp,
+        ALL_DTYPES,
+        lambda op, dt: unary_samples(op, dt, low=-8, high=8),
+        ref=lambda a: np.exp(np.asarray(a, dtype=np.float64)),
+        result_dtype=lambda s: _float_result(s),
+        kind="unary",
+    ),
 ]

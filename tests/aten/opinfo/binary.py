@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import numpy as np
-
 import ember.aten as ea
+import numpy as np
 
 from .core import (
     ALL_DTYPES,
@@ -55,16 +54,18 @@ def binary_samples(
     lhs = lhs or {}
     rhs = rhs or {}
     for sa, sb, bcast in broadcast_pairs():
-        yield SampleInput(make_tensor(sa, dtype, **lhs), (make_tensor(sb, dtype, **rhs),), broadcasts_input=bcast,
-                          name=f"{sa}x{sb}")
+        yield SampleInput(
+            make_tensor(sa, dtype, **lhs), (make_tensor(sb, dtype, **rhs),), broadcasts_input=bcast, name=f"{sa}x{sb}"
+        )
     for s in scalars:
         yield SampleInput(make_tensor((3, 4), dtype, **lhs), (s,), name=f"scalar {s!r}")
     # a 0-dim tensor of another dtype is weak too: the dimensioned operand's dtype wins
     # within its category
     # (its value is one `dtype` holds exactly: the op casts it to `dtype` first)
     other = ea.float64 if dtype.is_floating_point else ea.int64
-    yield SampleInput(make_tensor((4,), dtype, **lhs), (make_tensor((), dtype, **rhs).to(other),),
-                      name="0-dim other dtype")
+    yield SampleInput(
+        make_tensor((4,), dtype, **lhs), (make_tensor((), dtype, **rhs).to(other),), name="0-dim other dtype"
+    )
     if special and dtype.is_floating_point:
         a, b = _special(dtype)
         yield SampleInput(a, (b,), name="special values")
@@ -171,10 +172,13 @@ def lerp_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
     for w in (0.0, 1.0, 0.75, -0.5, 1.5):
         yield SampleInput(make_tensor((3, 4), dtype), (make_tensor((3, 4), dtype), w), name=f"weight {w}")
     # tensor weights, below and above 0.5 (the two formulas) and broadcast
-    yield SampleInput(make_tensor((3, 4), dtype), (make_tensor((3, 4), dtype), make_tensor((3, 4), dtype, low=-1, high=2)))
+    yield SampleInput(
+        make_tensor((3, 4), dtype), (make_tensor((3, 4), dtype), make_tensor((3, 4), dtype, low=-1, high=2))
+    )
     yield SampleInput(make_tensor((3, 4), dtype), (make_tensor((4,), dtype), make_tensor((3, 1), dtype, low=0, high=1)))
-    yield SampleInput(make_tensor((4,), dtype), (make_tensor((4,), dtype), make_tensor((3, 4), dtype)),
-                      broadcasts_input=True)
+    yield SampleInput(
+        make_tensor((4,), dtype), (make_tensor((4,), dtype), make_tensor((3, 4), dtype)), broadcasts_input=True
+    )
     yield SampleInput(make_tensor((2, 3, 4), dtype), (make_tensor((2, 3, 4), dtype), make_tensor((), dtype)))
 
 
@@ -186,20 +190,35 @@ def addc_samples(op: OpInfo, dtype: Any, *, div: bool = False) -> Iterator[Sampl
     rhs = {"exclude_zero": True} if div else {}
     value = 2 if not dtype.is_floating_point else 0.5
     yield SampleInput(make_tensor((3, 4), dtype), (make_tensor((3, 4), dtype), make_tensor((3, 4), dtype, **rhs)))
-    yield SampleInput(make_tensor((3, 4), dtype), (make_tensor((3, 4), dtype), make_tensor((3, 4), dtype, **rhs)),
-                      {"value": value}, name="value")
-    yield SampleInput(make_tensor((3, 4), dtype), (make_tensor((4,), dtype), make_tensor((3, 1), dtype, **rhs)),
-                      {"value": -1}, name="broadcast")
-    yield SampleInput(make_tensor((4,), dtype), (make_tensor((3, 4), dtype), make_tensor((3, 4), dtype, **rhs)),
-                      broadcasts_input=True)
+    yield SampleInput(
+        make_tensor((3, 4), dtype),
+        (make_tensor((3, 4), dtype), make_tensor((3, 4), dtype, **rhs)),
+        {"value": value},
+        name="value",
+    )
+    yield SampleInput(
+        make_tensor((3, 4), dtype),
+        (make_tensor((4,), dtype), make_tensor((3, 1), dtype, **rhs)),
+        {"value": -1},
+        name="broadcast",
+    )
+    yield SampleInput(
+        make_tensor((4,), dtype), (make_tensor((3, 4), dtype), make_tensor((3, 4), dtype, **rhs)), broadcasts_input=True
+    )
     yield SampleInput(make_tensor((2, 0, 4), dtype), (make_tensor((2, 0, 4), dtype), make_tensor((4,), dtype, **rhs)))
-    yield SampleInput(make_tensor((3,), dtype), (make_tensor((3,), dtype), make_tensor((3,), dtype, **rhs)),
-                      {"value": 3}, name="int value")
+    yield SampleInput(
+        make_tensor((3,), dtype),
+        (make_tensor((3,), dtype), make_tensor((3,), dtype, **rhs)),
+        {"value": 3},
+        name="int value",
+    )
 
 
-def clamp_samples(op: OpInfo, dtype: Any, *, tensors: bool = True, scalars: bool = True,
-                  which: str = "both") -> Iterator[SampleInput]:
+def clamp_samples(
+    op: OpInfo, dtype: Any, *, tensors: bool = True, scalars: bool = True, which: str = "both"
+) -> Iterator[SampleInput]:
     """Bounds as Python numbers and as (broadcast) tensors; `which` restricts to min / max."""
+
     def bounds(lo: Any, hi: Any) -> tuple[Any, ...]:
         if which == "min":
             return (lo,)
@@ -207,17 +226,26 @@ def clamp_samples(op: OpInfo, dtype: Any, *, tensors: bool = True, scalars: bool
             return (hi,)
         return (lo, hi)
 
-    lo_kw, hi_kw = ({"low": 0, "high": 3}, {"low": 3, "high": 9}) if dtype == ea.uint8 else \
-        ({"low": -9, "high": 0}, {"low": 0, "high": 9})
+    lo_kw, hi_kw = (
+        ({"low": 0, "high": 3}, {"low": 3, "high": 9})
+        if dtype == ea.uint8
+        else ({"low": -9, "high": 0}, {"low": 0, "high": 9})
+    )
     if tensors:
         lo = make_tensor((3, 4), dtype, **lo_kw)
         hi = make_tensor((3, 4), dtype, **hi_kw)
         yield SampleInput(make_tensor((3, 4), dtype), bounds(lo, hi), name="tensor bounds")
-        yield SampleInput(make_tensor((3, 4), dtype), bounds(make_tensor((4,), dtype, **lo_kw),
-                                                             make_tensor((3, 1), dtype, **hi_kw)),
-                          name="broadcast bounds")
-        yield SampleInput(make_tensor((4,), dtype), bounds(make_tensor((3, 4), dtype), make_tensor((3, 4), dtype)),
-                          broadcasts_input=True, name="bounds broadcast the input")
+        yield SampleInput(
+            make_tensor((3, 4), dtype),
+            bounds(make_tensor((4,), dtype, **lo_kw), make_tensor((3, 1), dtype, **hi_kw)),
+            name="broadcast bounds",
+        )
+        yield SampleInput(
+            make_tensor((4,), dtype),
+            bounds(make_tensor((3, 4), dtype), make_tensor((3, 4), dtype)),
+            broadcasts_input=True,
+            name="bounds broadcast the input",
+        )
         if which == "both":
             yield SampleInput(make_tensor((3, 4), dtype), (make_tensor((3, 4), dtype), None), name="tensor min only")
             yield SampleInput(make_tensor((3, 4), dtype), (None, make_tensor((3, 4), dtype)), name="tensor max only")
@@ -244,7 +272,7 @@ def _np_clamp(a: Any, lo: Any = None, hi: Any = None) -> Any:
     return r
 
 
-def clamp_ref(a: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+def clamp_ref(a: Any, min: Any = None, max: Any = None) -> Any:
     return _np_clamp(a, min, max)
 
 
@@ -256,8 +284,14 @@ def _clamp_result(s: SampleInput) -> Any:
 
 
 def where_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
-    shapes = [((3, 4), (3, 4), (3, 4)), ((3, 4), (4,), (3, 1)), ((4,), (3, 4), ()), ((2, 3, 4), (3, 1), (4,)),
-              ((0, 4), (4,), (4,)), ((), (), ())]
+    shapes = [
+        ((3, 4), (3, 4), (3, 4)),
+        ((3, 4), (4,), (3, 1)),
+        ((4,), (3, 4), ()),
+        ((2, 3, 4), (3, 1), (4,)),
+        ((0, 4), (4,), (4,)),
+        ((), (), ()),
+    ]
     for sc, sa, sb in shapes:
         yield SampleInput(make_tensor(sc, ea.bool), (make_tensor(sa, dtype), make_tensor(sb, dtype)))
     c = make_tensor((3, 4), ea.bool)
@@ -276,8 +310,11 @@ def where_ref(c: Any, a: Any, b: Any) -> Any:
 
 
 def _size_mismatch(dtype: Any = ea.float32) -> ErrorInput:
-    return ErrorInput(SampleInput(make_tensor((3,), dtype), (make_tensor((4,), dtype),)), RuntimeError,
-                      r"size of tensor a \(3\) must match the size of tensor b \(4\)")
+    return ErrorInput(
+        SampleInput(make_tensor((3,), dtype), (make_tensor((4,), dtype),)),
+        RuntimeError,
+        r"size of tensor a \(3\) must match the size of tensor b \(4\)",
+    )
 
 
 def _zero_division_errors(op: OpInfo) -> Iterator[ErrorInput]:
@@ -286,31 +323,46 @@ def _zero_division_errors(op: OpInfo) -> Iterator[ErrorInput]:
         a = tensor_from(np.array([1, 2, 3]), dt)
         yield ErrorInput(SampleInput(a, (tensor_from(np.array([1, 0, 1]), dt),)), RuntimeError, "ZeroDivisionError")
         yield ErrorInput(SampleInput(a, (0,)), RuntimeError, "ZeroDivisionError")
-    yield ErrorInput(SampleInput(make_tensor((3,), ea.bool), (make_tensor((3,), ea.bool),)), RuntimeError,
-                     "not implemented for dtype bool")
+    yield ErrorInput(
+        SampleInput(make_tensor((3,), ea.bool), (make_tensor((3,), ea.bool),)),
+        RuntimeError,
+        "not implemented for dtype bool",
+    )
 
 
 def _pow_errors(op: OpInfo) -> Iterator[ErrorInput]:
     yield _size_mismatch()
     for dt in (ea.int64, ea.uint8, ea.bool):
-        yield ErrorInput(SampleInput(make_tensor((3,), dt), (-1,)), RuntimeError,
-                         r"Integers to negative integer powers are not allowed\.")
-    yield ErrorInput(SampleInput(make_tensor((3,), ea.bool), (make_tensor((3,), ea.bool),)), RuntimeError,
-                     "pow: not implemented for dtype bool")
+        yield ErrorInput(
+            SampleInput(make_tensor((3,), dt), (-1,)),
+            RuntimeError,
+            r"Integers to negative integer powers are not allowed\.",
+        )
+    yield ErrorInput(
+        SampleInput(make_tensor((3,), ea.bool), (make_tensor((3,), ea.bool),)),
+        RuntimeError,
+        "pow: not implemented for dtype bool",
+    )
 
 
 def _float_power_errors(op: OpInfo) -> Iterator[ErrorInput]:
     a = make_tensor((3,), ea.float32)
-    yield ErrorInput(SampleInput(a, (2,), {"out": ea.empty(3)}), RuntimeError,
-                     "the output given to float_power has dtype Float but the operation's result requires dtype "
-                     "Double")
+    yield ErrorInput(
+        SampleInput(a, (2,), {"out": ea.empty(3)}),
+        RuntimeError,
+        "the output given to float_power has dtype Float but the operation's result requires dtype Double",
+    )
 
 
 def _float_only_errors(name: str) -> Callable[[OpInfo], Iterator[ErrorInput]]:
     def gen(op: OpInfo) -> Iterator[ErrorInput]:
         yield _size_mismatch()
-        yield ErrorInput(SampleInput(make_tensor((3,), ea.int64), (make_tensor((3,), ea.int64),)), RuntimeError,
-                         f"{name}: not implemented for dtype int64")
+        yield ErrorInput(
+            SampleInput(make_tensor((3,), ea.int64), (make_tensor((3,), ea.int64),)),
+            RuntimeError,
+            f"{name}: not implemented for dtype int64",
+        )
+
     return gen
 
 
@@ -320,8 +372,10 @@ def _bitwise_errors(name: str) -> Callable[[OpInfo], Iterator[ErrorInput]]:
         a = make_tensor((3,), ea.float32)
         yield ErrorInput(SampleInput(a, (a,)), RuntimeError, f"{name}: not implemented for dtype float32")
         # an integer tensor and a Python float promote to float: also an error
-        yield ErrorInput(SampleInput(make_tensor((3,), ea.int64), (1.5,)), RuntimeError,
-                         f"{name}: not implemented for dtype float32")
+        yield ErrorInput(
+            SampleInput(make_tensor((3,), ea.int64), (1.5,)), RuntimeError, f"{name}: not implemented for dtype float32"
+        )
+
     return gen
 
 
@@ -332,8 +386,11 @@ def _lerp_errors(op: OpInfo) -> Iterator[ErrorInput]:
     yield ErrorInput(SampleInput(a, (a, d)), RuntimeError, "expected dtype Float for `weight` but got dtype Double")
     i = make_tensor((3,), ea.int64)
     yield ErrorInput(SampleInput(i, (i, 0.5)), RuntimeError, "lerp: not implemented for dtype int64")
-    yield ErrorInput(SampleInput(a, (make_tensor((4,), ea.float32), 0.5)), RuntimeError,
-                     r"size of tensor a \(3\) must match the size of tensor b \(4\)")
+    yield ErrorInput(
+        SampleInput(a, (make_tensor((4,), ea.float32), 0.5)),
+        RuntimeError,
+        r"size of tensor a \(3\) must match the size of tensor b \(4\)",
+    )
 
 
 def _addcdiv_errors(op: OpInfo) -> Iterator[ErrorInput]:
@@ -355,27 +412,42 @@ def _clamp_errors(op: OpInfo) -> Iterator[ErrorInput]:
     yield ErrorInput(SampleInput(a, ()), RuntimeError, "torch.clamp: At least one of 'min' or 'max' must not be None")
     yield ErrorInput(SampleInput(a, (None, None)), RuntimeError, "At least one of 'min' or 'max' must not be None")
     u = make_tensor((3,), ea.uint8)
-    yield ErrorInput(SampleInput(u, (-1, 5)), RuntimeError, "value cannot be converted to type uint8_t without overflow")
+    yield ErrorInput(
+        SampleInput(u, (-1, 5)), RuntimeError, "value cannot be converted to type uint8_t without overflow"
+    )
 
 
 def _where_errors(op: OpInfo) -> Iterator[ErrorInput]:
     x = make_tensor((3,), ea.float32)
-    yield ErrorInput(SampleInput(x, (x, x)), RuntimeError,
-                     "where expected condition to be a boolean tensor, but got a tensor with dtype Float")
+    yield ErrorInput(
+        SampleInput(x, (x, x)),
+        RuntimeError,
+        "where expected condition to be a boolean tensor, but got a tensor with dtype Float",
+    )
     yield ErrorInput(SampleInput(make_tensor((3,), ea.uint8), (x, x)), RuntimeError, "dtype Byte")
-    yield ErrorInput(SampleInput(make_tensor((3,), ea.bool), (x, make_tensor((4,), ea.float32))), RuntimeError,
-                     "must match the size")
-    yield ErrorInput(SampleInput(make_tensor((3,), ea.bool), (x, x), {"out": ea.empty(3, dtype=ea.float64)}),
-                     RuntimeError, "Expected out type to be Float but got Double")
+    yield ErrorInput(
+        SampleInput(make_tensor((3,), ea.bool), (x, make_tensor((4,), ea.float32))), RuntimeError, "must match the size"
+    )
+    yield ErrorInput(
+        SampleInput(make_tensor((3,), ea.bool), (x, x), {"out": ea.empty(3, dtype=ea.float64)}),
+        RuntimeError,
+        "Expected out type to be Float but got Double",
+    )
 
 
 def _isclose_errors(op: OpInfo) -> Iterator[ErrorInput]:
     a = make_tensor((3,), ea.float32)
     yield ErrorInput(SampleInput(a, (make_tensor((3,), ea.float64),)), RuntimeError, "Float did not match Double")
-    yield ErrorInput(SampleInput(a, (a,), {"rtol": -1e-5}), RuntimeError,
-                     "rtol must be greater than or equal to zero, but got -1e-05")
-    yield ErrorInput(SampleInput(a, (a,), {"atol": float("nan")}), RuntimeError,
-                     "atol must be greater than or equal to zero, but got nan")
+    yield ErrorInput(
+        SampleInput(a, (a,), {"rtol": -1e-5}),
+        RuntimeError,
+        "rtol must be greater than or equal to zero, but got -1e-05",
+    )
+    yield ErrorInput(
+        SampleInput(a, (a,), {"atol": float("nan")}),
+        RuntimeError,
+        "atol must be greater than or equal to zero, but got nan",
+    )
 
 
 # ---- the table -----------------------------------------------------------------------------
@@ -384,22 +456,45 @@ _as_float64 = lambda x: np.asarray(x, dtype=np.float64)  # noqa: E731
 
 
 def _cmp(name: str, fn: Any, ref: Callable[..., Any]) -> OpInfo:
-    return OpInfo(name, fn, ALL_DTYPES, lambda op, dt: binary_samples(op, dt, special=True), ref=ref,
-                  result_dtype=lambda s: ea.bool, error_inputs=lambda op: iter([_size_mismatch()]), kind="binary",
-                  supports_autograd=False)
+    return OpInfo(
+        name,
+        fn,
+        ALL_DTYPES,
+        lambda op, dt: binary_samples(op, dt, special=True),
+        ref=ref,
+        result_dtype=lambda s: ea.bool,
+        error_inputs=lambda op: iter([_size_mismatch()]),
+        kind="binary",
+        supports_autograd=False,
+    )
 
 
 def _true_div(name: str, fn: Any) -> OpInfo:
-    return OpInfo(name, fn, ALL_DTYPES, lambda op, dt: binary_samples(op, dt, rhs={"exclude_zero": True}, special=True),
-                  ref=lambda a, b: _as_float64(a) / b, result_dtype=_float_result, kind="binary")
+    return OpInfo(
+        name,
+        fn,
+        ALL_DTYPES,
+        lambda op, dt: binary_samples(op, dt, rhs={"exclude_zero": True}, special=True),
+        ref=lambda a, b: _as_float64(a) / b,
+        result_dtype=_float_result,
+        kind="binary",
+    )
 
 
 _COMPARISONS = [
-    ("eq", ea.eq, np.equal), ("ne", ea.ne, np.not_equal), ("lt", ea.lt, np.less), ("le", ea.le, np.less_equal),
-    ("gt", ea.gt, np.greater), ("ge", ea.ge, np.greater_equal), ("not_equal", ea.not_equal, np.not_equal),
-    ("less", ea.less, np.less), ("less_equal", ea.less_equal, np.less_equal), ("greater", ea.greater, np.greater),
+    ("eq", ea.eq, np.equal),
+    ("ne", ea.ne, np.not_equal),
+    ("lt", ea.lt, np.less),
+    ("le", ea.le, np.less_equal),
+    ("gt", ea.gt, np.greater),
+    ("ge", ea.ge, np.greater_equal),
+    ("not_equal", ea.not_equal, np.not_equal),
+    ("less", ea.less, np.less),
+    ("less_equal", ea.less_equal, np.less_equal),
+    ("greater", ea.greater, np.greater),
     ("greater_equal", ea.greater_equal, np.greater_equal),
-    ("logical_and", ea.logical_and, np.logical_and), ("logical_or", ea.logical_or, np.logical_or),
+    ("logical_and", ea.logical_and, np.logical_and),
+    ("logical_or", ea.logical_or, np.logical_or),
     ("logical_xor", ea.logical_xor, np.logical_xor),
 ]
 
@@ -469,8 +564,11 @@ def _heaviside_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
         if isinstance(s.args[0], ea.Tensor) and s.args[0].dtype != dtype:
             continue  # heaviside needs equal dtypes
         yield s
-    zeros = tensor_from(np.array([0, 1, 0, -1, 0]), dtype) if dtype != ea.uint8 else tensor_from(
-        np.array([0, 1, 0, 2, 0]), dtype)
+    zeros = (
+        tensor_from(np.array([0, 1, 0, -1, 0]), dtype)
+        if dtype != ea.uint8
+        else tensor_from(np.array([0, 1, 0, 2, 0]), dtype)
+    )
     yield SampleInput(zeros, (make_tensor((5,), dtype),), name="values at zero")
 
 
@@ -487,8 +585,9 @@ def _ldexp_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
     for sa, sb, bcast in broadcast_pairs():
         yield SampleInput(make_tensor(sa, dtype), (make_tensor(sb, dtype, **exp),), broadcasts_input=bcast)
     yield SampleInput(make_tensor((3, 4), dtype), (3,), name="int exponent")
-    yield SampleInput(make_tensor((3, 4), dtype), (make_tensor((3, 4), ea.int32, low=-3, high=4),),
-                      name="int32 exponents")
+    yield SampleInput(
+        make_tensor((3, 4), dtype), (make_tensor((3, 4), ea.int32, low=-3, high=4),), name="int32 exponents"
+    )
 
 
 def _ldexp_result(s: SampleInput) -> Any:
@@ -502,108 +601,358 @@ def _ldexp_result(s: SampleInput) -> Any:
 
 OPS = [
     _true_div("true_divide", ea.true_divide),
-    OpInfo("floor_divide", ea.floor_divide, ALL_NUMERIC,
-           lambda op, dt: binary_samples(op, dt, rhs={"exclude_zero": True}, scalars=_div_scalars(dt), special=True),
-           ref=lambda a, b: np.floor_divide(a, b), error_inputs=_zero_division_errors, kind="binary",
-           supports_autograd=False),
-    OpInfo("remainder", ea.remainder, ALL_NUMERIC,
-           lambda op, dt: binary_samples(op, dt, rhs={"exclude_zero": True}, scalars=_div_scalars(dt), special=True),
-           ref=lambda a, b: np.remainder(a, b), error_inputs=_zero_division_errors, kind="binary"),
-    OpInfo("fmod", ea.fmod, ALL_NUMERIC,
-           lambda op, dt: binary_samples(op, dt, rhs={"exclude_zero": True}, scalars=_div_scalars(dt), special=True),
-           ref=lambda a, b: np.fmod(a, b), error_inputs=_zero_division_errors, kind="binary"),
+    OpInfo(
+        "floor_divide",
+        ea.floor_divide,
+        ALL_NUMERIC,
+        lambda op, dt: binary_samples(op, dt, rhs={"exclude_zero": True}, scalars=_div_scalars(dt), special=True),
+        ref=lambda a, b: np.floor_divide(a, b),
+        error_inputs=_zero_division_errors,
+        kind="binary",
+        supports_autograd=False,
+    ),
+    OpInfo(
+        "remainder",
+        ea.remainder,
+        ALL_NUMERIC,
+        lambda op, dt: binary_samples(op, dt, rhs={"exclude_zero": True}, scalars=_div_scalars(dt), special=True),
+        ref=lambda a, b: np.remainder(a, b),
+        error_inputs=_zero_division_errors,
+        kind="binary",
+    ),
+    OpInfo(
+        "fmod",
+        ea.fmod,
+        ALL_NUMERIC,
+        lambda op, dt: binary_samples(op, dt, rhs={"exclude_zero": True}, scalars=_div_scalars(dt), special=True),
+        ref=lambda a, b: np.fmod(a, b),
+        error_inputs=_zero_division_errors,
+        kind="binary",
+    ),
     # (kind="" keeps pow out of the table's expanded-input check, whose float16 values
     # overflow; test_binary.py checks expanded inputs with values in range)
-    OpInfo("pow", ea.pow, ALL_NUMERIC, pow_samples, ref=pow_ref, error_inputs=_pow_errors,
-           result_dtype=lambda s: expected_result_type(s.input, *s.args),
-           tol_overrides={ea.float16: (1e-3, 2e-3), ea.bfloat16: (1e-2, 2e-2)}),
+    OpInfo(
+        "pow",
+        ea.pow,
+        ALL_NUMERIC,
+        pow_samples,
+        ref=pow_ref,
+        error_inputs=_pow_errors,
+        result_dtype=lambda s: expected_result_type(s.input, *s.args),
+        tol_overrides={ea.float16: (1e-3, 2e-3), ea.bfloat16: (1e-2, 2e-2)},
+    ),
     # float_power_ writes float64 only: checked in test_binary.py (the table expects a
     # float32 self to accept a float64 result)
-    OpInfo("float_power", ea.float_power, ALL_DTYPES, lambda op, dt: pow_samples(op, dt),
-           ref=lambda a, b: np.power(_as_float64(a), _as_float64(b)), result_dtype=lambda s: ea.float64,
-           error_inputs=_float_power_errors, supports_inplace=False, kind="binary"),
-    OpInfo("atan2", ea.atan2, ALL_DTYPES, lambda op, dt: binary_samples(op, dt, special=True),
-           ref=lambda a, b: np.arctan2(_as_float64(a), b), result_dtype=_float_result, kind="binary"),
-    OpInfo("arctan2", ea.arctan2, ALL_DTYPES, lambda op, dt: binary_samples(op, dt, special=True),
-           ref=lambda a, b: np.arctan2(_as_float64(a), b), result_dtype=_float_result, kind="binary"),
-    OpInfo("hypot", ea.hypot, FLOAT_DTYPES, lambda op, dt: binary_samples(op, dt, scalars=(2, 2.5), special=True),
-           ref=lambda a, b: np.hypot(_as_float64(a), b), error_inputs=_float_only_errors("hypot"), kind="binary"),
-    OpInfo("copysign", ea.copysign, ALL_DTYPES, lambda op, dt: binary_samples(op, dt, scalars=(2, -2.5), special=True),
-           ref=lambda a, b: np.copysign(_as_float64(a), b), result_dtype=_float_result, kind="binary"),
-    OpInfo("maximum", ea.maximum, ALL_DTYPES, lambda op, dt: binary_samples(op, dt, special=True),
-           ref=np.maximum, kind="binary"),
-    OpInfo("minimum", ea.minimum, ALL_DTYPES, lambda op, dt: binary_samples(op, dt, special=True),
-           ref=np.minimum, kind="binary"),
-    OpInfo("fmax", ea.fmax, ALL_DTYPES, lambda op, dt: binary_samples(op, dt, special=True), ref=np.fmax,
-           kind="binary"),
-    OpInfo("fmin", ea.fmin, ALL_DTYPES, lambda op, dt: binary_samples(op, dt, special=True), ref=np.fmin,
-           kind="binary"),
-    OpInfo("bitwise_and", ea.bitwise_and, INTEGRAL_AND_BOOL, _int_samples, ref=np.bitwise_and,
-           error_inputs=_bitwise_errors("bitwise_and"), kind="binary", supports_autograd=False),
-    OpInfo("bitwise_or", ea.bitwise_or, INTEGRAL_AND_BOOL, _int_samples, ref=np.bitwise_or,
-           error_inputs=_bitwise_errors("bitwise_or"), kind="binary", supports_autograd=False),
-    OpInfo("bitwise_xor", ea.bitwise_xor, INTEGRAL_AND_BOOL, _int_samples, ref=np.bitwise_xor,
-           error_inputs=_bitwise_errors("bitwise_xor"), kind="binary", supports_autograd=False),
-    OpInfo("bitwise_left_shift", ea.bitwise_left_shift, INT_DTYPES, shift_samples, ref=lshift_ref,
-           error_inputs=_bitwise_errors("bitwise_left_shift"), kind="binary", supports_autograd=False),
-    OpInfo("bitwise_right_shift", ea.bitwise_right_shift, INT_DTYPES, shift_samples, ref=rshift_ref,
-           error_inputs=_bitwise_errors("bitwise_right_shift"), kind="binary", supports_autograd=False),
-    OpInfo("xlogy", ea.xlogy, ALL_DTYPES,
-           lambda op, dt: binary_samples(op, dt, rhs={"low": 0.1} if dt.is_floating_point else {"low": 1},
-                                         scalars=(2, 0.5, True), special=True),
-           ref=xlogy_ref, result_dtype=_float_result, kind="binary"),
-    OpInfo("logaddexp", ea.logaddexp, FLOAT_DTYPES, lambda op, dt: binary_samples(op, dt, scalars=(2, 0.5),
-                                                                                   special=True),
-           ref=lambda a, b: np.logaddexp(_as_float64(a), b), error_inputs=_float_only_errors("logaddexp"),
-           kind="binary"),
-    OpInfo("logaddexp2", ea.logaddexp2, FLOAT_DTYPES, lambda op, dt: binary_samples(op, dt, scalars=(2, 0.5),
-                                                                                     special=True),
-           ref=lambda a, b: np.logaddexp2(_as_float64(a), b), error_inputs=_float_only_errors("logaddexp2"),
-           kind="binary"),
-    OpInfo("heaviside", ea.heaviside, ALL_DTYPES, _heaviside_samples, ref=heaviside_ref,
-           error_inputs=_heaviside_errors, kind="binary", supports_autograd=False),
-    OpInfo("gcd", ea.gcd, INT_DTYPES, _int_samples, ref=lambda a, b: np.gcd(_wide(a), _wide(b)),
-           error_inputs=_bitwise_errors("gcd"), kind="binary",
-           supports_autograd=False),
-    OpInfo("lcm", ea.lcm, INT_DTYPES, _int_samples, ref=lambda a, b: np.lcm(_wide(a), _wide(b)),
-           error_inputs=_bitwise_errors("lcm"), kind="binary", supports_autograd=False),
+    OpInfo(
+        "float_power",
+        ea.float_power,
+        ALL_DTYPES,
+        lambda op, dt: pow_samples(op, dt),
+        ref=lambda a, b: np.power(_as_float64(a), _as_float64(b)),
+        result_dtype=lambda s: ea.float64,
+        error_inputs=_float_power_errors,
+        supports_inplace=False,
+        kind="binary",
+    ),
+    OpInfo(
+        "atan2",
+        ea.atan2,
+        ALL_DTYPES,
+        lambda op, dt: binary_samples(op, dt, special=True),
+        ref=lambda a, b: np.arctan2(_as_float64(a), b),
+        result_dtype=_float_result,
+        kind="binary",
+    ),
+    OpInfo(
+        "arctan2",
+        ea.arctan2,
+        ALL_DTYPES,
+        lambda op, dt: binary_samples(op, dt, special=True),
+        ref=lambda a, b: np.arctan2(_as_float64(a), b),
+        result_dtype=_float_result,
+        kind="binary",
+    ),
+    OpInfo(
+        "hypot",
+        ea.hypot,
+        FLOAT_DTYPES,
+        lambda op, dt: binary_samples(op, dt, scalars=(2, 2.5), special=True),
+        ref=lambda a, b: np.hypot(_as_float64(a), b),
+        error_inputs=_float_only_errors("hypot"),
+        kind="binary",
+    ),
+    OpInfo(
+        "copysign",
+        ea.copysign,
+        ALL_DTYPES,
+        lambda op, dt: binary_samples(op, dt, scalars=(2, -2.5), special=True),
+        ref=lambda a, b: np.copysign(_as_float64(a), b),
+        result_dtype=_float_result,
+        kind="binary",
+    ),
+    OpInfo(
+        "maximum",
+        ea.maximum,
+        ALL_DTYPES,
+        lambda op, dt: binary_samples(op, dt, special=True),
+        ref=np.maximum,
+        kind="binary",
+    ),
+    OpInfo(
+        "minimum",
+        ea.minimum,
+        ALL_DTYPES,
+        lambda op, dt: binary_samples(op, dt, special=True),
+        ref=np.minimum,
+        kind="binary",
+    ),
+    OpInfo(
+        "fmax", ea.fmax, ALL_DTYPES, lambda op, dt: binary_samples(op, dt, special=True), ref=np.fmax, kind="binary"
+    ),
+    OpInfo(
+        "fmin", ea.fmin, ALL_DTYPES, lambda op, dt: binary_samples(op, dt, special=True), ref=np.fmin, kind="binary"
+    ),
+    OpInfo(
+        "bitwise_and",
+        ea.bitwise_and,
+        INTEGRAL_AND_BOOL,
+        _int_samples,
+        ref=np.bitwise_and,
+        error_inputs=_bitwise_errors("bitwise_and"),
+        kind="binary",
+        supports_autograd=False,
+    ),
+    OpInfo(
+        "bitwise_or",
+        ea.bitwise_or,
+        INTEGRAL_AND_BOOL,
+        _int_samples,
+        ref=np.bitwise_or,
+        error_inputs=_bitwise_errors("bitwise_or"),
+        kind="binary",
+        supports_autograd=False,
+    ),
+    OpInfo(
+        "bitwise_xor",
+        ea.bitwise_xor,
+        INTEGRAL_AND_BOOL,
+        _int_samples,
+        ref=np.bitwise_xor,
+        error_inputs=_bitwise_errors("bitwise_xor"),
+        kind="binary",
+        supports_autograd=False,
+    ),
+    OpInfo(
+        "bitwise_left_shift",
+        ea.bitwise_left_shift,
+        INT_DTYPES,
+        shift_samples,
+        ref=lshift_ref,
+        error_inputs=_bitwise_errors("bitwise_left_shift"),
+        kind="binary",
+        supports_autograd=False,
+    ),
+    OpInfo(
+        "bitwise_right_shift",
+        ea.bitwise_right_shift,
+        INT_DTYPES,
+        shift_samples,
+        ref=rshift_ref,
+        error_inputs=_bitwise_errors("bitwise_right_shift"),
+        kind="binary",
+        supports_autograd=False,
+    ),
+    OpInfo(
+        "xlogy",
+        ea.xlogy,
+        ALL_DTYPES,
+        lambda op, dt: binary_samples(
+            op, dt, rhs={"low": 0.1} if dt.is_floating_point else {"low": 1}, scalars=(2, 0.5, True), special=True
+        ),
+        ref=xlogy_ref,
+        result_dtype=_float_result,
+        kind="binary",
+    ),
+    OpInfo(
+        "logaddexp",
+        ea.logaddexp,
+        FLOAT_DTYPES,
+        lambda op, dt: binary_samples(op, dt, scalars=(2, 0.5), special=True),
+        ref=lambda a, b: np.logaddexp(_as_float64(a), b),
+        error_inputs=_float_only_errors("logaddexp"),
+        kind="binary",
+    ),
+    OpInfo(
+        "logaddexp2",
+        ea.logaddexp2,
+        FLOAT_DTYPES,
+        lambda op, dt: binary_samples(op, dt, scalars=(2, 0.5), special=True),
+        ref=lambda a, b: np.logaddexp2(_as_float64(a), b),
+        error_inputs=_float_only_errors("logaddexp2"),
+        kind="binary",
+    ),
+    OpInfo(
+        "heaviside",
+        ea.heaviside,
+        ALL_DTYPES,
+        _heaviside_samples,
+        ref=heaviside_ref,
+        error_inputs=_heaviside_errors,
+        kind="binary",
+        supports_autograd=False,
+    ),
+    OpInfo(
+        "gcd",
+        ea.gcd,
+        INT_DTYPES,
+        _int_samples,
+        ref=lambda a, b: np.gcd(_wide(a), _wide(b)),
+        error_inputs=_bitwise_errors("gcd"),
+        kind="binary",
+        supports_autograd=False,
+    ),
+    OpInfo(
+        "lcm",
+        ea.lcm,
+        INT_DTYPES,
+        _int_samples,
+        ref=lambda a, b: np.lcm(_wide(a), _wide(b)),
+        error_inputs=_bitwise_errors("lcm"),
+        kind="binary",
+        supports_autograd=False,
+    ),
     # (a float64 reference cannot step by one float16 ulp: test_binary.py checks exact bits)
-    OpInfo("nextafter", ea.nextafter, FLOAT_DTYPES, lambda op, dt: binary_samples(op, dt, scalars=(2, 0.5)),
-           ref=lambda a, b: np.nextafter(_as_float64(a), b), kind="binary", supports_autograd=False,
-           tol_overrides={ea.float16: (2e-3, 2e-3)}),
-    OpInfo("ldexp", ea.ldexp, ALL_DTYPES, _ldexp_samples, ref=lambda a, b: _as_float64(a) * 2.0 ** _as_float64(b),
-           result_dtype=_ldexp_result),
+    OpInfo(
+        "nextafter",
+        ea.nextafter,
+        FLOAT_DTYPES,
+        lambda op, dt: binary_samples(op, dt, scalars=(2, 0.5)),
+        ref=lambda a, b: np.nextafter(_as_float64(a), b),
+        kind="binary",
+        supports_autograd=False,
+        tol_overrides={ea.float16: (2e-3, 2e-3)},
+    ),
+    OpInfo(
+        "ldexp",
+        ea.ldexp,
+        ALL_DTYPES,
+        _ldexp_samples,
+        ref=lambda a, b: _as_float64(a) * 2.0 ** _as_float64(b),
+        result_dtype=_ldexp_result,
+    ),
     OpInfo("multiply", ea.multiply, ALL_DTYPES, binary_samples, ref=lambda a, b: a * b, kind="binary"),
     _true_div("divide", ea.divide),
-    OpInfo("subtract", ea.subtract, ALL_NUMERIC, lambda op, dt: binary_samples(op, dt, scalars=(2, 2.5)),
-           ref=lambda a, b, alpha=1: a - alpha * np.asarray(b), kind="binary"),
-    OpInfo("rsub", ea.rsub, ALL_NUMERIC, lambda op, dt: binary_samples(op, dt, scalars=(2, 2.5)), ref=lambda a, b, alpha=1: np.asarray(b) - alpha * a,
-           supports_out=False, kind="binary"),
+    OpInfo(
+        "subtract",
+        ea.subtract,
+        ALL_NUMERIC,
+        lambda op, dt: binary_samples(op, dt, scalars=(2, 2.5)),
+        ref=lambda a, b, alpha=1: a - alpha * np.asarray(b),
+        kind="binary",
+    ),
+    OpInfo(
+        "rsub",
+        ea.rsub,
+        ALL_NUMERIC,
+        lambda op, dt: binary_samples(op, dt, scalars=(2, 2.5)),
+        ref=lambda a, b, alpha=1: np.asarray(b) - alpha * a,
+        supports_out=False,
+        kind="binary",
+    ),
     *[_cmp(name, fn, ref) for name, fn, ref in _COMPARISONS],
-    OpInfo("isclose", ea.isclose, ALL_DTYPES, _isclose_samples, ref=_isclose_ref, result_dtype=lambda s: ea.bool,
-           supports_out=False, error_inputs=_isclose_errors, supports_autograd=False),
-    OpInfo("allclose", ea.allclose, ALL_DTYPES, _isclose_samples, ref=_allclose_ref, supports_out=False,
-           error_inputs=_isclose_errors, supports_autograd=False),
-    OpInfo("equal", ea.equal, ALL_DTYPES, _equal_samples, ref=_equal_ref, supports_out=False,
-           supports_autograd=False),
-    OpInfo("lerp", ea.lerp, FLOAT_DTYPES, lerp_samples, ref=lerp_ref, error_inputs=_lerp_errors,
-           result_dtype=lambda s: s.input.dtype),
-    OpInfo("addcmul", ea.addcmul, ALL_NUMERIC, addc_samples,
-           ref=lambda a, b, c, value=1: _wide(a) + value * _wide(b) * _wide(c), error_inputs=_addcmul_errors,
-           result_dtype=lambda s: expected_result_type(s.input, *s.args)),
-    OpInfo("addcdiv", ea.addcdiv, FLOAT_DTYPES, lambda op, dt: addc_samples(op, dt, div=True),
-           ref=lambda a, b, c, value=1: a + value * np.asarray(b) / c, error_inputs=_addcdiv_errors,
-           result_dtype=lambda s: expected_result_type(s.input, *s.args)),
-    OpInfo("clamp", ea.clamp, ALL_NUMERIC, clamp_samples, ref=clamp_ref, result_dtype=_clamp_result,
-           error_inputs=_clamp_errors),
-    OpInfo("clip", ea.clip, ALL_NUMERIC, clamp_samples, ref=clamp_ref, result_dtype=_clamp_result,
-           error_inputs=_clamp_errors),
-    OpInfo("clamp_min", ea.clamp_min, ALL_NUMERIC, lambda op, dt: clamp_samples(op, dt, which="min"),
-           ref=lambda a, lo: _np_clamp(a, lo, None), result_dtype=_clamp_result),
-    OpInfo("clamp_max", ea.clamp_max, ALL_NUMERIC, lambda op, dt: clamp_samples(op, dt, which="max"),
-           ref=lambda a, hi: _np_clamp(a, None, hi), result_dtype=_clamp_result),
+    OpInfo(
+        "isclose",
+        ea.isclose,
+        ALL_DTYPES,
+        _isclose_samples,
+        ref=_isclose_ref,
+        result_dtype=lambda s: ea.bool,
+        supports_out=False,
+        error_inputs=_isclose_errors,
+        supports_autograd=False,
+    ),
+    OpInfo(
+        "allclose",
+        ea.allclose,
+        ALL_DTYPES,
+        _isclose_samples,
+        ref=_allclose_ref,
+        supports_out=False,
+        error_inputs=_isclose_errors,
+        supports_autograd=False,
+    ),
+    OpInfo("equal", ea.equal, ALL_DTYPES, _equal_samples, ref=_equal_ref, supports_out=False, supports_autograd=False),
+    OpInfo(
+        "lerp",
+        ea.lerp,
+        FLOAT_DTYPES,
+        lerp_samples,
+        ref=lerp_ref,
+        error_inputs=_lerp_errors,
+        result_dtype=lambda s: s.input.dtype,
+    ),
+    OpInfo(
+        "addcmul",
+        ea.addcmul,
+        ALL_NUMERIC,
+        addc_samples,
+        ref=lambda a, b, c, value=1: _wide(a) + value * _wide(b) * _wide(c),
+        error_inputs=_addcmul_errors,
+        result_dtype=lambda s: expected_result_type(s.input, *s.args),
+    ),
+    OpInfo(
+        "addcdiv",
+        ea.addcdiv,
+        FLOAT_DTYPES,
+        lambda op, dt: addc_samples(op, dt, div=True),
+        ref=lambda a, b, c, value=1: a + value * np.asarray(b) / c,
+        error_inputs=_addcdiv_errors,
+        result_dtype=lambda s: expected_result_type(s.input, *s.args),
+    ),
+    OpInfo(
+        "clamp",
+        ea.clamp,
+        ALL_NUMERIC,
+        clamp_samples,
+        ref=clamp_ref,
+        result_dtype=_clamp_result,
+        error_inputs=_clamp_errors,
+    ),
+    OpInfo(
+        "clip",
+        ea.clip,
+        ALL_NUMERIC,
+        clamp_samples,
+        ref=clamp_ref,
+        result_dtype=_clamp_result,
+        error_inputs=_clamp_errors,
+    ),
+    OpInfo(
+        "clamp_min",
+        ea.clamp_min,
+        ALL_NUMERIC,
+        lambda op, dt: clamp_samples(op, dt, which="min"),
+        ref=lambda a, lo: _np_clamp(a, lo, None),
+        result_dtype=_clamp_result,
+    ),
+    OpInfo(
+        "clamp_max",
+        ea.clamp_max,
+        ALL_NUMERIC,
+        lambda op, dt: clamp_samples(op, dt, which="max"),
+        ref=lambda a, hi: _np_clamp(a, None, hi),
+        result_dtype=_clamp_result,
+    ),
     # Tensor.where's self is the second argument: x.where(condition, y)
-    OpInfo("where", ea.where, ALL_DTYPES, where_samples, ref=where_ref, error_inputs=_where_errors,
-           method=lambda c, x, y: x.where(c, y) if isinstance(x, ea.Tensor) else ea.where(c, x, y),
-           result_dtype=lambda s: expected_result_type(*s.args), check_unsupported=False),
+    OpInfo(
+        "where",
+        ea.where,
+        ALL_DTYPES,
+        where_samples,
+        ref=where_ref,
+        error_inputs=_where_errors,
+        method=lambda c, x, y: x.where(c, y) if isinstance(x, ea.Tensor) else ea.where(c, x, y),
+        result_dtype=lambda s: expected_result_type(*s.args),
+        check_unsupported=False,
+    ),
 ]

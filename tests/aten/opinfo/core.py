@@ -20,14 +20,22 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 import ember.aten as ea
+import numpy as np
 
 # ---- dtypes ---------------------------------------------------------------------
 
 ALL_DTYPES = (
-    ea.bool, ea.uint8, ea.int8, ea.int16, ea.int32, ea.int64, ea.float16, ea.bfloat16, ea.float32, ea.float64,
+    ea.bool,
+    ea.uint8,
+    ea.int8,
+    ea.int16,
+    ea.int32,
+    ea.int64,
+    ea.float16,
+    ea.bfloat16,
+    ea.float32,
+    ea.float64,
 )
 FLOAT_DTYPES = (ea.float16, ea.bfloat16, ea.float32, ea.float64)
 INT_DTYPES = (ea.uint8, ea.int8, ea.int16, ea.int32, ea.int64)
@@ -69,8 +77,14 @@ def rng() -> np.random.Generator:
     return _rng
 
 
-def make_array(shape: tuple[int, ...], dtype: Any, *, low: float | None = None, high: float | None = None,
-               exclude_zero: bool = False) -> np.ndarray:
+def make_array(
+    shape: tuple[int, ...],
+    dtype: Any,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    exclude_zero: bool = False,
+) -> np.ndarray:
     """Random NumPy values exactly representable in `dtype` (so the tensor holds the same numbers)."""
     r = _rng
     if dtype == ea.bool:
@@ -131,8 +145,16 @@ def to_reference(x: Any) -> Any:
     return x
 
 
-def assert_close(actual: Any, expected: Any, dtype: Any, *, atol: float | None = None, rtol: float | None = None,
-                 equal_nan: bool = True, msg: str = "") -> None:
+def assert_close(
+    actual: Any,
+    expected: Any,
+    dtype: Any,
+    *,
+    atol: float | None = None,
+    rtol: float | None = None,
+    equal_nan: bool = True,
+    msg: str = "",
+) -> None:
     """Compare a result (tensor or tuple of tensors) with a NumPy reference."""
     if isinstance(actual, (tuple, list)):
         assert isinstance(expected, (tuple, list)) and len(actual) == len(expected), msg
@@ -150,8 +172,12 @@ def assert_close(actual: Any, expected: Any, dtype: Any, *, atol: float | None =
         return
     d_atol, d_rtol = TOLERANCES.get(dtype, (1e-5, 1.3e-6))
     np.testing.assert_allclose(
-        got.astype(np.float64), exp.astype(np.float64), atol=d_atol if atol is None else atol,
-        rtol=d_rtol if rtol is None else rtol, equal_nan=equal_nan, err_msg=msg,
+        got.astype(np.float64),
+        exp.astype(np.float64),
+        atol=d_atol if atol is None else atol,
+        rtol=d_rtol if rtol is None else rtol,
+        equal_nan=equal_nan,
+        err_msg=msg,
     )
 
 

@@ -15,9 +15,8 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
 import ember.aten as ea
+import numpy as np
 from ember.c10py import LinAlgError
 
 from .core import ALL_DTYPES, ALL_NUMERIC, ErrorInput, OpInfo, SampleInput, make_tensor
@@ -68,8 +67,15 @@ def _is_float(dtype: Any) -> bool:
 
 
 def _mm_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
-    for a, b in [((3, 4), (4, 2)), ((1, 3), (3, 1)), ((4, 1), (1, 3)), ((0, 3), (3, 4)), ((3, 0), (0, 4)),
-                 ((2, 3), (3, 0)), ((5, 7), (7, 6))]:
+    for a, b in [
+        ((3, 4), (4, 2)),
+        ((1, 3), (3, 1)),
+        ((4, 1), (1, 3)),
+        ((0, 3), (3, 4)),
+        ((3, 0), (0, 4)),
+        ((2, 3), (3, 0)),
+        ((5, 7), (7, 6)),
+    ]:
         yield SampleInput(_t(a, dtype), (_t(b, dtype),), name=f"{a} @ {b}")
     yield SampleInput(_transposed((3, 4), dtype), (_t((4, 2), dtype),), name="A^T")
     yield SampleInput(_t((3, 4), dtype), (_transposed((4, 2), dtype),), name="B^T")
@@ -79,18 +85,29 @@ def _mm_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
 
 def _mm_errors(op: OpInfo) -> Iterator[ErrorInput]:
     f = ea.float32
-    yield _err(_t((2, 3), f), (_t((4, 5), f),), RuntimeError,
-               r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)")
-    yield _err(_t((2, 3), f), (_t((3, 4), ea.float64),), RuntimeError,
-               "expected m1 and m2 to have the same dtype, but got: float != double")
+    yield _err(
+        _t((2, 3), f), (_t((4, 5), f),), RuntimeError, r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"
+    )
+    yield _err(
+        _t((2, 3), f),
+        (_t((3, 4), ea.float64),),
+        RuntimeError,
+        "expected m1 and m2 to have the same dtype, but got: float != double",
+    )
     yield _err(_t((2, 2, 3), f), (_t((3, 4), f),), RuntimeError, "self must be a matrix")
     yield _err(_t((2, 3), f), (_t((3,), f),), RuntimeError, "mat2 must be a matrix")
     yield _err(_t((2, 3), ea.bool), (_t((3, 4), ea.bool),), RuntimeError, "not implemented for")
 
 
 def _bmm_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
-    for a, b in [((2, 3, 4), (2, 4, 2)), ((1, 2, 2), (1, 2, 2)), ((0, 3, 4), (0, 4, 2)), ((2, 0, 3), (2, 3, 4)),
-                 ((2, 3, 0), (2, 0, 4)), ((3, 5, 4), (3, 4, 6))]:
+    for a, b in [
+        ((2, 3, 4), (2, 4, 2)),
+        ((1, 2, 2), (1, 2, 2)),
+        ((0, 3, 4), (0, 4, 2)),
+        ((2, 0, 3), (2, 3, 4)),
+        ((2, 3, 0), (2, 0, 4)),
+        ((3, 5, 4), (3, 4, 6)),
+    ]:
         yield SampleInput(_t(a, dtype), (_t(b, dtype),), name=f"{a} @ {b}")
     yield SampleInput(_transposed((2, 3, 4), dtype), (_transposed((2, 4, 2), dtype),), name="both transposed")
     yield SampleInput(_expanded((4, 3, 4), dtype), (_t((4, 4, 2), dtype),), name="stride-0 batch")
@@ -99,12 +116,17 @@ def _bmm_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
 
 def _bmm_errors(op: OpInfo) -> Iterator[ErrorInput]:
     f = ea.float32
-    yield _err(_t((2, 2, 3), f), (_t((2, 4, 4), f),), RuntimeError,
-               r"Expected size for first two dimensions of batch2 tensor to be: \[2, 3\] but got: \[2, 4\]\.")
+    yield _err(
+        _t((2, 2, 3), f),
+        (_t((2, 4, 4), f),),
+        RuntimeError,
+        r"Expected size for first two dimensions of batch2 tensor to be: \[2, 3\] but got: \[2, 4\]\.",
+    )
     yield _err(_t((2, 3), f), (_t((2, 3, 4), f),), RuntimeError, "batch1 must be a 3D tensor")
     yield _err(_t((2, 2, 3), f), (_t((3, 4), f),), RuntimeError, "batch2 must be a 3D tensor")
-    yield _err(_t((2, 2, 3), f), (_t((2, 3, 4), ea.float64),), RuntimeError,
-               "expected scalar type Float but found Double")
+    yield _err(
+        _t((2, 2, 3), f), (_t((2, 3, 4), ea.float64),), RuntimeError, "expected scalar type Float but found Double"
+    )
 
 
 def _mv_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -118,8 +140,12 @@ def _mv_errors(op: OpInfo) -> Iterator[ErrorInput]:
     f = ea.float32
     yield _err(_t((2, 3), f), (_t((4,), f),), RuntimeError, r"size mismatch, got input \(2\), mat \(2x3\), vec \(4\)")
     yield _err(_t((2, 3), f), (_t((3, 1), f),), RuntimeError, "vector \\+ matrix @ vector expected, got 1, 2, 2")
-    yield _err(_t((2, 3), f), (_t((3,), ea.float64),), RuntimeError,
-               "addmv input tensors must have the same dtype, but got Double, Float, and Double")
+    yield _err(
+        _t((2, 3), f),
+        (_t((3,), ea.float64),),
+        RuntimeError,
+        "addmv input tensors must have the same dtype, but got Double, Float, and Double",
+    )
 
 
 def _dot_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -131,11 +157,19 @@ def _dot_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
 def _dot_errors(op: OpInfo) -> Iterator[ErrorInput]:
     f = ea.float32
     yield _err(_t((2, 3), f), (_t((3,), f),), RuntimeError, "1D tensors expected, but got 2D and 1D tensors")
-    yield _err(_t((3,), f), (_t((4,), f),), RuntimeError,
-               r"inconsistent tensor size, expected tensor \[3\] and src \[4\] to have the same number of elements, "
-               r"but got 3 and 4 elements respectively")
-    yield _err(_t((3,), f), (_t((3,), ea.float64),), RuntimeError,
-               "dot : expected both vectors to have same dtype, but found Float and Double")
+    yield _err(
+        _t((3,), f),
+        (_t((4,), f),),
+        RuntimeError,
+        r"inconsistent tensor size, expected tensor \[3\] and src \[4\] to have the same number of elements, "
+        r"but got 3 and 4 elements respectively",
+    )
+    yield _err(
+        _t((3,), f),
+        (_t((3,), ea.float64),),
+        RuntimeError,
+        "dot : expected both vectors to have same dtype, but found Float and Double",
+    )
 
 
 # ---- addmm / addmv / addbmm / baddbmm / addr ----------------------------------------------------
@@ -155,14 +189,21 @@ def _addmm_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
     for kw in _scalars(dtype):
         yield SampleInput(_t((3, 2), dtype), (_t((3, 4), dtype), _t((4, 2), dtype)), dict(kw), name=f"{kw}")
     yield SampleInput(_t((2,), dtype), (_t((3, 4), dtype), _t((4, 2), dtype)), broadcasts_input=True, name="row self")
-    yield SampleInput(_t((), dtype), (_transposed((3, 4), dtype), _t((4, 2), dtype)), broadcasts_input=True,
-                      name="0-dim self, A^T")
-    yield SampleInput(_t((3, 1), dtype), (_t((3, 0), dtype), _t((0, 2), dtype)), {"beta": 2} if not _is_float(dtype)
-                      else {"beta": 0.5}, broadcasts_input=True, name="k = 0: beta * self")
+    yield SampleInput(
+        _t((), dtype), (_transposed((3, 4), dtype), _t((4, 2), dtype)), broadcasts_input=True, name="0-dim self, A^T"
+    )
+    yield SampleInput(
+        _t((3, 1), dtype),
+        (_t((3, 0), dtype), _t((0, 2), dtype)),
+        {"beta": 2} if not _is_float(dtype) else {"beta": 0.5},
+        broadcasts_input=True,
+        name="k = 0: beta * self",
+    )
     yield SampleInput(_t((0, 2), dtype), (_t((0, 3), dtype), _t((3, 2), dtype)), name="m = 0")
     if _is_float(dtype):
-        yield SampleInput(_nan_self((3, 2), dtype), (_t((3, 4), dtype), _t((4, 2), dtype)), {"beta": 0},
-                          name="beta = 0 ignores NaN")
+        yield SampleInput(
+            _nan_self((3, 2), dtype), (_t((3, 4), dtype), _t((4, 2), dtype)), {"beta": 0}, name="beta = 0 ignores NaN"
+        )
 
 
 def _addmm_ref(self: Any, a: Any, b: Any, beta: Any = 1, alpha: Any = 1) -> Any:
@@ -173,64 +214,105 @@ def _addmm_ref(self: Any, a: Any, b: Any, beta: Any = 1, alpha: Any = 1) -> Any:
 
 def _addmm_errors(op: OpInfo) -> Iterator[ErrorInput]:
     f = ea.float32
-    yield _err(_t((2, 4), f), (_t((2, 3), f), _t((2, 4), f)), RuntimeError,
-               r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x4\)")
+    yield _err(
+        _t((2, 4), f),
+        (_t((2, 3), f), _t((2, 4), f)),
+        RuntimeError,
+        r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x4\)",
+    )
     yield _err(_t((2, 4), f), (_t((3,), f), _t((3, 4), f)), RuntimeError, "mat1 must be a matrix, got 1-D tensor")
-    yield _err(_t((2, 4), ea.float64), (_t((2, 3), f), _t((3, 4), f)), RuntimeError,
-               "self and mat2 must have the same dtype, but got Double and Float")
-    yield _err(_t((3,), f), (_t((2, 3), f), _t((3, 4), f)), RuntimeError,
-               r"The expanded size of the tensor \(4\) must match the existing size \(3\) at non-singleton dimension 1")
+    yield _err(
+        _t((2, 4), ea.float64),
+        (_t((2, 3), f), _t((3, 4), f)),
+        RuntimeError,
+        "self and mat2 must have the same dtype, but got Double and Float",
+    )
+    yield _err(
+        _t((3,), f),
+        (_t((2, 3), f), _t((3, 4), f)),
+        RuntimeError,
+        r"The expanded size of the tensor \(4\) must match the existing size \(3\) at non-singleton dimension 1",
+    )
 
 
 def _addmv_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
     for kw in _scalars(dtype):
         yield SampleInput(_t((3,), dtype), (_t((3, 4), dtype), _t((4,), dtype)), dict(kw), name=f"{kw}")
-    yield SampleInput(_t((1,), dtype), (_transposed((3, 4), dtype), _t((4,), dtype)), broadcasts_input=True,
-                      name="(1,) self, A^T")
+    yield SampleInput(
+        _t((1,), dtype), (_transposed((3, 4), dtype), _t((4,), dtype)), broadcasts_input=True, name="(1,) self, A^T"
+    )
     yield SampleInput(_t((), dtype), (_t((2, 0), dtype), _t((0,), dtype)), broadcasts_input=True, name="k = 0")
     if _is_float(dtype):
-        yield SampleInput(_nan_self((3,), dtype), (_t((3, 4), dtype), _t((4,), dtype)), {"beta": 0},
-                          name="beta = 0 ignores NaN")
+        yield SampleInput(
+            _nan_self((3,), dtype), (_t((3, 4), dtype), _t((4,), dtype)), {"beta": 0}, name="beta = 0 ignores NaN"
+        )
 
 
 def _addmv_errors(op: OpInfo) -> Iterator[ErrorInput]:
     f = ea.float32
-    yield _err(_t((3,), f), (_t((2, 3), f), _t((3,), f)), RuntimeError,
-               r"size mismatch, got input \(3\), mat \(2x3\), vec \(3\)")
-    yield _err(_t((2, 1), f), (_t((2, 3), f), _t((3,), f)), RuntimeError,
-               "vector \\+ matrix @ vector expected, got 2, 2, 1")
-    yield _err(_t((2,), ea.float64), (_t((2, 3), f), _t((3,), f)), RuntimeError,
-               "addmv input tensors must have the same dtype, but got Double, Float, and Float")
+    yield _err(
+        _t((3,), f),
+        (_t((2, 3), f), _t((3,), f)),
+        RuntimeError,
+        r"size mismatch, got input \(3\), mat \(2x3\), vec \(3\)",
+    )
+    yield _err(
+        _t((2, 1), f), (_t((2, 3), f), _t((3,), f)), RuntimeError, "vector \\+ matrix @ vector expected, got 2, 2, 1"
+    )
+    yield _err(
+        _t((2,), ea.float64),
+        (_t((2, 3), f), _t((3,), f)),
+        RuntimeError,
+        "addmv input tensors must have the same dtype, but got Double, Float, and Float",
+    )
 
 
 def _baddbmm_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
     for kw in _scalars(dtype):
         yield SampleInput(_t((2, 3, 2), dtype), (_t((2, 3, 4), dtype), _t((2, 4, 2), dtype)), dict(kw), name=f"{kw}")
-    yield SampleInput(_t((2,), dtype), (_transposed((2, 3, 4), dtype), _t((2, 4, 2), dtype)), broadcasts_input=True,
-                      name="row self")
+    yield SampleInput(
+        _t((2,), dtype), (_transposed((2, 3, 4), dtype), _t((2, 4, 2), dtype)), broadcasts_input=True, name="row self"
+    )
     yield SampleInput(_t((0, 3, 2), dtype), (_t((0, 3, 4), dtype), _t((0, 4, 2), dtype)), name="empty batch")
     if _is_float(dtype):
-        yield SampleInput(_nan_self((2, 3, 2), dtype), (_t((2, 3, 4), dtype), _t((2, 4, 2), dtype)), {"beta": 0},
-                          name="beta = 0 ignores NaN")
+        yield SampleInput(
+            _nan_self((2, 3, 2), dtype),
+            (_t((2, 3, 4), dtype), _t((2, 4, 2), dtype)),
+            {"beta": 0},
+            name="beta = 0 ignores NaN",
+        )
 
 
 def _baddbmm_errors(op: OpInfo) -> Iterator[ErrorInput]:
     f = ea.float32
-    yield _err(_t((2, 2, 4), ea.float64), (_t((2, 2, 3), f), _t((2, 3, 4), f)), RuntimeError,
-               "Input dtypes must be the same, got: input double, batch1: float, batch2: float")
-    yield _err(_t((2, 2, 5), f), (_t((2, 2, 3), f), _t((2, 3, 4), f)), RuntimeError,
-               r"The expanded size of the tensor \(4\) must match the existing size \(5\)")
+    yield _err(
+        _t((2, 2, 4), ea.float64),
+        (_t((2, 2, 3), f), _t((2, 3, 4), f)),
+        RuntimeError,
+        "Input dtypes must be the same, got: input double, batch1: float, batch2: float",
+    )
+    yield _err(
+        _t((2, 2, 5), f),
+        (_t((2, 2, 3), f), _t((2, 3, 4), f)),
+        RuntimeError,
+        r"The expanded size of the tensor \(4\) must match the existing size \(5\)",
+    )
 
 
 def _addbmm_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
     for kw in _scalars(dtype):
         yield SampleInput(_t((3, 2), dtype), (_t((2, 3, 4), dtype), _t((2, 4, 2), dtype)), dict(kw), name=f"{kw}")
-    yield SampleInput(_t((2,), dtype), (_transposed((3, 3, 4), dtype), _t((3, 4, 2), dtype)), broadcasts_input=True,
-                      name="row self")
+    yield SampleInput(
+        _t((2,), dtype), (_transposed((3, 3, 4), dtype), _t((3, 4, 2), dtype)), broadcasts_input=True, name="row self"
+    )
     yield SampleInput(_t((3, 2), dtype), (_t((0, 3, 4), dtype), _t((0, 4, 2), dtype)), name="no batches")
     if _is_float(dtype):
-        yield SampleInput(_nan_self((3, 2), dtype), (_t((2, 3, 4), dtype), _t((2, 4, 2), dtype)), {"beta": 0},
-                          name="beta = 0 ignores NaN")
+        yield SampleInput(
+            _nan_self((3, 2), dtype),
+            (_t((2, 3, 4), dtype), _t((2, 4, 2), dtype)),
+            {"beta": 0},
+            name="beta = 0 ignores NaN",
+        )
 
 
 def _addbmm_ref(self: Any, a: Any, b: Any, beta: Any = 1, alpha: Any = 1) -> Any:
@@ -241,10 +323,18 @@ def _addbmm_ref(self: Any, a: Any, b: Any, beta: Any = 1, alpha: Any = 1) -> Any
 
 def _addbmm_errors(op: OpInfo) -> Iterator[ErrorInput]:
     f = ea.float32
-    yield _err(_t((2, 4), f), (_t((3, 2, 3), f), _t((2, 3, 4), f)), RuntimeError,
-               "batch1 and batch2 must have same number of batches, got 3 and 2")
-    yield _err(_t((2, 2), f), (_t((3, 2, 3), f), _t((3, 2, 2), f)), RuntimeError,
-               r"Incompatible matrix sizes for bmm \(2x3 and 2x2\)")
+    yield _err(
+        _t((2, 4), f),
+        (_t((3, 2, 3), f), _t((2, 3, 4), f)),
+        RuntimeError,
+        "batch1 and batch2 must have same number of batches, got 3 and 2",
+    )
+    yield _err(
+        _t((2, 2), f),
+        (_t((3, 2, 3), f), _t((3, 2, 2), f)),
+        RuntimeError,
+        r"Incompatible matrix sizes for bmm \(2x3 and 2x2\)",
+    )
 
 
 def _addr_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -254,12 +344,17 @@ def _addr_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
         kws = _scalars(dtype)
     for kw in kws:
         yield SampleInput(_t((3, 4), dtype), (_t((3,), dtype), _t((4,), dtype)), dict(kw), name=f"{kw}")
-    yield SampleInput(_t((4,), dtype), (_t((6,), dtype)[::2], _t((1,), dtype).expand(4)), broadcasts_input=True,
-                      name="row self, strided and stride-0 vectors")
+    yield SampleInput(
+        _t((4,), dtype),
+        (_t((6,), dtype)[::2], _t((1,), dtype).expand(4)),
+        broadcasts_input=True,
+        name="row self, strided and stride-0 vectors",
+    )
     yield SampleInput(_t((0, 2), dtype), (_t((0,), dtype), _t((2,), dtype)), name="empty")
     if _is_float(dtype):
-        yield SampleInput(_nan_self((3, 4), dtype), (_t((3,), dtype), _t((4,), dtype)), {"beta": 0},
-                          name="beta = 0 ignores NaN")
+        yield SampleInput(
+            _nan_self((3, 4), dtype), (_t((3,), dtype), _t((4,), dtype)), {"beta": 0}, name="beta = 0 ignores NaN"
+        )
 
 
 def _addr_ref(self: Any, v1: Any, v2: Any, beta: Any = 1, alpha: Any = 1) -> Any:
@@ -270,14 +365,29 @@ def _addr_ref(self: Any, v1: Any, v2: Any, beta: Any = 1, alpha: Any = 1) -> Any
 
 def _addr_errors(op: OpInfo) -> Iterator[ErrorInput]:
     f = ea.float32
-    yield _err(_t((2, 3), f), (_t((2, 1), f), _t((3,), f)), RuntimeError,
-               "addr: Expected 1-D argument vec1, but got 2-D")
-    yield _err(_t((2, 3), ea.int64), (_t((2,), ea.int64), _t((3,), ea.int64)), RuntimeError,
-               "For integral input tensors, argument alpha must not be a floating point number.", alpha=1.5)
-    yield _err(_t((2, 3), ea.int64), (_t((2,), ea.int64), _t((3,), ea.int64)), RuntimeError,
-               "For integral input tensors, argument beta must not be a floating point number.", beta=0.5)
-    yield _err(_t((3, 3), f), (_t((2,), f), _t((3,), f)), RuntimeError,
-               r"The expanded size of the tensor \(2\) must match the existing size \(3\) at non-singleton dimension 0")
+    yield _err(
+        _t((2, 3), f), (_t((2, 1), f), _t((3,), f)), RuntimeError, "addr: Expected 1-D argument vec1, but got 2-D"
+    )
+    yield _err(
+        _t((2, 3), ea.int64),
+        (_t((2,), ea.int64), _t((3,), ea.int64)),
+        RuntimeError,
+        "For integral input tensors, argument alpha must not be a floating point number.",
+        alpha=1.5,
+    )
+    yield _err(
+        _t((2, 3), ea.int64),
+        (_t((2,), ea.int64), _t((3,), ea.int64)),
+        RuntimeError,
+        "For integral input tensors, argument beta must not be a floating point number.",
+        beta=0.5,
+    )
+    yield _err(
+        _t((3, 3), f),
+        (_t((2,), f), _t((3,), f)),
+        RuntimeError,
+        r"The expanded size of the tensor \(2\) must match the existing size \(3\) at non-singleton dimension 0",
+    )
 
 
 # ---- outer / matmul / einsum / tensordot / kron -------------------------------------------------
@@ -296,9 +406,22 @@ def _outer_errors(op: OpInfo) -> Iterator[ErrorInput]:
 
 
 _MATMUL_SHAPES = [
-    ((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)), ((2, 2, 3), (3,)), ((2, 2, 3), (3, 4)),
-    ((4,), (2, 4, 3)), ((3, 4), (2, 4, 5)), ((2, 1, 3, 4), (5, 4, 2)), ((2, 3, 4), (2, 4, 1)), ((0, 3), (3, 2)),
-    ((2, 0, 3), (3, 4)), ((3, 0), (0,)), ((0,), (0,)), ((1, 2, 3), (4, 3, 2)), ((2, 3, 4, 5), (2, 3, 5, 2)),
+    ((3,), (3,)),
+    ((2, 3), (3,)),
+    ((3,), (3, 4)),
+    ((2, 3), (3, 4)),
+    ((2, 2, 3), (3,)),
+    ((2, 2, 3), (3, 4)),
+    ((4,), (2, 4, 3)),
+    ((3, 4), (2, 4, 5)),
+    ((2, 1, 3, 4), (5, 4, 2)),
+    ((2, 3, 4), (2, 4, 1)),
+    ((0, 3), (3, 2)),
+    ((2, 0, 3), (3, 4)),
+    ((3, 0), (0,)),
+    ((0,), (0,)),
+    ((1, 2, 3), (4, 3, 2)),
+    ((2, 3, 4, 5), (2, 3, 5, 2)),
 ]
 
 
@@ -311,16 +434,29 @@ def _matmul_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
 
 def _matmul_errors(op: OpInfo) -> Iterator[ErrorInput]:
     f = ea.float32
-    yield _err(_t((3,), f), (ea.tensor(2.0),), RuntimeError,
-               "both arguments to matmul need to be at least 1D, but they are 1D and 0D")
+    yield _err(
+        _t((3,), f),
+        (ea.tensor(2.0),),
+        RuntimeError,
+        "both arguments to matmul need to be at least 1D, but they are 1D and 0D",
+    )
     yield _err(_t((3,), f), (_t((4,), f),), RuntimeError, "inconsistent tensor size")
-    yield _err(_t((3,), f), (_t((4, 5), f),), RuntimeError,
-               r"mat1 and mat2 shapes cannot be multiplied \(1x3 and 4x5\)")
+    yield _err(
+        _t((3,), f), (_t((4, 5), f),), RuntimeError, r"mat1 and mat2 shapes cannot be multiplied \(1x3 and 4x5\)"
+    )
     yield _err(_t((4, 5), f), (_t((3,), f),), RuntimeError, r"size mismatch, got input \(4\), mat \(4x5\), vec \(3\)")
-    yield _err(_t((2, 4, 5), f), (_t((3, 5, 6), f),), RuntimeError,
-               r"The size of tensor a \(2\) must match the size of tensor b \(3\) at non-singleton dimension 0")
-    yield _err(_t((3, 4), f), (_t((4, 5), ea.float64),), RuntimeError,
-               "expected m1 and m2 to have the same dtype, but got: float != double")
+    yield _err(
+        _t((2, 4, 5), f),
+        (_t((3, 5, 6), f),),
+        RuntimeError,
+        r"The size of tensor a \(2\) must match the size of tensor b \(3\) at non-singleton dimension 0",
+    )
+    yield _err(
+        _t((3, 4), f),
+        (_t((4, 5), ea.float64),),
+        RuntimeError,
+        "expected m1 and m2 to have the same dtype, but got: float != double",
+    )
 
 
 # (equation, operand shapes): NumPy's einsum is the reference
@@ -368,18 +504,31 @@ def _einsum_errors(op: OpInfo) -> Iterator[ErrorInput]:
     yield _err("i1,i", (v3, v3), RuntimeError, "invalid subscript given at index 1 in the equation string")
     yield _err("i", (v3, v3), RuntimeError, "more operands were provided than specified in the equation")
     yield _err("i,i", (v3,), RuntimeError, "fewer operands were provided than specified in the equation")
-    yield _err("ij", (v3,), RuntimeError,
-               r"the number of subscripts in the equation \(2\) does not match the number of dimensions \(1\) for "
-               "operand 0 and no ellipsis was given")
+    yield _err(
+        "ij",
+        (v3,),
+        RuntimeError,
+        r"the number of subscripts in the equation \(2\) does not match the number of dimensions \(1\) for "
+        "operand 0 and no ellipsis was given",
+    )
     yield _err("i->j", (v3,), RuntimeError, "output subscript j does not appear in the equation for any input operand")
     yield _err("ij->ii", (_t((3, 3), f),), RuntimeError, "output subscript i appears more than once in the output")
-    yield _err("i,i->", (v3, v4), RuntimeError,
-               "subscript i has size 4 for operand 1 which does not broadcast with previously seen size 3")
-    yield _err("ii->i", (_t((3, 4), f),), RuntimeError,
-               "subscript i is repeated for operand 0 but the sizes don't match")
+    yield _err(
+        "i,i->",
+        (v3, v4),
+        RuntimeError,
+        "subscript i has size 4 for operand 1 which does not broadcast with previously seen size 3",
+    )
+    yield _err(
+        "ii->i", (_t((3, 4), f),), RuntimeError, "subscript i is repeated for operand 0 but the sizes don't match"
+    )
     yield _err("...i...", (v3,), RuntimeError, "found '.' for operand 0 for which an ellipsis was already found")
-    yield _err("ij,jk->ik", (_t((2, 3), f), _t((3, 2), ea.float64)), RuntimeError,
-               "expected m1 and m2 to have the same dtype, but got: float != double")
+    yield _err(
+        "ij,jk->ik",
+        (_t((2, 3), f), _t((3, 2), ea.float64)),
+        RuntimeError,
+        "expected m1 and m2 to have the same dtype, but got: float != double",
+    )
 
 
 def _tensordot_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -397,9 +546,13 @@ def _tensordot_ref(a: Any, b: Any, dims: Any = 2) -> Any:
 
 def _tensordot_errors(op: OpInfo) -> Iterator[ErrorInput]:
     f = ea.float32
-    yield _err(_t((3, 4, 5), f), (_t((4, 6, 6), f),), RuntimeError,
-               "contracted dimensions need to match, but first has size 5 in dim -1 and second has size 6 in dim 1",
-               dims=2)
+    yield _err(
+        _t((3, 4, 5), f),
+        (_t((4, 6, 6), f),),
+        RuntimeError,
+        "contracted dimensions need to match, but first has size 5 in dim -1 and second has size 6 in dim 1",
+        dims=2,
+    )
     yield _err(_t((3, 4), f), (_t((4, 6), ea.float64),), RuntimeError, "both inputs should have same dtype", dims=1)
     yield _err(_t((3, 4), f), (_t((4, 6), f),), RuntimeError, "tensordot expects dims >= 0, but got dims=-1", dims=-1)
 
@@ -429,14 +582,23 @@ def _cross_ref(a: Any, b: Any, dim: int = -1) -> Any:
 
 def _cross_errors(op: OpInfo) -> Iterator[ErrorInput]:
     f = ea.float32
-    yield _err(_t((4, 2), f), (_t((4, 2), f),), RuntimeError,
-               "linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2",
-               dim=-1)
-    yield _err(_t((2, 3), f), (_t((3,), f),), RuntimeError,
-               "linalg.cross: inputs must have the same number of dimensions.",
-               dim=-1)
-    yield _err(_t((3,), f), (_t((3,), ea.float64),), RuntimeError,
-               "expected scalar type Float but found Double", dim=-1)
+    yield _err(
+        _t((4, 2), f),
+        (_t((4, 2), f),),
+        RuntimeError,
+        "linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2",
+        dim=-1,
+    )
+    yield _err(
+        _t((2, 3), f),
+        (_t((3,), f),),
+        RuntimeError,
+        "linalg.cross: inputs must have the same number of dimensions.",
+        dim=-1,
+    )
+    yield _err(
+        _t((3,), f), (_t((3,), ea.float64),), RuntimeError, "expected scalar type Float but found Double", dim=-1
+    )
 
 
 # ---- norms -----------------------------------------------------------------------------------
@@ -462,17 +624,28 @@ def _matrix_norm_ref(a: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: boo
 
 def _matrix_norm_errors(op: OpInfo) -> Iterator[ErrorInput]:
     f = ea.float32
-    yield _err(_t((3,), f), ("fro",), RuntimeError,
-               "linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    yield _err(
+        _t((3,), f), ("fro",), RuntimeError, "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
+    )
     yield _err(_t((3, 4), f), (3,), RuntimeError, "linalg.matrix_norm: Order 3 not supported.")
     yield _err(_t((3, 4), f), ("abc",), RuntimeError, "linalg.matrix_norm: Order abc not supported.")
-    yield _err(_t((3, 4), ea.int64), ("fro",), RuntimeError,
-               "linalg.matrix_norm: Expected a floating point or complex tensor as input. Got Long")
-    yield _err(_t((3, 4), f), ("fro",), RuntimeError, r"linalg.matrix_norm: dims must be different. Got \(0, 0\)",
-               dim=(0, 0))
-    yield _err(_t((3, 4), ea.float64), ("fro",), RuntimeError,
-               r"linalg.matrix_norm: the dtype of the input \(Double\) should be convertible without narrowing to the "
-               r"specified dtype \(Float\)", dtype=ea.float32)
+    yield _err(
+        _t((3, 4), ea.int64),
+        ("fro",),
+        RuntimeError,
+        "linalg.matrix_norm: Expected a floating point or complex tensor as input. Got Long",
+    )
+    yield _err(
+        _t((3, 4), f), ("fro",), RuntimeError, r"linalg.matrix_norm: dims must be different. Got \(0, 0\)", dim=(0, 0)
+    )
+    yield _err(
+        _t((3, 4), ea.float64),
+        ("fro",),
+        RuntimeError,
+        r"linalg.matrix_norm: the dtype of the input \(Double\) should be convertible without narrowing to the "
+        r"specified dtype \(Float\)",
+        dtype=ea.float32,
+    )
 
 
 def _norm_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -496,12 +669,22 @@ def _norm_ref(a: Any, ord: Any = None, dim: Any = None, keepdim: bool = False) -
 
 def _norm_errors(op: OpInfo) -> Iterator[ErrorInput]:
     f = ea.float32
-    yield _err(_t((3, 4, 5), f), (2,), RuntimeError,
-               "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got 3D.")
-    yield _err(_t((3, 4, 5), f), (), RuntimeError,
-               r"linalg.norm: If dim is specified, it must be of length 1 or 2. Got \[0, 1, 2\]", dim=(0, 1, 2))
-    yield _err(_t((3,), f), ("fro",), RuntimeError,
-               "linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    yield _err(
+        _t((3, 4, 5), f),
+        (2,),
+        RuntimeError,
+        "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got 3D.",
+    )
+    yield _err(
+        _t((3, 4, 5), f),
+        (),
+        RuntimeError,
+        r"linalg.norm: If dim is specified, it must be of length 1 or 2. Got \[0, 1, 2\]",
+        dim=(0, 1, 2),
+    )
+    yield _err(
+        _t((3,), f), ("fro",), RuntimeError, "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
+    )
 
 
 # ---- LAPACK ------------------------------------------------------------------------------------
@@ -518,10 +701,15 @@ def _well_conditioned(shape: tuple[int, ...], dtype: Any) -> Any:
 def _square_errors(name: str, args: tuple[Any, ...] = ()) -> Iterator[ErrorInput]:
     f = ea.float32
     yield _err(_t((3,), f), args, RuntimeError, f"{name}: The input tensor A must have at least 2 dimensions.")
-    yield _err(_t((2, 3), f), args, RuntimeError,
-               f"{name}: A must be batches of square matrices, but they are 2 by 3 matrices")
-    yield _err(_t((2, 2), ea.int64), args, RuntimeError,
-               f"{name}: Expected a floating point or complex tensor as input. Got Long")
+    yield _err(
+        _t((2, 3), f), args, RuntimeError, f"{name}: A must be batches of square matrices, but they are 2 by 3 matrices"
+    )
+    yield _err(
+        _t((2, 2), ea.int64),
+        args,
+        RuntimeError,
+        f"{name}: Expected a floating point or complex tensor as input. Got Long",
+    )
 
 
 def _solve_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -553,17 +741,37 @@ def _solve_ref(A: Any, B: Any, left: bool = True) -> Any:
 def _solve_errors(op: OpInfo) -> Iterator[ErrorInput]:
     f = ea.float32
     yield from _square_errors("linalg.solve", (_t((3,), f),))
-    yield _err(_t((2, 2), f), (_t((2,), ea.float64),), RuntimeError,
-               "linalg.solve: Expected A and B to have the same dtype, but found A of type Float and B of "
-               "type Double instead")
-    yield _err(_t((2, 2), f), (_t((3,), f),), RuntimeError,
-               r"linalg.solve: Incompatible shapes of A and B for the equation AX = B \(2x2 and 3x1\)")
-    yield _err(_t((2, 2), f), (_t((2,), f),), RuntimeError,
-               r"linalg.solve: Incompatible shapes of A and B for the equation XA = B \(2x2 and 2x1\)", left=False)
-    yield _err(ea.zeros(2, 2), (_t((2, 1), f),), LinAlgError,
-               "torch.linalg.solve: The solver failed because the input matrix is singular.")
-    yield _err(ea.stack([ea.eye(2), ea.zeros(2, 2)]), (_t((2, 2, 1), f),), LinAlgError,
-               r"torch.linalg.solve: \(Batch element 1\): The solver failed because the input matrix is singular.")
+    yield _err(
+        _t((2, 2), f),
+        (_t((2,), ea.float64),),
+        RuntimeError,
+        "linalg.solve: Expected A and B to have the same dtype, but found A of type Float and B of type Double instead",
+    )
+    yield _err(
+        _t((2, 2), f),
+        (_t((3,), f),),
+        RuntimeError,
+        r"linalg.solve: Incompatible shapes of A and B for the equation AX = B \(2x2 and 3x1\)",
+    )
+    yield _err(
+        _t((2, 2), f),
+        (_t((2,), f),),
+        RuntimeError,
+        r"linalg.solve: Incompatible shapes of A and B for the equation XA = B \(2x2 and 2x1\)",
+        left=False,
+    )
+    yield _err(
+        ea.zeros(2, 2),
+        (_t((2, 1), f),),
+        LinAlgError,
+        "torch.linalg.solve: The solver failed because the input matrix is singular.",
+    )
+    yield _err(
+        ea.stack([ea.eye(2), ea.zeros(2, 2)]),
+        (_t((2, 2, 1), f),),
+        LinAlgError,
+        r"torch.linalg.solve: \(Batch element 1\): The solver failed because the input matrix is singular.",
+    )
 
 
 def _inv_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -577,11 +785,19 @@ def _inv_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
 
 def _inv_errors(op: OpInfo) -> Iterator[ErrorInput]:
     yield from _square_errors("linalg.inv")
-    yield _err(ea.zeros(2, 2), (), LinAlgError,
-               "linalg.inv: The diagonal element 1 is zero, the inversion could not be completed because the input "
-               "matrix is singular.")
-    yield _err(ea.stack([ea.eye(2), ea.tensor([[1.0, 2.0], [2.0, 4.0]])]), (), LinAlgError,
-               r"linalg.inv: \(Batch element 1\): The diagonal element 2 is zero")
+    yield _err(
+        ea.zeros(2, 2),
+        (),
+        LinAlgError,
+        "linalg.inv: The diagonal element 1 is zero, the inversion could not be completed because the input "
+        "matrix is singular.",
+    )
+    yield _err(
+        ea.stack([ea.eye(2), ea.tensor([[1.0, 2.0], [2.0, 4.0]])]),
+        (),
+        LinAlgError,
+        r"linalg.inv: \(Batch element 1\): The diagonal element 2 is zero",
+    )
 
 
 def _det_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -628,12 +844,20 @@ def _cholesky_ref(A: Any, upper: bool = False) -> Any:
 
 
 def _cholesky_errors(op: OpInfo) -> Iterator[ErrorInput]:
-    yield _err(-ea.eye(2), (), LinAlgError,
-               r"linalg.cholesky: The factorization could not be completed because the input is not positive-definite "
-               r"\(the leading minor of order 1 is not positive-definite\).")
-    yield _err(ea.stack([ea.eye(2), ea.tensor([[1.0, 2.0], [2.0, 1.0]])]), (), LinAlgError,
-               r"linalg.cholesky: \(Batch element 1\): The factorization could not be completed because the input is "
-               r"not positive-definite \(the leading minor of order 2 is not positive-definite\).")
+    yield _err(
+        -ea.eye(2),
+        (),
+        LinAlgError,
+        r"linalg.cholesky: The factorization could not be completed because the input is not positive-definite "
+        r"\(the leading minor of order 1 is not positive-definite\).",
+    )
+    yield _err(
+        ea.stack([ea.eye(2), ea.tensor([[1.0, 2.0], [2.0, 1.0]])]),
+        (),
+        LinAlgError,
+        r"linalg.cholesky: \(Batch element 1\): The factorization could not be completed because the input is "
+        r"not positive-definite \(the leading minor of order 2 is not positive-definite\).",
+    )
 
 
 def _qr_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -657,11 +881,19 @@ def _qr_ref(A: Any, mode: str = "reduced") -> Any:
 
 def _qr_errors(op: OpInfo) -> Iterator[ErrorInput]:
     f = ea.float32
-    yield _err(_t((4, 3), f), ("x",), RuntimeError,
-               "qr received unrecognized mode 'x' but expected one of 'reduced' \\(default\\), 'r', or 'complete'")
+    yield _err(
+        _t((4, 3), f),
+        ("x",),
+        RuntimeError,
+        "qr received unrecognized mode 'x' but expected one of 'reduced' \\(default\\), 'r', or 'complete'",
+    )
     yield _err(_t((4,), f), (), RuntimeError, "linalg.qr: The input tensor A must have at least 2 dimensions.")
-    yield _err(_t((4, 3), ea.int64), (), RuntimeError,
-               "linalg.qr: Expected a floating point or complex tensor as input. Got Long")
+    yield _err(
+        _t((4, 3), ea.int64),
+        (),
+        RuntimeError,
+        "linalg.qr: Expected a floating point or complex tensor as input. Got Long",
+    )
 
 
 def _gauge(U: Any, S: Any, Vh: Any) -> Any:
@@ -724,10 +956,18 @@ def _svd_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
 def _svd_errors(op: OpInfo) -> Iterator[ErrorInput]:
     f = ea.float32
     yield _err(_t((4,), f), (), RuntimeError, "linalg.svd: The input tensor A must have at least 2 dimensions.")
-    yield _err(_t((4, 3), ea.int64), (), RuntimeError,
-               "linalg.svd: Expected a floating point or complex tensor as input. Got Long")
-    yield _err(ea.full((3, 3), math.nan), (), LinAlgError,
-               "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite values.")
+    yield _err(
+        _t((4, 3), ea.int64),
+        (),
+        RuntimeError,
+        "linalg.svd: Expected a floating point or complex tensor as input. Got Long",
+    )
+    yield _err(
+        ea.full((3, 3), math.nan),
+        (),
+        LinAlgError,
+        "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite values.",
+    )
 
 
 def _svdvals_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -743,62 +983,317 @@ def _svdvals_ref(A: Any) -> Any:
 
 
 OPS = [
-    OpInfo("mm", ea.mm, ALL_NUMERIC, _mm_samples, ref=np.matmul, result_dtype=_same, error_inputs=_mm_errors,
-           tol_overrides=_GEMM_TOLS, kind="matmul"),
-    OpInfo("bmm", ea.bmm, ALL_NUMERIC, _bmm_samples, ref=np.matmul, result_dtype=_same, error_inputs=_bmm_errors,
-           tol_overrides=_GEMM_TOLS, kind="matmul"),
-    OpInfo("mv", ea.mv, ALL_NUMERIC, _mv_samples, ref=np.matmul, result_dtype=_same, error_inputs=_mv_errors,
-           tol_overrides=_GEMM_TOLS, kind="matmul"),
-    OpInfo("dot", ea.dot, ALL_NUMERIC, _dot_samples, ref=np.dot, result_dtype=_same, error_inputs=_dot_errors,
-           tol_overrides=_GEMM_TOLS, kind="matmul"),
-    OpInfo("vdot", ea.vdot, ALL_NUMERIC, _dot_samples, ref=np.vdot, result_dtype=_same, error_inputs=_dot_errors,
-           tol_overrides=_GEMM_TOLS, kind="matmul"),
-    OpInfo("addmm", ea.addmm, ALL_NUMERIC, _addmm_samples, ref=_addmm_ref, result_dtype=_same,
-           error_inputs=_addmm_errors, tol_overrides=_GEMM_TOLS, supports_inplace=False, kind="matmul"),
-    OpInfo("addmv", ea.addmv, ALL_NUMERIC, _addmv_samples, ref=_addmm_ref, result_dtype=_same,
-           error_inputs=_addmv_errors, tol_overrides=_GEMM_TOLS, supports_inplace=False, kind="matmul"),
-    OpInfo("baddbmm", ea.baddbmm, ALL_NUMERIC, _baddbmm_samples, ref=_addmm_ref, result_dtype=_same,
-           error_inputs=_baddbmm_errors, tol_overrides=_GEMM_TOLS, supports_inplace=False, kind="matmul"),
-    OpInfo("addbmm", ea.addbmm, ALL_NUMERIC, _addbmm_samples, ref=_addbmm_ref, result_dtype=_same,
-           error_inputs=_addbmm_errors, tol_overrides=_GEMM_TOLS, supports_inplace=False, kind="matmul"),
-    OpInfo("addr", ea.addr, ALL_DTYPES, _addr_samples, ref=_addr_ref, result_dtype=_same, error_inputs=_addr_errors,
-           tol_overrides=_GEMM_TOLS, supports_inplace=False, check_unsupported=False, kind="matmul"),
-    OpInfo("outer", ea.outer, ALL_DTYPES, _outer_samples, ref=np.multiply.outer, result_dtype=_same,
-           error_inputs=_outer_errors, check_unsupported=False, kind="matmul"),
-    OpInfo("ger", ea.ger, ALL_DTYPES, _outer_samples, ref=np.multiply.outer, result_dtype=_same,
-           error_inputs=_outer_errors, check_unsupported=False, kind="matmul"),
-    OpInfo("matmul", ea.matmul, ALL_NUMERIC, _matmul_samples, ref=np.matmul, result_dtype=_same,
-           error_inputs=_matmul_errors, tol_overrides=_GEMM_TOLS, kind="matmul"),
-    OpInfo("einsum", ea.einsum, ALL_NUMERIC, _einsum_samples, ref=_einsum_ref, supports_out=False,
-           error_inputs=_einsum_errors, tol_overrides=_EINSUM_TOLS, check_unsupported=False, kind="matmul"),
-    OpInfo("tensordot", ea.tensordot, ALL_NUMERIC, _tensordot_samples, ref=_tensordot_ref, result_dtype=_same,
-           error_inputs=_tensordot_errors, tol_overrides=_GEMM_TOLS, kind="matmul"),
-    OpInfo("kron", ea.kron, ALL_DTYPES, _kron_samples, ref=np.kron, result_dtype=_same, check_unsupported=False,
-           kind="matmul"),
-    OpInfo("linalg_cross", ea.linalg.cross, ALL_NUMERIC, _cross_samples, ref=_cross_ref, result_dtype=_same,
-           error_inputs=_cross_errors, kind="matmul"),
+    OpInfo(
+        "mm",
+        ea.mm,
+        ALL_NUMERIC,
+        _mm_samples,
+        ref=np.matmul,
+        result_dtype=_same,
+        error_inputs=_mm_errors,
+        tol_overrides=_GEMM_TOLS,
+        kind="matmul",
+    ),
+    OpInfo(
+        "bmm",
+        ea.bmm,
+        ALL_NUMERIC,
+        _bmm_samples,
+        ref=np.matmul,
+        result_dtype=_same,
+        error_inputs=_bmm_errors,
+        tol_overrides=_GEMM_TOLS,
+        kind="matmul",
+    ),
+    OpInfo(
+        "mv",
+        ea.mv,
+        ALL_NUMERIC,
+        _mv_samples,
+        ref=np.matmul,
+        result_dtype=_same,
+        error_inputs=_mv_errors,
+        tol_overrides=_GEMM_TOLS,
+        kind="matmul",
+    ),
+    OpInfo(
+        "dot",
+        ea.dot,
+        ALL_NUMERIC,
+        _dot_samples,
+        ref=np.dot,
+        result_dtype=_same,
+        error_inputs=_dot_errors,
+        tol_overrides=_GEMM_TOLS,
+        kind="matmul",
+    ),
+    OpInfo(
+        "vdot",
+        ea.vdot,
+        ALL_NUMERIC,
+        _dot_samples,
+        ref=np.vdot,
+        result_dtype=_same,
+        error_inputs=_dot_errors,
+        tol_overrides=_GEMM_TOLS,
+        kind="matmul",
+    ),
+    OpInfo(
+        "addmm",
+        ea.addmm,
+        ALL_NUMERIC,
+        _addmm_samples,
+        ref=_addmm_ref,
+        result_dtype=_same,
+        error_inputs=_addmm_errors,
+        tol_overrides=_GEMM_TOLS,
+        supports_inplace=False,
+        kind="matmul",
+    ),
+    OpInfo(
+        "addmv",
+        ea.addmv,
+        ALL_NUMERIC,
+        _addmv_samples,
+        ref=_addmm_ref,
+        result_dtype=_same,
+        error_inputs=_addmv_errors,
+        tol_overrides=_GEMM_TOLS,
+        supports_inplace=False,
+        kind="matmul",
+    ),
+    OpInfo(
+        "baddbmm",
+        ea.baddbmm,
+        ALL_NUMERIC,
+        _baddbmm_samples,
+        ref=_addmm_ref,
+        result_dtype=_same,
+        error_inputs=_baddbmm_errors,
+        tol_overrides=_GEMM_TOLS,
+        supports_inplace=False,
+        kind="matmul",
+    ),
+    OpInfo(
+        "addbmm",
+        ea.addbmm,
+        ALL_NUMERIC,
+        _addbmm_samples,
+        ref=_addbmm_ref,
+        result_dtype=_same,
+        error_inputs=_addbmm_errors,
+        tol_overrides=_GEMM_TOLS,
+        supports_inplace=False,
+        kind="matmul",
+    ),
+    OpInfo(
+        "addr",
+        ea.addr,
+        ALL_DTYPES,
+        _addr_samples,
+        ref=_addr_ref,
+        result_dtype=_same,
+        error_inputs=_addr_errors,
+        tol_overrides=_GEMM_TOLS,
+        supports_inplace=False,
+        check_unsupported=False,
+        kind="matmul",
+    ),
+    OpInfo(
+        "outer",
+        ea.outer,
+        ALL_DTYPES,
+        _outer_samples,
+        ref=np.multiply.outer,
+        result_dtype=_same,
+        error_inputs=_outer_errors,
+        check_unsupported=False,
+        kind="matmul",
+    ),
+    OpInfo(
+        "ger",
+        ea.ger,
+        ALL_DTYPES,
+        _outer_samples,
+        ref=np.multiply.outer,
+        result_dtype=_same,
+        error_inputs=_outer_errors,
+        check_unsupported=False,
+        kind="matmul",
+    ),
+    OpInfo(
+        "matmul",
+        ea.matmul,
+        ALL_NUMERIC,
+        _matmul_samples,
+        ref=np.matmul,
+        result_dtype=_same,
+        error_inputs=_matmul_errors,
+        tol_overrides=_GEMM_TOLS,
+        kind="matmul",
+    ),
+    OpInfo(
+        "einsum",
+        ea.einsum,
+        ALL_NUMERIC,
+        _einsum_samples,
+        ref=_einsum_ref,
+        supports_out=False,
+        error_inputs=_einsum_errors,
+        tol_overrides=_EINSUM_TOLS,
+        check_unsupported=False,
+        kind="matmul",
+    ),
+    OpInfo(
+        "tensordot",
+        ea.tensordot,
+        ALL_NUMERIC,
+        _tensordot_samples,
+        ref=_tensordot_ref,
+        result_dtype=_same,
+        error_inputs=_tensordot_errors,
+        tol_overrides=_GEMM_TOLS,
+        kind="matmul",
+    ),
+    OpInfo(
+        "kron",
+        ea.kron,
+        ALL_DTYPES,
+        _kron_samples,
+        ref=np.kron,
+        result_dtype=_same,
+        check_unsupported=False,
+        kind="matmul",
+    ),
+    OpInfo(
+        "linalg_cross",
+        ea.linalg.cross,
+        ALL_NUMERIC,
+        _cross_samples,
+        ref=_cross_ref,
+        result_dtype=_same,
+        error_inputs=_cross_errors,
+        kind="matmul",
+    ),
     OpInfo("cross", ea.cross, ALL_NUMERIC, _cross_samples, ref=_cross_ref, result_dtype=_same, kind="matmul"),
-    OpInfo("linalg_matrix_norm", ea.linalg.matrix_norm, FLOATS, _matrix_norm_samples, ref=_matrix_norm_ref,
-           result_dtype=_same, error_inputs=_matrix_norm_errors, tol_overrides=_LAPACK_TOLS, check_unsupported=False,
-           kind="linalg"),
-    OpInfo("linalg_norm", ea.linalg.norm, FLOATS, _norm_samples, ref=_norm_ref, result_dtype=_same,
-           error_inputs=_norm_errors, tol_overrides=_LAPACK_TOLS, check_unsupported=False, kind="linalg"),
-    OpInfo("linalg_solve", ea.linalg.solve, FLOATS, _solve_samples, ref=_solve_ref, result_dtype=_same,
-           error_inputs=_solve_errors, tol_overrides=_LAPACK_TOLS, kind="linalg"),
-    OpInfo("linalg_inv", ea.linalg.inv, FLOATS, _inv_samples, ref=np.linalg.inv, result_dtype=_same,
-           error_inputs=_inv_errors, tol_overrides=_LAPACK_TOLS, kind="linalg"),
-    OpInfo("linalg_det", ea.linalg.det, FLOATS, _det_samples, ref=np.linalg.det, result_dtype=_same,
-           error_inputs=lambda op: _square_errors("linalg.det"), tol_overrides=_LAPACK_TOLS, kind="linalg"),
-    OpInfo("det", ea.det, FLOATS, _det_samples, ref=np.linalg.det, result_dtype=_same, supports_out=False,
-           tol_overrides=_LAPACK_TOLS, kind="linalg"),
-    OpInfo("linalg_slogdet", ea.linalg.slogdet, FLOATS, _det_samples, ref=_slogdet_ref,
-           error_inputs=lambda op: _square_errors("linalg.slogdet"), tol_overrides=_LAPACK_TOLS, kind="linalg"),
-    OpInfo("linalg_cholesky", _cholesky_op, FLOATS, _cholesky_samples, ref=_cholesky_ref, result_dtype=_same,
-           error_inputs=_cholesky_errors, tol_overrides=_LAPACK_TOLS, kind="linalg"),
-    OpInfo("linalg_qr", ea.linalg.qr, FLOATS, _qr_samples, ref=_qr_ref, error_inputs=_qr_errors,
-           tol_overrides=_LAPACK_TOLS, kind="linalg"),
-    OpInfo("linalg_svd", _svd_op, FLOATS, _svd_samples, ref=_svd_ref, supports_out=False, error_inputs=_svd_errors,
-           tol_overrides=_LAPACK_TOLS, kind="linalg"),
-    OpInfo("linalg_svdvals", ea.linalg.svdvals, FLOATS, _svdvals_samples, ref=_svdvals_ref, result_dtype=_same,
-           tol_overrides=_LAPACK_TOLS, kind="linalg"),
+    OpInfo(
+        "linalg_matrix_norm",
+        ea.linalg.matrix_norm,
+        FLOATS,
+        _matrix_norm_samples,
+        ref=_matrix_norm_ref,
+        result_dtype=_same,
+        error_inputs=_matrix_norm_errors,
+        tol_overrides=_LAPACK_TOLS,
+        check_unsupported=False,
+        kind="linalg",
+    ),
+    OpInfo(
+        "linalg_norm",
+        ea.linalg.norm,
+        FLOATS,
+        _norm_samples,
+        ref=_norm_ref,
+        result_dtype=_same,
+        error_inputs=_norm_errors,
+        tol_overrides=_LAPACK_TOLS,
+        check_unsupported=False,
+        kind="linalg",
+    ),
+    OpInfo(
+        "linalg_solve",
+        ea.linalg.solve,
+        FLOATS,
+        _solve_samples,
+        ref=_solve_ref,
+        result_dtype=_same,
+        error_inputs=_solve_errors,
+        tol_overrides=_LAPACK_TOLS,
+        kind="linalg",
+    ),
+    OpInfo(
+        "linalg_inv",
+        ea.linalg.inv,
+        FLOATS,
+        _inv_samples,
+        ref=np.linalg.inv,
+        result_dtype=_same,
+        error_inputs=_inv_errors,
+        tol_overrides=_LAPACK_TOLS,
+        kind="linalg",
+    ),
+    OpInfo(
+        "linalg_det",
+        ea.linalg.det,
+        FLOATS,
+        _det_samples,
+        ref=np.linalg.det,
+        result_dtype=_same,
+        error_inputs=lambda op: _square_errors("linalg.det"),
+        tol_overrides=_LAPACK_TOLS,
+        kind="linalg",
+    ),
+    OpInfo(
+        "det",
+        ea.det,
+        FLOATS,
+        _det_samples,
+        ref=np.linalg.det,
+        result_dtype=_same,
+        supports_out=False,
+        tol_overrides=_LAPACK_TOLS,
+        kind="linalg",
+    ),
+    OpInfo(
+        "linalg_slogdet",
+        ea.linalg.slogdet,
+        FLOATS,
+        _det_samples,
+        ref=_slogdet_ref,
+        error_inputs=lambda op: _square_errors("linalg.slogdet"),
+        tol_overrides=_LAPACK_TOLS,
+        kind="linalg",
+    ),
+    OpInfo(
+        "linalg_cholesky",
+        _cholesky_op,
+        FLOATS,
+        _cholesky_samples,
+        ref=_cholesky_ref,
+        result_dtype=_same,
+        error_inputs=_cholesky_errors,
+        tol_overrides=_LAPACK_TOLS,
+        kind="linalg",
+    ),
+    OpInfo(
+        "linalg_qr",
+        ea.linalg.qr,
+        FLOATS,
+        _qr_samples,
+        ref=_qr_ref,
+        error_inputs=_qr_errors,
+        tol_overrides=_LAPACK_TOLS,
+        kind="linalg",
+    ),
+    OpInfo(
+        "linalg_svd",
+        _svd_op,
+        FLOATS,
+        _svd_samples,
+        ref=_svd_ref,
+        supports_out=False,
+        error_inputs=_svd_errors,
+        tol_overrides=_LAPACK_TOLS,
+        kind="linalg",
+    ),
+    OpInfo(
+        "linalg_svdvals",
+        ea.linalg.svdvals,
+        FLOATS,
+        _svdvals_samples,
+        ref=_svdvals_ref,
+        result_dtype=_same,
+        tol_overrides=_LAPACK_TOLS,
+        kind="linalg",
+    ),
 ]

@@ -12,9 +12,8 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import numpy as np
-
 import ember.aten as ea
+import numpy as np
 
 from .core import (
     ALL_DTYPES,
@@ -65,7 +64,9 @@ def digamma_scalar(x: float) -> float:
         x += 1
     inv2 = 1 / (x * x)
     # Bernoulli terms B2k / (2k x^2k), k = 1..6
-    series = inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 * (1 / 132 - inv2 * 691 / 32760)))))
+    series = inv2 * (
+        1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 * (1 / 132 - inv2 * 691 / 32760))))
+    )
     return acc + math.log(x) - 0.5 / x - series
 
 
@@ -132,9 +133,14 @@ def extremes(dtype: Any, big: dict[Any, float] | None = None) -> Any:
     return tensor_from(np.array(vals, dtype=np.float64), dtype)
 
 
-def unary_samples(low: float | None = None, high: float | None = None, *, args: tuple[Any, ...] = (),
-                  kwargs: dict[str, Any] | None = None, big: dict[Any, float] | None = None,
-                  ) -> Callable[[OpInfo, Any], Iterator[SampleInput]]:
+def unary_samples(
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    args: tuple[Any, ...] = (),
+    kwargs: dict[str, Any] | None = None,
+    big: dict[Any, float] | None = None,
+) -> Callable[[OpInfo, Any], Iterator[SampleInput]]:
     """Sample generator: every elementwise shape (values in [low, high)), then the extremes."""
 
     def gen(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -165,12 +171,26 @@ def f64(a: Any) -> np.ndarray:
     return np.asarray(a, dtype=np.float64)
 
 
-def float_op(name: str, ref: Callable[..., Any], *, low: float | None = None, high: float | None = None,
-             big: dict[Any, float] | None = None, **kw: Any) -> OpInfo:
+def float_op(
+    name: str,
+    ref: Callable[..., Any],
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    big: dict[Any, float] | None = None,
+    **kw: Any,
+) -> OpInfo:
     """An integer-to-float unary op (sin, log, ...) over every dtype."""
-    return OpInfo(name, getattr(ea, name), ALL_DTYPES, unary_samples(low, high, big=big),
-                  ref=lambda a, **k: ref(f64(a), **k),
-                  result_dtype=_float_result, kind="unary", **kw)
+    return OpInfo(
+        name,
+        getattr(ea, name),
+        ALL_DTYPES,
+        unary_samples(low, high, big=big),
+        ref=lambda a, **k: ref(f64(a), **k),
+        result_dtype=_float_result,
+        kind="unary",
+        **kw,
+    )
 
 
 # ---- reference helpers for the same-dtype ops ---------------------------------------------------
@@ -199,8 +219,7 @@ def _int_or(f: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return lambda a: np.asarray(a) if np.asarray(a).dtype.kind in "iu" else f(a)
 
 
-def _nan_to_num_ref(a: Any, nan: float | None = None, posinf: float | None = None,
-                    neginf: float | None = None) -> Any:
+def _nan_to_num_ref(a: Any, nan: float | None = None, posinf: float | None = None, neginf: float | None = None) -> Any:
     a = np.asarray(a)
     if a.dtype.kind != "f":
         return a
@@ -216,34 +235,48 @@ def _nan_to_num_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
 
 
 def _bitwise_not_errors(op: OpInfo) -> Iterator[ErrorInput]:
-    yield ErrorInput(SampleInput(make_tensor((3,), ea.float32)), RuntimeError,
-                     r"\"bitwise_not_cpu\" not implemented for 'Float'")
-    yield ErrorInput(SampleInput(make_tensor((3,), ea.float64)), RuntimeError,
-                     r"\"bitwise_not_cpu\" not implemented for 'Double'")
+    yield ErrorInput(
+        SampleInput(make_tensor((3,), ea.float32)), RuntimeError, r"\"bitwise_not_cpu\" not implemented for 'Float'"
+    )
+    yield ErrorInput(
+        SampleInput(make_tensor((3,), ea.float64)), RuntimeError, r"\"bitwise_not_cpu\" not implemented for 'Double'"
+    )
 
 
 def _signbit_errors(op: OpInfo) -> Iterator[ErrorInput]:
-    yield ErrorInput(SampleInput(make_tensor((3,), ea.float32), (), {"out": ea.empty((3,))}), RuntimeError,
-                     "signbit does not support non-boolean outputs")
+    yield ErrorInput(
+        SampleInput(make_tensor((3,), ea.float32), (), {"out": ea.empty((3,))}),
+        RuntimeError,
+        "signbit does not support non-boolean outputs",
+    )
 
 
 def _posinf_errors(name: str) -> Callable[[OpInfo], Iterator[ErrorInput]]:
     def gen(op: OpInfo) -> Iterator[ErrorInput]:
-        yield ErrorInput(SampleInput(make_tensor((3,), ea.float32), (), {"out": ea.empty((3,))}), RuntimeError,
-                         f"{name} does not support non-boolean outputs")
+        yield ErrorInput(
+            SampleInput(make_tensor((3,), ea.float32), (), {"out": ea.empty((3,))}),
+            RuntimeError,
+            f"{name} does not support non-boolean outputs",
+        )
 
     return gen
 
 
 def _nan_to_num_errors(op: OpInfo) -> Iterator[ErrorInput]:
-    yield ErrorInput(SampleInput(make_tensor((3,), ea.float32), (), {"out": ea.empty((3,), dtype=ea.float64)}),
-                     RuntimeError, "nan_to_num: dtype of out: Double should be same as input: Float")
+    yield ErrorInput(
+        SampleInput(make_tensor((3,), ea.float32), (), {"out": ea.empty((3,), dtype=ea.float64)}),
+        RuntimeError,
+        "nan_to_num: dtype of out: Double should be same as input: Float",
+    )
 
 
 def _float_out_errors(op: OpInfo) -> Iterator[ErrorInput]:
     # an integer out= cannot receive a float result
-    yield ErrorInput(SampleInput(make_tensor((3,), ea.int64), (), {"out": ea.empty((3,), dtype=ea.int64)}),
-                     RuntimeError, "result type Float can't be cast to the desired output type Long")
+    yield ErrorInput(
+        SampleInput(make_tensor((3,), ea.int64), (), {"out": ea.empty((3,), dtype=ea.int64)}),
+        RuntimeError,
+        "result type Float can't be cast to the desired output type Long",
+    )
 
 
 def _logit_ref(a: Any, eps: float | None = None) -> Any:
@@ -255,9 +288,19 @@ def _logit_ref(a: Any, eps: float | None = None) -> Any:
 
 def _logit_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
     for shape in elementwise_shapes():
-        yield SampleInput(make_tensor(shape, dtype, low=0.01 if dtype.is_floating_point else 0, high=0.99 if dtype.is_floating_point else 2))
+        yield SampleInput(
+            make_tensor(
+                shape, dtype, low=0.01 if dtype.is_floating_point else 0, high=0.99 if dtype.is_floating_point else 2
+            )
+        )
     yield SampleInput(extremes(dtype), name="extremes")
-    yield SampleInput(make_tensor((3, 4), dtype, low=-0.5 if dtype.is_floating_point else -2, high=1.5 if dtype.is_floating_point else 3), (0.2,), name="eps")
+    yield SampleInput(
+        make_tensor(
+            (3, 4), dtype, low=-0.5 if dtype.is_floating_point else -2, high=1.5 if dtype.is_floating_point else 3
+        ),
+        (0.2,),
+        name="eps",
+    )
     yield SampleInput(extremes(dtype), (), {"eps": 0.25}, name="extremes eps")
 
 
@@ -272,9 +315,17 @@ def _elu_ref(a: Any, alpha: float = 1.0, scale: float = 1.0, input_scale: float 
     return np.where(a > 0, a * scale, alpha * scale * np.expm1(a * input_scale))
 
 
-def _activation(name: str, fn: Any, ref: Callable[..., Any], samples: Callable[[OpInfo, Any], Iterator[SampleInput]],
-                *, inplace: Any = None, dtypes: tuple[Any, ...] = FLOAT_DTYPES, kind: str = "unary",
-                **kw: Any) -> OpInfo:
+def _activation(
+    name: str,
+    fn: Any,
+    ref: Callable[..., Any],
+    samples: Callable[[OpInfo, Any], Iterator[SampleInput]],
+    *,
+    inplace: Any = None,
+    dtypes: tuple[Any, ...] = FLOAT_DTYPES,
+    kind: str = "unary",
+    **kw: Any,
+) -> OpInfo:
     return OpInfo(name, fn, dtypes, samples, ref=ref, inplace=inplace, result_dtype=_same_dtype, kind=kind, **kw)
 
 
@@ -295,8 +346,11 @@ def _celu_ref(a: Any, alpha: float = 1.0) -> Any:
 
 
 def _celu_errors(op: OpInfo) -> Iterator[ErrorInput]:
-    yield ErrorInput(SampleInput(make_tensor((3,), ea.float32), (0.0,)), RuntimeError,
-                     "ZeroDivisionError: alpha cannot be 0 for CELU")
+    yield ErrorInput(
+        SampleInput(make_tensor((3,), ea.float32), (0.0,)),
+        RuntimeError,
+        "ZeroDivisionError: alpha cannot be 0 for CELU",
+    )
 
 
 def _gelu_ref(a: Any, approximate: str = "none") -> Any:
@@ -314,8 +368,11 @@ def _gelu_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
 
 
 def _gelu_errors(op: OpInfo) -> Iterator[ErrorInput]:
-    yield ErrorInput(SampleInput(make_tensor((3,), ea.float32), (), {"approximate": "erf"}), RuntimeError,
-                     "approximate argument must be either none or tanh")
+    yield ErrorInput(
+        SampleInput(make_tensor((3,), ea.float32), (), {"approximate": "erf"}),
+        RuntimeError,
+        "approximate argument must be either none or tanh",
+    )
 
 
 def _softplus_ref(a: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
@@ -353,8 +410,11 @@ def _hardtanh_ref(a: Any, min_val: float = -1, max_val: float = 1) -> Any:
 
 
 def _hardtanh_errors(op: OpInfo) -> Iterator[ErrorInput]:
-    yield ErrorInput(SampleInput(make_tensor((3,), ea.uint8)), RuntimeError,
-                     "cannot do hardtanh on an unsigned type with negative limits")
+    yield ErrorInput(
+        SampleInput(make_tensor((3,), ea.uint8)),
+        RuntimeError,
+        "cannot do hardtanh on an unsigned type with negative limits",
+    )
     yield ErrorInput(SampleInput(ea.tensor([True, False])), RuntimeError, "Bool inputs not supported for hardtanh")
 
 
@@ -402,37 +462,111 @@ OPS = [
     OpInfo("absolute", ea.absolute, ALL_NUMERIC, unary_samples(), ref=np.abs, kind="unary"),
     OpInfo("sign", ea.sign, ALL_DTYPES, unary_samples(), ref=_sign_ref, kind="unary"),
     OpInfo("sgn", ea.sgn, ALL_DTYPES, unary_samples(), ref=_sign_ref, kind="unary"),
-    OpInfo("square", ea.square, ALL_DTYPES,
-           unary_samples(big={ea.float16: 200.0, ea.bfloat16: 1e18, ea.float32: 1e18, ea.float64: 1e150}),
-           ref=_square_ref, result_dtype=_square_dtype,
-           kind="unary"),
+    OpInfo(
+        "square",
+        ea.square,
+        ALL_DTYPES,
+        unary_samples(big={ea.float16: 200.0, ea.bfloat16: 1e18, ea.float32: 1e18, ea.float64: 1e150}),
+        ref=_square_ref,
+        result_dtype=_square_dtype,
+        kind="unary",
+    ),
     OpInfo("floor", ea.floor, ALL_NUMERIC, unary_samples(), ref=_int_or(np.floor), kind="unary"),
     OpInfo("ceil", ea.ceil, ALL_NUMERIC, unary_samples(), ref=_int_or(np.ceil), kind="unary"),
     OpInfo("trunc", ea.trunc, ALL_NUMERIC, unary_samples(), ref=_int_or(np.trunc), kind="unary"),
     OpInfo("fix", ea.fix, ALL_NUMERIC, unary_samples(), ref=_int_or(np.trunc), kind="unary"),
     OpInfo("round", ea.round, ALL_NUMERIC, unary_samples(), ref=_int_or(np.rint), kind="unary"),
     OpInfo("frac", ea.frac, FLOAT_DTYPES, unary_samples(), ref=lambda a: a - np.trunc(a), kind="unary"),
-    OpInfo("nan_to_num", ea.nan_to_num, ALL_DTYPES, _nan_to_num_samples, ref=_nan_to_num_ref, result_dtype=_same_dtype,
-           error_inputs=_nan_to_num_errors, kind="unary"),
-    OpInfo("bitwise_not", ea.bitwise_not, (ea.bool, *ALL_NUMERIC[:5]), unary_samples(), ref=np.invert,
-           error_inputs=_bitwise_not_errors, kind="unary"),
-    OpInfo("positive", ea.positive, ALL_NUMERIC, unary_samples(), ref=lambda a: a, supports_out=False,
-           kind="unary"),
+    OpInfo(
+        "nan_to_num",
+        ea.nan_to_num,
+        ALL_DTYPES,
+        _nan_to_num_samples,
+        ref=_nan_to_num_ref,
+        result_dtype=_same_dtype,
+        error_inputs=_nan_to_num_errors,
+        kind="unary",
+    ),
+    OpInfo(
+        "bitwise_not",
+        ea.bitwise_not,
+        (ea.bool, *ALL_NUMERIC[:5]),
+        unary_samples(),
+        ref=np.invert,
+        error_inputs=_bitwise_not_errors,
+        kind="unary",
+    ),
+    OpInfo("positive", ea.positive, ALL_NUMERIC, unary_samples(), ref=lambda a: a, supports_out=False, kind="unary"),
     # ---- bool results
-    OpInfo("logical_not", ea.logical_not, ALL_DTYPES, unary_samples(), ref=np.logical_not,
-           result_dtype=_bool_result, kind="unary"),
-    OpInfo("signbit", ea.signbit, ALL_DTYPES, unary_samples(), ref=lambda a: np.signbit(f64(a)),
-           result_dtype=_bool_result, error_inputs=_signbit_errors, kind="unary"),
-    OpInfo("isnan", ea.isnan, ALL_DTYPES, unary_samples(), ref=lambda a: np.isnan(f64(a)), result_dtype=_bool_result,
-           supports_out=False, kind="unary"),
-    OpInfo("isinf", ea.isinf, ALL_DTYPES, unary_samples(), ref=lambda a: np.isinf(f64(a)), result_dtype=_bool_result,
-           supports_out=False, kind="unary"),
-    OpInfo("isfinite", ea.isfinite, ALL_DTYPES, unary_samples(), ref=lambda a: np.isfinite(f64(a)),
-           result_dtype=_bool_result, supports_out=False, kind="unary"),
-    OpInfo("isposinf", ea.isposinf, ALL_DTYPES, unary_samples(), ref=lambda a: np.isposinf(f64(a)),
-           result_dtype=_bool_result, error_inputs=_posinf_errors("isposinf"), kind="unary"),
-    OpInfo("isneginf", ea.isneginf, ALL_DTYPES, unary_samples(), ref=lambda a: np.isneginf(f64(a)),
-           result_dtype=_bool_result, error_inputs=_posinf_errors("isneginf"), kind="unary"),
+    OpInfo(
+        "logical_not",
+        ea.logical_not,
+        ALL_DTYPES,
+        unary_samples(),
+        ref=np.logical_not,
+        result_dtype=_bool_result,
+        kind="unary",
+    ),
+    OpInfo(
+        "signbit",
+        ea.signbit,
+        ALL_DTYPES,
+        unary_samples(),
+        ref=lambda a: np.signbit(f64(a)),
+        result_dtype=_bool_result,
+        error_inputs=_signbit_errors,
+        kind="unary",
+    ),
+    OpInfo(
+        "isnan",
+        ea.isnan,
+        ALL_DTYPES,
+        unary_samples(),
+        ref=lambda a: np.isnan(f64(a)),
+        result_dtype=_bool_result,
+        supports_out=False,
+        kind="unary",
+    ),
+    OpInfo(
+        "isinf",
+        ea.isinf,
+        ALL_DTYPES,
+        unary_samples(),
+        ref=lambda a: np.isinf(f64(a)),
+        result_dtype=_bool_result,
+        supports_out=False,
+        kind="unary",
+    ),
+    OpInfo(
+        "isfinite",
+        ea.isfinite,
+        ALL_DTYPES,
+        unary_samples(),
+        ref=lambda a: np.isfinite(f64(a)),
+        result_dtype=_bool_result,
+        supports_out=False,
+        kind="unary",
+    ),
+    OpInfo(
+        "isposinf",
+        ea.isposinf,
+        ALL_DTYPES,
+        unary_samples(),
+        ref=lambda a: np.isposinf(f64(a)),
+        result_dtype=_bool_result,
+        error_inputs=_posinf_errors("isposinf"),
+        kind="unary",
+    ),
+    OpInfo(
+        "isneginf",
+        ea.isneginf,
+        ALL_DTYPES,
+        unary_samples(),
+        ref=lambda a: np.isneginf(f64(a)),
+        result_dtype=_bool_result,
+        error_inputs=_posinf_errors("isneginf"),
+        kind="unary",
+    ),
     # ---- integer inputs promote to the default float dtype
     float_op("exp2", np.exp2, low=-14, high=14),
     float_op("expm1", np.expm1, low=-5, high=5),
@@ -469,27 +603,63 @@ OPS = [
     float_op("digamma", ref_digamma, low=-9, high=30),
     OpInfo("logit", ea.logit, ALL_DTYPES, _logit_samples, ref=_logit_ref, result_dtype=_float_result, kind="unary"),
     # ---- activations
-    _activation("relu", ea.relu, lambda a: np.where(np.asarray(a) < 0, 0, a).astype(np.asarray(a).dtype),
-                unary_samples(), dtypes=ALL_NUMERIC, supports_out=False, error_inputs=_relu_errors),
+    _activation(
+        "relu",
+        ea.relu,
+        lambda a: np.where(np.asarray(a) < 0, 0, a).astype(np.asarray(a).dtype),
+        unary_samples(),
+        dtypes=ALL_NUMERIC,
+        supports_out=False,
+        error_inputs=_relu_errors,
+    ),
     # kind "": the generic expanded-input test calls ops without arguments
-    _activation("threshold", ea.threshold, lambda a, t, v: np.where(np.asarray(a) <= t, v, a), _threshold_samples,
-                dtypes=ALL_NUMERIC, inplace=ea.threshold_, kind=""),
+    _activation(
+        "threshold",
+        ea.threshold,
+        lambda a, t, v: np.where(np.asarray(a) <= t, v, a),
+        _threshold_samples,
+        dtypes=ALL_NUMERIC,
+        inplace=ea.threshold_,
+        kind="",
+    ),
     # uint8 needs explicit non-negative limits: test_unary.py; with the defaults it raises (error_inputs)
-    _activation("hardtanh", nn.hardtanh, _hardtanh_ref, _hardtanh_samples, dtypes=ALL_NUMERIC[1:],
-                inplace=nn.hardtanh_, error_inputs=_hardtanh_errors),
-    _activation("relu6", nn.relu6, lambda a: np.clip(a, 0, 6), unary_samples(), dtypes=ALL_NUMERIC,
-                inplace=nn.relu6_, supports_out=False),
+    _activation(
+        "hardtanh",
+        nn.hardtanh,
+        _hardtanh_ref,
+        _hardtanh_samples,
+        dtypes=ALL_NUMERIC[1:],
+        inplace=nn.hardtanh_,
+        error_inputs=_hardtanh_errors,
+    ),
+    _activation(
+        "relu6",
+        nn.relu6,
+        lambda a: np.clip(a, 0, 6),
+        unary_samples(),
+        dtypes=ALL_NUMERIC,
+        inplace=nn.relu6_,
+        supports_out=False,
+    ),
     _activation("elu", nn.elu, _elu_ref, _elu_samples, inplace=nn.elu_),
-    _activation("selu", ea.selu, lambda a: _elu_ref(a, SELU_ALPHA, SELU_SCALE), unary_samples(), inplace=ea.selu_,
-                supports_out=False),
-    _activation("celu", ea.celu, _celu_ref, _celu_samples, inplace=ea.celu_, supports_out=False,
-                error_inputs=_celu_errors),
+    _activation(
+        "selu",
+        ea.selu,
+        lambda a: _elu_ref(a, SELU_ALPHA, SELU_SCALE),
+        unary_samples(),
+        inplace=ea.selu_,
+        supports_out=False,
+    ),
+    _activation(
+        "celu", ea.celu, _celu_ref, _celu_samples, inplace=ea.celu_, supports_out=False, error_inputs=_celu_errors
+    ),
     _activation("gelu", nn.gelu, _gelu_ref, _gelu_samples, inplace=nn.gelu_, error_inputs=_gelu_errors),
     _activation("silu", nn.silu, _silu_ref, unary_samples(-20, 20), inplace=nn.silu_),
     _activation("mish", nn.mish, _mish_ref, unary_samples(-20, 20), inplace=nn.mish_),
     _activation("softplus", nn.softplus, _softplus_ref, _softplus_samples),
     _activation("leaky_relu", nn.leaky_relu, _leaky_ref, _leaky_samples, inplace=nn.leaky_relu_),
     _activation("hardsigmoid", nn.hardsigmoid, _hardsigmoid_ref, unary_samples(), inplace=nn.hardsigmoid_),
-    _activation("hardswish", nn.hardswish, lambda a: f64(a) * _hardsigmoid_ref(a), unary_samples(),
-                inplace=nn.hardswish_),
+    _activation(
+        "hardswish", nn.hardswish, lambda a: f64(a) * _hardsigmoid_ref(a), unary_samples(), inplace=nn.hardswish_
+    ),
 ]

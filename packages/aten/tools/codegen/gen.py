@@ -57,7 +57,7 @@ _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _con
 def load_yaml(path: Path) -> list[dict]:
     entries = yaml.load(path.read_text(), Loader=_LineLoader) or []
     for e in entries:
-        for k, v in list(e.items()):
+        for _k, v in list(e.items()):
             if isinstance(v, dict):
                 v.pop("__line__", None)
     return entries
@@ -100,7 +100,9 @@ def main(argv: list[str] | None = None) -> int:
         src_lines.append(f"    {name!r}: ({path!r}, {line}),")
     src_lines.append("}")
     changed += write_if_changed(args.py_out / "_kernel_sources.py", "\n".join(src_lines) + "\n")
-    print(f"ember codegen: {len(functions)} operators, {len(cpp_files) - 1} registration shards, {changed} files updated")
+    print(
+        f"ember codegen: {len(functions)} operators, {len(cpp_files) - 1} registration shards, {changed} files updated"
+    )
     return 0
 
 

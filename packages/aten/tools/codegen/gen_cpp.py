@@ -29,7 +29,9 @@ def cpp_arg_type(t: Type) -> str:
     b = t.base
     if b == "Tensor":
         if t.is_list:
-            return "const std::vector<std::optional<at::Tensor>>&" if t.elem_optional else "const std::vector<at::Tensor>&"
+            return (
+                "const std::vector<std::optional<at::Tensor>>&" if t.elem_optional else "const std::vector<at::Tensor>&"
+            )
         return "const std::optional<at::Tensor>&" if t.optional else "const at::Tensor&"
     if b in ("int", "SymInt"):
         if t.is_list:
@@ -70,14 +72,18 @@ def cpp_return_type(schema: FunctionSchema) -> str:
     def one(t: Type) -> str:
         if t.base == "Tensor":
             return "std::vector<at::Tensor>" if t.is_list else "at::Tensor"
-        return {
-            "Scalar": "at::Scalar",
-            "int": "int64_t",
-            "SymInt": "int64_t",
-            "float": "double",
-            "bool": "bool",
-            "ScalarType": "c10::ScalarType",
-        }[t.base] if not t.is_list else {"int": "std::vector<int64_t>", "SymInt": "std::vector<int64_t>"}[t.base]
+        return (
+            {
+                "Scalar": "at::Scalar",
+                "int": "int64_t",
+                "SymInt": "int64_t",
+                "float": "double",
+                "bool": "bool",
+                "ScalarType": "c10::ScalarType",
+            }[t.base]
+            if not t.is_list
+            else {"int": "std::vector<int64_t>", "SymInt": "std::vector<int64_t>"}[t.base]
+        )
 
     if len(rets) == 1:
         return one(rets[0].type)
@@ -125,9 +131,7 @@ def _lambda_params(schema: FunctionSchema) -> str:
     return ", ".join(f"{cpp_arg_type(a.type)} {a.name}" for a in schema.arguments)
 
 
-def registration_for(
-    f: NativeFunction, kernel: str, out_fn: NativeFunction | None
-) -> str:
+def registration_for(f: NativeFunction, kernel: str, out_fn: NativeFunction | None) -> str:
     """The C++ lambda that is registered for f (calling `kernel`)."""
     s = f.schema
     params = _lambda_params(s)
@@ -191,9 +195,7 @@ def generate_cpp(
             if not keys:
                 continue
             if kernel not in sources:
-                errors.append(
-                    f"{f.qualname}: kernel {kernel} (for {', '.join(keys)}) is not defined in csrc/native/"
-                )
+                errors.append(f"{f.qualname}: kernel {kernel} (for {', '.join(keys)}) is not defined in csrc/native/")
                 continue
             src = sources[kernel][0]
             shard = Path(src).stem
@@ -201,7 +203,9 @@ def generate_cpp(
             decls[shard][kernel] = kernel_declaration(decl_schema, kernel)
             lam = registration_for(f, kernel, out_fn)
             keys_list = "{" + ", ".join(f'"{k}"' for k in keys) + "}"
-            shards[shard].append(f'  sink.add("aten::{f.qualname}", {keys_list}, "{kernel}", pybind11::cpp_function({lam}));')
+            shards[shard].append(
+                f'  sink.add("aten::{f.qualname}", {keys_list}, "{kernel}", pybind11::cpp_function({lam}));'
+            )
 
     if errors:
         raise SystemExit("native_functions.yaml:\n  " + "\n  ".join(errors))

@@ -132,7 +132,7 @@ def pyi_type(t: Type) -> str:
         inner = f"{base} | None" if t.elem_optional else base
         s = f"Sequence[{inner}]"
         if t.base in ("int", "SymInt"):
-            s = f"int | Sequence[int]"
+            s = "int | Sequence[int]"
     elif t.base == "Tensor":
         s = "Tensor | Number"
     else:
@@ -274,7 +274,7 @@ class PythonGen:
 
     def call_args(self, s: FunctionSchema, method: bool, varargs_name: str | None) -> list[str]:
         out = []
-        for i, a in enumerate(s.arguments):
+        for _i, a in enumerate(s.arguments):
             if a in s.out_arguments:
                 continue
             if a.name == "self":
@@ -329,7 +329,7 @@ class PythonGen:
                 ocargs = self.call_args(out_fn.schema, method, None)
                 ind = "        " if factory else "    "
                 if n_out == 1:
-                    L.append(f"{ind}{ret}_call_{mangle(out_fn.schema)}({', '.join(ocargs + ['out'])})")
+                    L.append(f"{ind}{ret}_call_{mangle(out_fn.schema)}({', '.join([*ocargs, 'out'])})")
                 else:
                     L.append(f"{ind}{ret}_call_{mangle(out_fn.schema)}({', '.join(ocargs)}, *_out_tuple(out, {n_out}))")
             else:
@@ -433,8 +433,18 @@ class PythonGen:
             ret = "None"
         elif len(s.returns) == 1:
             r = s.returns[0].type
-            ret = "list[Tensor]" if r.is_list else {"Tensor": "Tensor", "bool": "bool", "int": "int", "float": "float",
-                                                     "Scalar": "Number", "ScalarType": "dtype"}.get(r.base, "object")
+            ret = (
+                "list[Tensor]"
+                if r.is_list
+                else {
+                    "Tensor": "Tensor",
+                    "bool": "bool",
+                    "int": "int",
+                    "float": "float",
+                    "Scalar": "Number",
+                    "ScalarType": "dtype",
+                }.get(r.base, "object")
+            )
         else:
             ret = "tuple[Tensor, ...]"
         deco = "    @overload\n" if (overload and method) else ("@overload\n" if overload else "")

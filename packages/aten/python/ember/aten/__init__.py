@@ -18,10 +18,12 @@ from __future__ import annotations
 import types as _types
 from importlib import metadata as _metadata
 
-import ember.c10py  # noqa: F401  (loads libember_c10 first)
+import ember.c10py
 from ember.c10py import device
 
-from . import _C, _dispatch
+from . import _C, _dispatch, _tensor_ops, profiler, random
+from . import native as _native
+from ._C import Generator, can_cast, get_num_threads, set_num_threads
 from ._dtypes import (
     bfloat16,
     bool,
@@ -43,20 +45,14 @@ from ._dtypes import (
     short,
     uint8,
 )
+from ._factories import as_tensor, from_numpy, strided, tensor
+from ._generated import _ops as _generated_ops
+from ._generated._kernel_sources import KERNEL_SOURCES as _KERNEL_SOURCES
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ._tensor import Size, Tensor
 from ._tensor_str import get_printoptions, set_printoptions
-
-from ._generated import _ops as _generated_ops  # noqa: I001  (needs the modules above)
-from ._generated._kernel_sources import KERNEL_SOURCES as _KERNEL_SOURCES
-from ._C import Generator, can_cast, get_num_threads, set_num_threads
-from ._factories import as_tensor, from_numpy, strided, tensor
-from .functional import broadcast_tensors, cartesian_prod, einsum, meshgrid, tensordot
-from . import native as _native
-from . import _tensor_ops
-from . import random
-from . import profiler
 from ._trace import trace_dispatch
+from .functional import broadcast_tensors, cartesian_prod, einsum, meshgrid, tensordot
 from .random import default_generator, fork_rng, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 
 __version__ = _metadata.version("ember-aten")
@@ -83,7 +79,9 @@ globals().update(_generated_ops.FUNCTIONS.get("", {}))
 linalg = _types.ModuleType("ember.aten.linalg", "Linear algebra operators (PyTorch's torch.linalg).")
 special = _types.ModuleType("ember.aten.special", "Special functions (PyTorch's torch.special).")
 fft = _types.ModuleType("ember.aten.fft", "Fourier transforms.")
-nn = _types.ModuleType("ember.aten.nn", "Neural-network operators (PyTorch's torch._C._nn), used by ember.nn.functional.")
+nn = _types.ModuleType(
+    "ember.aten.nn", "Neural-network operators (PyTorch's torch._C._nn), used by ember.nn.functional."
+)
 for _mod_name, _mod in (("linalg", linalg), ("special", special), ("fft", fft), ("nn", nn)):
     for _pub, _fn in _generated_ops.FUNCTIONS.get(_mod_name, {}).items():
         setattr(_mod, _pub, _fn)
@@ -124,8 +122,8 @@ from . import _trace  # noqa: E402
 _trace._enable_from_environment()  # EMBER_TRACE_DISPATCH=1
 
 # -- serialization (save/load in PyTorch's checkpoint format, safetensors, DLPack)
-from . import _dlpack, safetensors, serialization  # noqa: E402, F401
-from ._dlpack import from_dlpack  # noqa: E402, F401
-from .serialization import load, save  # noqa: E402, F401
+from . import _dlpack, safetensors, serialization  # noqa: E402
+from ._dlpack import from_dlpack  # noqa: E402
+from .serialization import load, save  # noqa: E402
 
 _dlpack.install(Tensor)

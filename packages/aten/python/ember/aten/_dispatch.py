@@ -33,8 +33,8 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from ember.c10py import DispatchKey, DispatchKeySet
 from ember.c10py import _C as _c10
+from ember.c10py import DispatchKey, DispatchKeySet
 
 # ---------------------------------------------------------------------------
 # key-set constants
@@ -45,9 +45,7 @@ CUDA_KEYS = DispatchKeySet(DispatchKey.CUDA).raw
 AUTOGRAD_CPU_KEYS = DispatchKeySet(DispatchKey.AutogradCPU).raw
 AUTOGRAD_CUDA_KEYS = DispatchKeySet(DispatchKey.AutogradCUDA).raw
 # The functionality bits of the autograd keys (without backend bits): what no_grad excludes.
-AUTOGRAD_FUNCTIONALITY = (
-    DispatchKeySet([DispatchKey.AutogradFunctionality, DispatchKey.AutogradOther]).raw
-)
+AUTOGRAD_FUNCTIONALITY = DispatchKeySet([DispatchKey.AutogradFunctionality, DispatchKey.AutogradOther]).raw
 BACKEND_MASK = DispatchKeySet([DispatchKey.CPU, DispatchKey.CUDA]).raw & ~DispatchKeySet(DispatchKey.Dense).raw
 ALL_BITS = (1 << 64) - 1
 
@@ -214,8 +212,7 @@ class OpOverload:
             key = kset.highest_priority_key()
             if key == DispatchKey.Undefined:
                 raise RuntimeError(
-                    f"{self.name}: no kernel registered for {kset} "
-                    "(the call has no tensor arguments on a known device)"
+                    f"{self.name}: no kernel registered for {kset} (the call has no tensor arguments on a known device)"
                 )
             kernel = self._resolve_key(key)
             if kernel is None or kernel.fallthrough:
@@ -227,7 +224,7 @@ class OpOverload:
             return key, kernel, below
 
     def _slow(self, ks: int) -> Callable[..., Any]:
-        key, kernel, below = self.lookup(ks)
+        _key, kernel, below = self.lookup(ks)
         fn: Callable[..., Any]
         if kernel.with_keyset:
             if kernel.fn in _fallback_fns:
@@ -292,7 +289,7 @@ def _bind_schema(op: OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) 
 _MISSING = object()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _schema_params(schema: str) -> tuple[list[str], dict[str, Any]]:
     inner = schema[schema.index("(") + 1 : schema.rindex(")", 0, schema.index("->"))]
     names: list[str] = []
@@ -574,7 +571,7 @@ def _matches(value: Any, kind: str, strict: bool) -> bool:
             isinstance(value, (list, tuple)) and all(isinstance(v, int) for v in value)
         )
     if k == "I":
-        return isinstance(value, int) and not isinstance(value, bool) or (is_tensor and not strict)
+        return (isinstance(value, int) and not isinstance(value, bool)) or (is_tensor and not strict)
     if k in ("F", "S"):
         return isinstance(value, (int, float)) or (is_tensor and (k == "S" or not strict))
     if k == "B":
@@ -605,4 +602,6 @@ def resolve_overload(name: str, candidates: list[Any], args: tuple[Any, ...], kw
     if kwargs:
         got += ", " + ", ".join(f"{k}={_type_name(v)}" for k, v in kwargs.items())
     sigs = "\n".join(f" * {sig}" for *_, sig in candidates)
-    raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n{sigs}")
+    raise TypeError(
+        f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n{sigs}"
+    )

@@ -9,7 +9,7 @@ from ember.c10py import _C as _c10
 from . import _C
 
 dtype = _c10.dtype
-bool = _c10.bool  # noqa: A001
+bool = _c10.bool
 uint8 = _c10.uint8
 int8 = _c10.int8
 int16 = _c10.int16
@@ -21,10 +21,10 @@ float32 = _c10.float32
 float64 = _c10.float64
 # PyTorch's aliases
 short = int16
-int = int32  # noqa: A001
+int = int32
 long = int64
 half = float16
-float = float32  # noqa: A001
+float = float32
 double = float64
 
 ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)

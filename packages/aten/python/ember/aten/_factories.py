@@ -47,7 +47,11 @@ def _to_device(d: Any) -> _device_cls | None:
 
 
 def tensor(
-    data: Any, *, dtype: _dtype_cls | None = None, device: Any = None, requires_grad: builtins.bool = False,
+    data: Any,
+    *,
+    dtype: _dtype_cls | None = None,
+    device: Any = None,
+    requires_grad: builtins.bool = False,
     pin_memory: builtins.bool = False,
 ) -> Tensor:
     """A new tensor holding a copy of ``data`` (numbers, nested lists/tuples, NumPy arrays, tensors).
@@ -87,7 +91,9 @@ def tensor(
 def new_tensor(t: Tensor, data: Any, dtype: Any, device: Any, requires_grad: builtins.bool) -> Tensor:
     """Tensor.new_tensor: tensor(data) with t's dtype and device unless given."""
     return tensor(
-        data, dtype=t.dtype if dtype is None else dtype, device=t.device if device is None else device,
+        data,
+        dtype=t.dtype if dtype is None else dtype,
+        device=t.device if device is None else device,
         requires_grad=requires_grad,
     )
 
@@ -119,7 +125,10 @@ def from_numpy(array: Any) -> Tensor:
             "array.copy().) "
         )
     if any(s % itemsize for s in array.strides):
-        raise ValueError("given numpy array strides not a multiple of the element byte size. Copy the numpy array to reallocate the memory.")
+        raise ValueError(
+            "given numpy array strides not a multiple of the element byte size. "
+            "Copy the numpy array to reallocate the memory."
+        )
     if not array.flags.writeable:
         warnings.warn(
             "The given NumPy array is not writable, and ember does not support non-writable tensors. This means "
@@ -205,8 +214,11 @@ def tensor_to(t: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         device.type == t.device.type and (device.index is None or device.index == t.device.index)
     )
     same_dtype = dtype is None or dtype == t.dtype
-    if same_device and same_dtype and not copy and (
-        memory_format is None or t.is_contiguous(memory_format=memory_format)
+    if (
+        same_device
+        and same_dtype
+        and not copy
+        and (memory_format is None or t.is_contiguous(memory_format=memory_format))
     ):
         return t
     from . import _generated_ops as ops
@@ -261,7 +273,7 @@ def set_data(t: Tensor, value: Tensor) -> None:
 
 def reduce_tensor(t: Tensor) -> Any:
     src = t.detach().cpu().contiguous()
-    data = src._impl.storage.tobytes()[src.storage_offset() * src.element_size():][: src.nbytes]
+    data = src._impl.storage.tobytes()[src.storage_offset() * src.element_size() :][: src.nbytes]
     return (_rebuild_tensor, (data, t.dtype._name, tuple(t.shape), t.requires_grad))
 
 

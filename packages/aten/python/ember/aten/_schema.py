@@ -218,7 +218,9 @@ class FunctionSchema:
     @property
     def functional_signature_key(self) -> tuple[str, ...]:
         """Argument types without the out arguments: what an out overload shares with its functional twin."""
-        return tuple(str(a.type).replace("(a!)", "").replace("(a)", "") for a in self.arguments if a not in self.out_arguments)
+        return tuple(
+            str(a.type).replace("(a!)", "").replace("(a)", "") for a in self.arguments if a not in self.out_arguments
+        )
 
 
 @dataclass

@@ -301,7 +301,10 @@ class Tensor:
         return None if m is None else m.name
 
     def backward(
-        self, gradient: Tensor | None = None, retain_graph: bool | None = None, create_graph: bool = False,
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
         inputs: Any = None,
     ) -> None:
         _autograd("backward")(self, gradient, retain_graph, create_graph, inputs)
@@ -443,7 +446,12 @@ class Tensor:
         return _factories.tensor_to(self, *args, **kwargs)
 
     def new_tensor(
-        self, data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, layout: Any = None,
+        self,
+        data: Any,
+        dtype: Any = None,
+        device: Any = None,
+        requires_grad: bool = False,
+        layout: Any = None,
         pin_memory: bool = False,
     ) -> Tensor:
         from . import _factories
@@ -544,9 +552,7 @@ _AUTOGRAD_BITS = {
 }
 
 
-_BACKEND_ONLY = (
-    DispatchKeySet([DispatchKey.CPU, DispatchKey.CUDA]).raw & ~DispatchKeySet(DispatchKey.Dense).raw
-)
+_BACKEND_ONLY = DispatchKeySet([DispatchKey.CPU, DispatchKey.CUDA]).raw & ~DispatchKeySet(DispatchKey.Dense).raw
 
 
 def _set_requires_grad(t: Tensor, flag: bool) -> None:

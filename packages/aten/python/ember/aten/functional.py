@@ -69,6 +69,7 @@ def einsum(*args: Any) -> Any:
         if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
             operands = list(operands[0])
         return ops._call_einsum(equation, operands, None)
+
     # sublist form: operand, sublist, operand, sublist, ..., [output sublist]
     def letters(sub: Any) -> str:
         s = ""

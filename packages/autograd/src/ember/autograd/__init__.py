@@ -18,7 +18,7 @@ Modules: ``graph`` (Node, Edge, AccumulateGrad), ``engine`` (the Engine),
 
 from importlib import metadata as _metadata
 
-import ember.aten as _ea  # noqa: F401  (loads the plugin: the Autograd kernels are registered)
+import ember.aten as _ea
 
 from . import functional, graph
 from ._api import backward, grad

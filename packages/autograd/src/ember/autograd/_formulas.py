@@ -168,9 +168,7 @@ def unsqueeze_to(grad: Any, shape: Sequence[int]) -> Any:
 def unbind_backward(grads: Sequence[Any], dim: int, shape: Sequence[int], dtype: Any, device: Any) -> Any:
     d = _wrap_dim(dim, len(shape))
     part = tuple(shape[:d]) + tuple(shape[d + 1 :])
-    filled = [
-        g if g is not None else ops._call_zeros(part, dtype, None, device, None) for g in grads
-    ]
+    filled = [g if g is not None else ops._call_zeros(part, dtype, None, device, None) for g in grads]
     if not filled:
         return ops._call_zeros(tuple(shape), dtype, None, device, None)
     return ops._call_stack(filled, d)
@@ -778,7 +776,14 @@ def _narrow_to(t: Any, shape: Sequence[int]) -> Any:
 
 
 def scatter_reduce_backward(
-    grad: Any, self: Any, dim: int, index: Any, src: Any, reduce: str, include_self: bool, result: Any,
+    grad: Any,
+    self: Any,
+    dim: int,
+    index: Any,
+    src: Any,
+    reduce: str,
+    include_self: bool,
+    result: Any,
     mask: Sequence[bool],
 ) -> tuple[Any, Any]:
     """Gradients of scatter_reduce (PyTorch's scatter_reduce_backward, zeros of prod included)."""
@@ -822,7 +827,14 @@ def scatter_reduce_backward(
 
 
 def index_reduce_backward(
-    grad: Any, self: Any, dim: int, index: Any, source: Any, reduce: str, include_self: bool, result: Any,
+    grad: Any,
+    self: Any,
+    dim: int,
+    index: Any,
+    source: Any,
+    reduce: str,
+    include_self: bool,
+    result: Any,
     mask: Sequence[bool],
 ) -> tuple[Any, Any]:
     """index_reduce is scatter_reduce with `index` spread along `dim` over source's shape."""
@@ -884,7 +896,7 @@ def repeat_interleave_backward_int(grad: Any, shape: Sequence[int], repeats: int
         return grad.reshape(-1, repeats).sum(1).reshape(tuple(shape))
     d = _wrap_dim(dim, len(shape))
     s = tuple(shape)
-    g = grad.reshape(s[:d] + (s[d], repeats) + s[d + 1 :])
+    g = grad.reshape((*s[:d], s[d], repeats, *s[d + 1 :]))
     return g.sum(d + 1)
 
 

@@ -74,8 +74,11 @@ def linalg_det_backward(grad: Any, det: Any, A: Any) -> Any:
     U, S, Vh = ops._call__linalg_svd(A, False, True, None)
     n = S.shape[-1]
     eye = _eye_like(S, n).to(ea.bool)
-    others = ops._call_where_self(eye, ops._call_ones_like(S.unsqueeze(-2), None, None, None, None, None),
-                                  S.unsqueeze(-2).expand(*S.shape[:-1], n, n))
+    others = ops._call_where_self(
+        eye,
+        ops._call_ones_like(S.unsqueeze(-2), None, None, None, None, None),
+        S.unsqueeze(-2).expand(*S.shape[:-1], n, n),
+    )
     cof = (U * others.prod(-1).unsqueeze(-2)).matmul(Vh)
     sign = ops._call_linalg_det(U) * ops._call_linalg_det(Vh)
     return (grad * sign).unsqueeze(-1).unsqueeze(-1) * cof

@@ -13,7 +13,7 @@ call, each over aten operators; ``init`` the initialisers.
 
 from importlib import metadata as _metadata
 
-import ember.autograd as _autograd  # noqa: F401  (registers the Autograd kernels)
+import ember.autograd as _autograd
 
 from . import functional, init, utils
 from .modules import *  # noqa: F403

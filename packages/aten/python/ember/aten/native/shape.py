@@ -59,7 +59,7 @@ def flatten_using_ints(self: Any, start_dim: int, end_dim: int) -> Any:
     if start == end:
         return self
     sizes = tuple(self.shape)
-    return reshape(self, sizes[:start] + (_prod(sizes[start : end + 1]),) + sizes[end + 1 :])
+    return reshape(self, (*sizes[:start], _prod(sizes[start : end + 1]), *sizes[end + 1 :]))
 
 
 def unflatten_int(self: Any, dim: int, sizes: Any) -> Any:
@@ -73,7 +73,7 @@ def unflatten_int(self: Any, dim: int, sizes: Any) -> Any:
         raise RuntimeError("only one dimension can be inferred")
     known = _prod(s for s in sizes if s != -1)
     if inferred and known != 0 and n % known == 0:
-        sizes = sizes[: inferred[0]] + (n // known,) + sizes[inferred[0] + 1 :]
+        sizes = (*sizes[: inferred[0]], n // known, *sizes[inferred[0] + 1 :])
     elif inferred or known != n:
         raise RuntimeError(
             f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} ({n}) in the input "
@@ -263,9 +263,7 @@ def tensor_split_tensor_indices_or_sections(self: Any, tensor_indices_or_section
             f"tensor_split expected tensor_indices_or_sections to be on cpu, but it's on {t.device.type}"
         )
     if t.dtype._name != "int64":
-        raise RuntimeError(
-            f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got {t.dtype}"
-        )
+        raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got {t.dtype}")
     if t.dim() == 0:
         return tensor_split_sections(self, t.item(), dim)
     if t.dim() == 1:

@@ -12,7 +12,7 @@ from typing import Any
 import ember.aten as ea
 from ember.aten import library
 
-from . import _C
+from . import _C  # registers myops::my_add and its kernels (EMBER_LIBRARY blocks)
 
 
 def _backward(ctx: Any, grad: Any) -> tuple[Any, Any]:

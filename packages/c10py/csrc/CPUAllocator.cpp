@@ -56,8 +56,7 @@ class CPUCachingAllocator final : public Allocator {
       std::lock_guard<std::mutex> lock(mu_);
       note_alloc(cls, /*new_memory=*/true);
     }
-    return DataPtr(static_cast<char*>(base) + kHeader, base, &CPUCachingAllocator::deleter,
-                   Device(DeviceType::CPU));
+    return DataPtr(static_cast<char*>(base) + kHeader, base, &CPUCachingAllocator::deleter, Device(DeviceType::CPU));
   }
 
   DeviceType device_type() const override { return DeviceType::CPU; }

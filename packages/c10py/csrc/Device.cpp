@@ -17,7 +17,7 @@ const char* toString(DeviceType t) {
 Device::Device(const std::string& s) {
   auto fail = [&s]() {
     throw ValueError(c10::str("Invalid device string: '", s,
-                         "' (expected 'cpu' or 'cuda', optionally followed by ':<non-negative index>')"));
+                              "' (expected 'cpu' or 'cuda', optionally followed by ':<non-negative index>')"));
   };
   const auto colon = s.find(':');
   const std::string kind = s.substr(0, colon);

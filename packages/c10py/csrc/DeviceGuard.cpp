@@ -28,15 +28,13 @@ const bool cpu_registered = [] {
 
 }  // namespace
 
-void RegisterDeviceGuardImpl(DeviceType t, const DeviceGuardImpl* impl) {
-  registry()[static_cast<int>(t)].store(impl);
-}
+void RegisterDeviceGuardImpl(DeviceType t, const DeviceGuardImpl* impl) { registry()[static_cast<int>(t)].store(impl); }
 
 const DeviceGuardImpl* GetDeviceGuardImpl(DeviceType t) {
   (void)cpu_registered;
   const DeviceGuardImpl* impl = registry()[static_cast<int>(t)].load();
-  EMBER_CHECK(impl != nullptr, "no device guard registered for device type ", toString(t),
-              " (was ember built with ", toString(t), " support?)");
+  EMBER_CHECK(impl != nullptr, "no device guard registered for device type ", toString(t), " (was ember built with ",
+              toString(t), " support?)");
   return impl;
 }
 

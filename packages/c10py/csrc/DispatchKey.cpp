@@ -6,30 +6,48 @@ namespace ember::c10 {
 
 const char* toString(DispatchKey k) {
   switch (k) {
-    case DispatchKey::Undefined: return "Undefined";
-    case DispatchKey::Dense: return "Dense";
-    case DispatchKey::AutogradOther: return "AutogradOther";
-    case DispatchKey::AutogradFunctionality: return "AutogradFunctionality";
-    case DispatchKey::Python: return "Python";
-    case DispatchKey::Profiler: return "Profiler";
-    case DispatchKey::Tracer: return "Tracer";
-    case DispatchKey::CPU: return "CPU";
-    case DispatchKey::CUDA: return "CUDA";
-    case DispatchKey::AutogradCPU: return "AutogradCPU";
-    case DispatchKey::AutogradCUDA: return "AutogradCUDA";
-    case DispatchKey::Autograd: return "Autograd";
-    case DispatchKey::CompositeImplicitAutograd: return "CompositeImplicitAutograd";
-    case DispatchKey::CompositeExplicitAutograd: return "CompositeExplicitAutograd";
-    case DispatchKey::NumDispatchKeys: break;
+    case DispatchKey::Undefined:
+      return "Undefined";
+    case DispatchKey::Dense:
+      return "Dense";
+    case DispatchKey::AutogradOther:
+      return "AutogradOther";
+    case DispatchKey::AutogradFunctionality:
+      return "AutogradFunctionality";
+    case DispatchKey::Python:
+      return "Python";
+    case DispatchKey::Profiler:
+      return "Profiler";
+    case DispatchKey::Tracer:
+      return "Tracer";
+    case DispatchKey::CPU:
+      return "CPU";
+    case DispatchKey::CUDA:
+      return "CUDA";
+    case DispatchKey::AutogradCPU:
+      return "AutogradCPU";
+    case DispatchKey::AutogradCUDA:
+      return "AutogradCUDA";
+    case DispatchKey::Autograd:
+      return "Autograd";
+    case DispatchKey::CompositeImplicitAutograd:
+      return "CompositeImplicitAutograd";
+    case DispatchKey::CompositeExplicitAutograd:
+      return "CompositeExplicitAutograd";
+    case DispatchKey::NumDispatchKeys:
+      break;
   }
   return "UNKNOWN_DISPATCH_KEY";
 }
 
 const char* toString(BackendComponent b) {
   switch (b) {
-    case BackendComponent::InvalidBit: return "InvalidBit";
-    case BackendComponent::CPUBit: return "CPUBit";
-    case BackendComponent::CUDABit: return "CUDABit";
+    case BackendComponent::InvalidBit:
+      return "InvalidBit";
+    case BackendComponent::CPUBit:
+      return "CPUBit";
+    case BackendComponent::CUDABit:
+      return "CUDABit";
   }
   return "UNKNOWN_BACKEND";
 }

@@ -1,12 +1,12 @@
 #include <ember/c10/SharedMemory.h>
 
-#include <atomic>
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
 
 namespace ember::c10 {
 
@@ -22,11 +22,11 @@ static_assert(sizeof(SharedHeader) == kHeader, "header must keep the data 64-byt
 static_assert(std::atomic<int64_t>::is_always_lock_free, "refcount must be usable across processes");
 
 struct SharedContext {
-  void* base = nullptr;   // start of the mapping
+  void* base = nullptr;  // start of the mapping
   size_t map_size = 0;
-  int fd = -1;            // file_descriptor strategy: the memfd (owned)
-  std::string name;       // file_system strategy: the shm name
-  pid_t pid = getpid();   // the process that took this mapping's reference
+  int fd = -1;           // file_descriptor strategy: the memfd (owned)
+  std::string name;      // file_system strategy: the shm name
+  pid_t pid = getpid();  // the process that took this mapping's reference
 };
 
 void shared_deleter(void* p) {

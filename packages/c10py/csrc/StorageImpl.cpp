@@ -1,8 +1,8 @@
 #include <ember/c10/StorageImpl.h>
 
 #include <algorithm>
-#include <optional>
 #include <cstring>
+#include <optional>
 
 #include <ember/c10/DeviceGuard.h>
 #include <ember/c10/SharedMemory.h>
@@ -54,8 +54,8 @@ void StorageImpl::share_memory_(const std::string& strategy) {
   } else if (strategy == "file_system") {
     shm = allocate_shared_filename(nbytes_);
   } else {
-    throw ValueError(str("share_memory_: unknown sharing strategy '", strategy,
-                         "' (expected 'file_descriptor' or 'file_system')"));
+    throw ValueError(
+        str("share_memory_: unknown sharing strategy '", strategy, "' (expected 'file_descriptor' or 'file_system')"));
   }
   if (nbytes_) std::memcpy(shm.get(), data_ptr_.get(), nbytes_);
   data_ptr_ = std::move(shm);

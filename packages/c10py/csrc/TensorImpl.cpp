@@ -104,8 +104,8 @@ intrusive_ptr<TensorImpl> TensorImpl::empty(IntArrayRef sizes, ScalarType dtype,
 
 intrusive_ptr<TensorImpl> TensorImpl::empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
                                                     Device device) {
-  EMBER_CHECK_VALUE(sizes.size() == strides.size(), "empty_strided: got ", sizes.size(), " sizes but ",
-                    strides.size(), " strides");
+  EMBER_CHECK_VALUE(sizes.size() == strides.size(), "empty_strided: got ", sizes.size(), " sizes but ", strides.size(),
+                    " strides");
   const int64_t n = checked_numel(sizes);
   int64_t extent = 0;  // elements needed: 1 + sum (size-1)*stride
   if (n > 0) {
@@ -113,9 +113,9 @@ intrusive_ptr<TensorImpl> TensorImpl::empty_strided(IntArrayRef sizes, IntArrayR
     for (size_t i = 0; i < sizes.size(); ++i) {
       EMBER_CHECK(strides[i] >= 0, "empty_strided: negative strides are not supported, got strides ", strides);
       int64_t span;
-      EMBER_CHECK(!__builtin_mul_overflow(sizes[i] - 1, strides[i], &span) &&
-                      !__builtin_add_overflow(extent, span, &extent),
-                  "Storage size calculation overflowed with sizes=", sizes, " and strides=", strides);
+      EMBER_CHECK(
+          !__builtin_mul_overflow(sizes[i] - 1, strides[i], &span) && !__builtin_add_overflow(extent, span, &extent),
+          "Storage size calculation overflowed with sizes=", sizes, " and strides=", strides);
     }
   }
   int64_t nbytes;
@@ -162,8 +162,7 @@ void TensorImpl::set_sizes_contiguous(IntArrayRef sizes) {
   DimVector strides = contiguous_strides(sizes);
   // Grow the storage before touching the geometry: if it cannot grow (not resizable,
   // out of memory), the tensor keeps its old sizes instead of claiming bytes it lacks.
-  const int64_t needed =
-      required_storage_bytes(sizes, strides, storage_offset_, static_cast<int64_t>(itemsize()));
+  const int64_t needed = required_storage_bytes(sizes, strides, storage_offset_, static_cast<int64_t>(itemsize()));
   if (static_cast<size_t>(needed) > storage_->nbytes()) storage_->resize(static_cast<size_t>(needed));
   sizes_ = DimVector(sizes);
   strides_ = std::move(strides);
@@ -172,8 +171,7 @@ void TensorImpl::set_sizes_contiguous(IntArrayRef sizes) {
 }
 
 void TensorImpl::ensure_storage_fits() {
-  const int64_t needed =
-      required_storage_bytes(sizes_, strides_, storage_offset_, static_cast<int64_t>(itemsize()));
+  const int64_t needed = required_storage_bytes(sizes_, strides_, storage_offset_, static_cast<int64_t>(itemsize()));
   if (static_cast<size_t>(needed) > storage_->nbytes()) storage_->resize(static_cast<size_t>(needed));
 }
 
@@ -188,12 +186,11 @@ void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, s
   }
   int64_t isz = static_cast<int64_t>(itemsize());
   int64_t nbytes_dense;
-  EMBER_CHECK(!__builtin_mul_overflow(n, isz, &nbytes_dense), "Storage size calculation overflowed with sizes=",
-              sizes);
+  EMBER_CHECK(!__builtin_mul_overflow(n, isz, &nbytes_dense), "Storage size calculation overflowed with sizes=", sizes);
   if (n > 0) {
     const int64_t needed = required_storage_bytes(sizes, strides, off, isz);
-    EMBER_CHECK(static_cast<size_t>(needed) <= storage_->nbytes(), "setStorage: sizes ", sizes, ", strides ",
-                strides, ", storage offset ", off, ", and itemsize ", isz, " requiring a storage size of ", needed,
+    EMBER_CHECK(static_cast<size_t>(needed) <= storage_->nbytes(), "setStorage: sizes ", sizes, ", strides ", strides,
+                ", storage offset ", off, ", and itemsize ", isz, " requiring a storage size of ", needed,
                 " are out of bounds for storage of size ", storage_->nbytes());
   }
   sizes_ = DimVector(sizes);

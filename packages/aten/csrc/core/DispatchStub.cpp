@@ -10,8 +10,8 @@ namespace ember::at::native {
 CPUCapability detected_cpu_capability() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma")) {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma")) {
     return CPUCapability::AVX512;
   }
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return CPUCapability::AVX2;
@@ -28,9 +28,12 @@ CPUCapability from_env() {
   if (!env || !*env) return hw;
   const std::string s(env);
   CPUCapability want = hw;
-  if (s == "default") want = CPUCapability::DEFAULT;
-  else if (s == "avx2") want = CPUCapability::AVX2;
-  else if (s == "avx512") want = CPUCapability::AVX512;
+  if (s == "default")
+    want = CPUCapability::DEFAULT;
+  else if (s == "avx2")
+    want = CPUCapability::AVX2;
+  else if (s == "avx512")
+    want = CPUCapability::AVX512;
   // never pick more than the CPU can run
   return want < hw ? want : hw;
 }
@@ -81,10 +84,14 @@ void reset_all_stubs() {
 void set_cpu_capability(const std::string& name) {
   CPUCapability hw = detected_cpu_capability();
   CPUCapability want;
-  if (name == "default") want = CPUCapability::DEFAULT;
-  else if (name == "avx2") want = CPUCapability::AVX2;
-  else if (name == "avx512") want = CPUCapability::AVX512;
-  else throw c10::ValueError("unknown CPU capability '" + name + "' (expected default, avx2 or avx512)");
+  if (name == "default")
+    want = CPUCapability::DEFAULT;
+  else if (name == "avx2")
+    want = CPUCapability::AVX2;
+  else if (name == "avx512")
+    want = CPUCapability::AVX512;
+  else
+    throw c10::ValueError("unknown CPU capability '" + name + "' (expected default, avx2 or avx512)");
   EMBER_CHECK(want <= hw, "this CPU does not support ", name, " (it supports up to ", cpu_capability_name(hw), ")");
   forced.store(static_cast<int>(want));
   reset_all_stubs();

@@ -186,9 +186,7 @@ bool resize_output(const Tensor& out, IntArrayRef shape) {
   return true;
 }
 
-void resize_(const Tensor& t, IntArrayRef sizes) {
-  t.unsafeGetTensorImpl()->set_sizes_contiguous(sizes);
-}
+void resize_(const Tensor& t, IntArrayRef sizes) { t.unsafeGetTensorImpl()->set_sizes_contiguous(sizes); }
 
 // ---- views ---------------------------------------------------------------------
 
@@ -242,9 +240,10 @@ Tensor Tensor::transpose(int64_t a, int64_t b) const {
 }
 
 Tensor Tensor::permute(IntArrayRef dims) const {
-  EMBER_CHECK(static_cast<int64_t>(dims.size()) == dim(), "permute(sparse_coo): number of dimensions in the tensor "
-              "input does not match the length of the desired ordering of dimensions i.e. input.dim() = ", dim(),
-              " is not equal to len(dims) = ", dims.size());
+  EMBER_CHECK(static_cast<int64_t>(dims.size()) == dim(),
+              "permute(sparse_coo): number of dimensions in the tensor "
+              "input does not match the length of the desired ordering of dimensions i.e. input.dim() = ",
+              dim(), " is not equal to len(dims) = ", dims.size());
   DimVector d = wrap_dims(dims, dim(), "permute");
   DimVector sizes(d.size()), strides(d.size());
   for (size_t i = 0; i < d.size(); ++i) {
@@ -266,8 +265,10 @@ Tensor Tensor::expand(IntArrayRef new_sizes) const {
     const int64_t stride = d >= 0 ? this->stride(d) : (i + 1 < nd ? sizes[i + 1] * strides[i + 1] : 1);
     int64_t target = new_sizes[i];
     if (target == -1) {
-      EMBER_CHECK(d >= 0, "expand: the expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
-                  "dimension ", i);
+      EMBER_CHECK(d >= 0,
+                  "expand: the expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+                  "dimension ",
+                  i);
       target = size;
     }
     if (size == target) {
@@ -275,8 +276,8 @@ Tensor Tensor::expand(IntArrayRef new_sizes) const {
       strides[i] = stride;
     } else {
       EMBER_CHECK(size == 1, "The expanded size of the tensor (", target, ") must match the existing size (", size,
-                  ") at non-singleton dimension ", i, ".  Target sizes: ", new_sizes, ".  Tensor sizes: ",
-                  this->sizes());
+                  ") at non-singleton dimension ", i, ".  Target sizes: ", new_sizes,
+                  ".  Tensor sizes: ", this->sizes());
       sizes[i] = target;
       strides[i] = 0;
     }
@@ -288,8 +289,8 @@ Tensor Tensor::select(int64_t dim, int64_t index) const {
   EMBER_CHECK_INDEX(this->dim() > 0, "select() cannot be applied to a 0-dim tensor.");
   const int64_t d = c10::maybe_wrap_dim(dim, this->dim());
   const int64_t n = size(d);
-  EMBER_CHECK_INDEX(index >= -n && index < n, "select(): index ", index, " out of range for tensor of size ",
-                    sizes(), " at dimension ", d);
+  EMBER_CHECK_INDEX(index >= -n && index < n, "select(): index ", index, " out of range for tensor of size ", sizes(),
+                    " at dimension ", d);
   if (index < 0) index += n;
   DimVector sizes(this->sizes()), strides(this->strides());
   const int64_t offset = storage_offset() + index * strides[d];

@@ -128,8 +128,7 @@ TensorIterator TensorIterator::binary_op(const Tensor& out, const Tensor& a, con
       .build();
 }
 
-TensorIterator TensorIterator::binary_float_op(const Tensor& out, const Tensor& a, const Tensor& b,
-                                               const char* name) {
+TensorIterator TensorIterator::binary_float_op(const Tensor& out, const Tensor& a, const Tensor& b, const char* name) {
   return TensorIteratorConfig()
       .name(name)
       .add_output(out)
@@ -143,8 +142,7 @@ TensorIterator TensorIterator::binary_float_op(const Tensor& out, const Tensor& 
       .build();
 }
 
-TensorIterator TensorIterator::comparison_op(const Tensor& out, const Tensor& a, const Tensor& b,
-                                             const char* name) {
+TensorIterator TensorIterator::comparison_op(const Tensor& out, const Tensor& a, const Tensor& b, const char* name) {
   // The kernel always writes bool; an out= of another dtype receives a cast copy.
   return TensorIteratorConfig()
       .name(name)
@@ -265,8 +263,8 @@ void TensorIterator::check_devices(const TensorIteratorConfig& config) {
       Device a = first ? first->device() : *common;
       Device b = t.device();
       if (a.is_cpu() && !b.is_cpu()) std::swap(a, b);
-      EMBER_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, ", a,
-                  " and ", b, "!");
+      EMBER_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, ", a, " and ",
+                  b, "!");
     }
   }
   if (!common) common = Device(DeviceType::CPU);
@@ -309,8 +307,9 @@ void TensorIterator::compute_types(const TensorIteratorConfig& config) {
       op.target_dtype = kernel_dtype;
       if (!op.tensor.defined() || op.tensor.dtype() == kernel_dtype) continue;
       // A defined output of another dtype: compute into a temporary, cast back after.
-      EMBER_CHECK(config.cast_common_dtype_to_outputs_ || config.static_dtype_, name_, ": expected out tensor to have dtype ",
-                  c10::toPythonName(kernel_dtype), ", but got ", c10::toPythonName(op.tensor.dtype()), " instead");
+      EMBER_CHECK(config.cast_common_dtype_to_outputs_ || config.static_dtype_, name_,
+                  ": expected out tensor to have dtype ", c10::toPythonName(kernel_dtype), ", but got ",
+                  c10::toPythonName(op.tensor.dtype()), " instead");
       if (config.enforce_safe_casting_to_output_) {
         EMBER_CHECK(can_cast(kernel_dtype, op.tensor.dtype()), name_, ": result type ", dtype_name(kernel_dtype),
                     " can't be cast to the desired output type ", dtype_name(op.tensor.dtype()));

@@ -81,9 +81,7 @@ Tensor elu_out(const Tensor& self, const Scalar& alpha, const Scalar& scale, con
   return unary_activation(elu_stub, self, out, "elu", alpha, scale, input_scale);
 }
 
-Tensor selu(const Tensor& self) {
-  return elu_out(self, Scalar(kSeluAlpha), Scalar(kSeluScale), Scalar(1.0), Tensor());
-}
+Tensor selu(const Tensor& self) { return elu_out(self, Scalar(kSeluAlpha), Scalar(kSeluScale), Scalar(1.0), Tensor()); }
 
 Tensor selu_(const Tensor& self) {
   elu_out(self, Scalar(kSeluAlpha), Scalar(kSeluScale), Scalar(1.0), self);

@@ -28,24 +28,23 @@ void scipy_sgetrs_(const char* trans, const int* n, const int* nrhs, const float
 void scipy_dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv,
                    double* b, const int* ldb, int* info, size_t trans_len);
 void scipy_sgetri_(const int* n, float* a, const int* lda, const int* ipiv, float* work, const int* lwork, int* info);
-void scipy_dgetri_(const int* n, double* a, const int* lda, const int* ipiv, double* work, const int* lwork,
-                   int* info);
+void scipy_dgetri_(const int* n, double* a, const int* lda, const int* ipiv, double* work, const int* lwork, int* info);
 void scipy_spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info, size_t uplo_len);
 void scipy_dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t uplo_len);
 void scipy_sgeqrf_(const int* m, const int* n, float* a, const int* lda, float* tau, float* work, const int* lwork,
                    int* info);
-void scipy_dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work,
-                   const int* lwork, int* info);
+void scipy_dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work, const int* lwork,
+                   int* info);
 void scipy_sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda, const float* tau, float* work,
                    const int* lwork, int* info);
-void scipy_dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau,
-                   double* work, const int* lwork, int* info);
+void scipy_dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau, double* work,
+                   const int* lwork, int* info);
 void scipy_sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* lda, float* s, float* u,
                    const int* ldu, float* vt, const int* ldvt, float* work, const int* lwork, int* iwork, int* info,
                    size_t jobz_len);
 void scipy_dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s, double* u,
-                   const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork, int* iwork,
-                   int* info, size_t jobz_len);
+                   const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork, int* iwork, int* info,
+                   size_t jobz_len);
 }
 
 namespace ember::at::native {
@@ -147,8 +146,8 @@ DimVector broadcast_batch(IntArrayRef a, IntArrayRef b) {
   for (size_t i = 0; i < n; ++i) {
     const int64_t da = i + a.size() >= n ? a[i + a.size() - n] : 1;
     const int64_t db = i + b.size() >= n ? b[i + b.size() - n] : 1;
-    EMBER_CHECK(da == db || da == 1 || db == 1, "The size of tensor a (", da, ") must match the size of tensor b (",
-                db, ") at non-singleton dimension ", i);
+    EMBER_CHECK(da == db || da == 1 || db == 1, "The size of tensor a (", da, ") must match the size of tensor b (", db,
+                ") at non-singleton dimension ", i);
     out[i] = da == 1 ? db : da;
   }
   return out;
@@ -386,8 +385,7 @@ Tensor linalg_cholesky_out(const Tensor& self, bool upper, const Tensor& out) {
   lapack_int(self.size(-1), "linalg.cholesky");
   Tensor L = fortran_copy(self);
   if (L.numel() > 0) {
-    EMBER_DISPATCH_FLOATING_TYPES(self.dtype(), "linalg.cholesky",
-                                  [&] { cholesky_impl<scalar_t>(L, self.dim() > 2); });
+    EMBER_DISPATCH_FLOATING_TYPES(self.dtype(), "linalg.cholesky", [&] { cholesky_impl<scalar_t>(L, self.dim() > 2); });
   }
   return set_output(out, upper ? L.transpose(-2, -1) : L);
 }
@@ -448,8 +446,8 @@ std::tuple<Tensor, Tensor> linalg_qr_out(const Tensor& A, const std::string& mod
   const int64_t qc = mode == "complete" ? m : k;
   const int64_t rr = mode == "complete" ? m : k;
   Tensor work = fortran_copy(A);
-  Tensor q = compute_q ? empty_fortran(with_matrix(batch, m, qc), A.dtype(), A.device())
-                       : empty({0}, A.dtype(), A.device());
+  Tensor q =
+      compute_q ? empty_fortran(with_matrix(batch, m, qc), A.dtype(), A.device()) : empty({0}, A.dtype(), A.device());
   Tensor r = empty_fortran(with_matrix(batch, rr, n), A.dtype(), A.device());
   if (batch_count(A) > 0) {
     EMBER_DISPATCH_FLOATING_TYPES(A.dtype(), "linalg.qr", [&] { qr_impl<scalar_t>(work, q, r, compute_q); });

@@ -88,8 +88,8 @@ bool allclose(const Tensor& self, const Tensor& other, double rtol, double atol,
 
 // Same shape and the same values (after type promotion); NaN is unequal to itself.
 bool equal(const Tensor& self, const Tensor& other) {
-  EMBER_CHECK(self.device() == other.device(), "Cannot compare two tensors on different devices. Got: ",
-              self.device(), " and ", other.device());
+  EMBER_CHECK(self.device() == other.device(), "Cannot compare two tensors on different devices. Got: ", self.device(),
+              " and ", other.device());
   if (!self.sizes().equals(other.sizes())) return false;
   if (self.numel() == 0) return true;
   auto iter = TensorIteratorConfig()

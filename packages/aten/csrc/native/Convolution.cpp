@@ -225,8 +225,8 @@ struct ConvProblem {
   const ConvGeometry* g;
   int64_t N, groups, Ms, Cb;
   int64_t Kg() const { return Cb * g->kernel_numel(); }  // columns of one group's weight matrix
-  int64_t L() const { return g->output_numel(); }         // small-side positions per image
-  int64_t In() const { return g->input_numel(); }         // big-side positions per image
+  int64_t L() const { return g->output_numel(); }        // small-side positions per image
+  int64_t In() const { return g->input_numel(); }        // big-side positions per image
   int64_t big_image() const { return groups * Cb * In(); }
   int64_t small_image() const { return groups * Ms * L(); }
   int64_t cols_image() const { return groups * Kg() * L(); }
@@ -304,8 +304,7 @@ void big_to_small(const ConvProblem& p, const T* big, const T* w, T* small) {
       for (int64_t i = b; i < e; ++i) {
         const int64_t n = i / G, grp = i % G;
         small_gemm_stub(DeviceType::CPU, p.dtype, false, false, Ms, L, Kg, w + grp * Ms * Kg, Kg,
-                        col + n * p.cols_image() + grp * Kg * L, L, out + n * p.small_image() + grp * Ms * L, L,
-                        false);
+                        col + n * p.cols_image() + grp * Kg * L, L, out + n * p.small_image() + grp * Ms * L, L, false);
       }
     });
   }

@@ -51,15 +51,32 @@ void check_fill_value(const Scalar& v, ScalarType t) {
   double lo = 0, hi = 0;
   const char* name = "";
   switch (t) {
-    case ScalarType::Byte: lo = -255, hi = 255, name = "uint8_t"; break;
-    case ScalarType::Char: lo = -128, hi = 127, name = "int8_t"; break;
-    case ScalarType::Short: lo = -32768, hi = 32767, name = "int16_t"; break;
-    case ScalarType::Int: lo = -2147483648.0, hi = 2147483647.0, name = "int"; break;
-    case ScalarType::Half: lo = -65504, hi = 65504, name = "c10::Half"; break;
-    case ScalarType::BFloat16: lo = -3.3895313892515355e38, hi = 3.3895313892515355e38, name = "c10::BFloat16"; break;
-    case ScalarType::Float: lo = -3.4028234663852886e38, hi = 3.4028234663852886e38, name = "float"; break;
-    case ScalarType::Long: lo = -9.2233720368547758e18, hi = 9.2233720368547758e18, name = "int64_t"; break;
-    default: return;  // double holds every Scalar
+    case ScalarType::Byte:
+      lo = -255, hi = 255, name = "uint8_t";
+      break;
+    case ScalarType::Char:
+      lo = -128, hi = 127, name = "int8_t";
+      break;
+    case ScalarType::Short:
+      lo = -32768, hi = 32767, name = "int16_t";
+      break;
+    case ScalarType::Int:
+      lo = -2147483648.0, hi = 2147483647.0, name = "int";
+      break;
+    case ScalarType::Half:
+      lo = -65504, hi = 65504, name = "c10::Half";
+      break;
+    case ScalarType::BFloat16:
+      lo = -3.3895313892515355e38, hi = 3.3895313892515355e38, name = "c10::BFloat16";
+      break;
+    case ScalarType::Float:
+      lo = -3.4028234663852886e38, hi = 3.4028234663852886e38, name = "float";
+      break;
+    case ScalarType::Long:
+      lo = -9.2233720368547758e18, hi = 9.2233720368547758e18, name = "int64_t";
+      break;
+    default:
+      return;  // double holds every Scalar
   }
   const double d = v.toDouble();
   const bool in_range = v.isFloatingPoint() && !std::isfinite(d) ? c10::isFloatingType(t) : (d >= lo && d <= hi);
@@ -71,7 +88,8 @@ void check_fill_value(const Scalar& v, ScalarType t) {
 const Tensor& Tensor::fill_(const Scalar& v) const {
   check_fill_value(v, dtype());
   if (numel() == 0) return *this;
-  auto iter = TensorIteratorConfig().name("fill_").add_output(*this).resize_outputs(false).check_all_same_dtype(false).build();
+  auto iter =
+      TensorIteratorConfig().name("fill_").add_output(*this).resize_outputs(false).check_all_same_dtype(false).build();
   native::fill_stub(device().type, iter, v);
   return *this;
 }
@@ -114,8 +132,8 @@ Tensor Tensor::to(ScalarType t, bool copy) const {
 
 Tensor Tensor::to(Device d, bool copy) const {
   if (d.type == device().type && (d.index < 0 || d.index == device().index) && !copy) return *this;
-  Tensor out = empty_strided(sizes(), is_non_overlapping_and_dense() ? DimVector(strides()) : c10::contiguous_strides(sizes()),
-                             dtype(), d);
+  Tensor out = empty_strided(
+      sizes(), is_non_overlapping_and_dense() ? DimVector(strides()) : c10::contiguous_strides(sizes()), dtype(), d);
   out.copy_(*this);
   return out;
 }

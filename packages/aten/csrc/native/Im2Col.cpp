@@ -80,8 +80,8 @@ Tensor im2col(const Tensor& self, IntArrayRef kernel_size, IntArrayRef dilation,
   Tensor out = empty({N, C * kn, oh * ow}, ct, self.device());
   if (out.numel() > 0) {
     const ConvGeometry g = geometry_2d(H, W, oh, ow, kernel_size, dilation, padding, stride);
-    im2col_stub(DeviceType::CPU, ct, x.data_ptr(), C * H * W, out.data_ptr(), ColumnsLayout{C * kn * oh * ow, oh * ow}, N,
-                C, g);
+    im2col_stub(DeviceType::CPU, ct, x.data_ptr(), C * H * W, out.data_ptr(), ColumnsLayout{C * kn * oh * ow, oh * ow},
+                N, C, g);
   }
   out = out.to(self.dtype());
   return nd == 3 ? out.squeeze(0) : out;

@@ -96,13 +96,11 @@ Tensor cat_out(const std::vector<Tensor>& tensors, int64_t dim, const Tensor& ou
     const Tensor& t = tensors[i];
     check_same_device("cat", ref, t);
     if (cat_should_skip(t)) continue;
-    EMBER_CHECK(t.dim() == ref.dim(), "Tensors must have same number of dimensions: got ", ref.dim(), " and ",
-                t.dim());
+    EMBER_CHECK(t.dim() == ref.dim(), "Tensors must have same number of dimensions: got ", ref.dim(), " and ", t.dim());
     for (int64_t k = 0; k < ref.dim(); ++k) {
       if (k == d) continue;
-      EMBER_CHECK(t.size(k) == ref.size(k), "Sizes of tensors must match except in dimension ", d,
-                  ". Expected size ", ref.size(k), " but got size ", t.size(k), " for tensor number ", i,
-                  " in the list.");
+      EMBER_CHECK(t.size(k) == ref.size(k), "Sizes of tensors must match except in dimension ", d, ". Expected size ",
+                  ref.size(k), " but got size ", t.size(k), " for tensor number ", i, " in the list.");
     }
     cat_size += t.size(d);
   }
@@ -112,12 +110,15 @@ Tensor cat_out(const std::vector<Tensor>& tensors, int64_t dim, const Tensor& ou
   if (result.defined()) {
     EMBER_CHECK(can_cast(dtype, result.dtype()), "torch.cat(): input types can't be cast to the desired output type ",
                 c10::toString(result.dtype()));
-    EMBER_CHECK(result.device() == ref.device(), "torch.cat(): all input tensors and out must be on the same device, "
-                "but inputs are on ", ref.device(), " and out is on ", result.device());
+    EMBER_CHECK(result.device() == ref.device(),
+                "torch.cat(): all input tensors and out must be on the same device, "
+                "but inputs are on ",
+                ref.device(), " and out is on ", result.device());
     for (size_t i = 0; i < tensors.size(); ++i) {
       EMBER_CHECK(!overlaps(result, tensors[i]),
                   "unsupported operation: the input tensors cannot refer to any of the output memory locations. "
-                  "Found overlap in input tensor ", i);
+                  "Found overlap in input tensor ",
+                  i);
     }
     resize_output(result, shape);
   } else {

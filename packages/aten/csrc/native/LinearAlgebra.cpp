@@ -83,8 +83,9 @@ Tensor mm_out(const Tensor& self, const Tensor& mat2, const Tensor& out) {
   EMBER_CHECK(mat2.dim() == 2, "mat2 must be a matrix");
   EMBER_CHECK(self.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (", mat_str(self), " and ",
               mat_str(mat2), ")");
-  EMBER_CHECK(self.dtype() == mat2.dtype(), "expected m1 and m2 to have the same dtype, but got: ",
-              blas_cpp_type_name(self.dtype()), " != ", blas_cpp_type_name(mat2.dtype()));
+  EMBER_CHECK(self.dtype() == mat2.dtype(),
+              "expected m1 and m2 to have the same dtype, but got: ", blas_cpp_type_name(self.dtype()),
+              " != ", blas_cpp_type_name(mat2.dtype()));
   check_same_device("mm", self, mat2);
   Tensor result = gemm_out(out, {self.size(0), mat2.size(1)}, self.dtype(), self.device());
   addmm_into(as_batch(result), Tensor(), as_batch(self), as_batch(mat2), Scalar(0.0), Scalar(int64_t{1}));
@@ -126,8 +127,8 @@ Tensor baddbmm_out(const Tensor& self, const Tensor& batch1, const Tensor& batch
   if (out.defined() && out.is_same(self)) check_inplace_shape(self, shape);
   const Tensor self_b = self.expand(shape);
   EMBER_CHECK(self.dtype() == batch1.dtype() && self.dtype() == batch2.dtype(),
-              "Input dtypes must be the same, got: input ", blas_cpp_type_name(self.dtype()), ", batch1: ",
-              blas_cpp_type_name(batch1.dtype()), ", batch2: ", blas_cpp_type_name(batch2.dtype()));
+              "Input dtypes must be the same, got: input ", blas_cpp_type_name(self.dtype()),
+              ", batch1: ", blas_cpp_type_name(batch1.dtype()), ", batch2: ", blas_cpp_type_name(batch2.dtype()));
   check_bmm_operands(batch1, batch2);
   check_same_device("baddbmm", self, batch1);
   check_same_device("baddbmm", batch1, batch2);
@@ -215,13 +216,13 @@ Tensor addmv_out(const Tensor& self, const Tensor& mat, const Tensor& vec, const
 namespace {
 
 Tensor dot_common(const Tensor& self, const Tensor& other, const Tensor& out, const char* name) {
-  EMBER_CHECK(self.dim() == 1 && other.dim() == 1, "1D tensors expected, but got ", self.dim(), "D and ",
-              other.dim(), "D tensors");
+  EMBER_CHECK(self.dim() == 1 && other.dim() == 1, "1D tensors expected, but got ", self.dim(), "D and ", other.dim(),
+              "D tensors");
   EMBER_CHECK(self.dtype() == other.dtype(), name, " : expected both vectors to have same dtype, but found ",
               c10::toString(self.dtype()), " and ", c10::toString(other.dtype()));
-  EMBER_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [", self.numel(),
-              "] and src [", other.numel(), "] to have the same number of elements, but got ", self.numel(), " and ",
-              other.numel(), " elements respectively");
+  EMBER_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [", self.numel(), "] and src [",
+              other.numel(), "] to have the same number of elements, but got ", self.numel(), " and ", other.numel(),
+              " elements respectively");
   check_same_device(name, self, other);
   Tensor r = dot_blas(self, other);
   if (!out.defined()) return r;

@@ -8,8 +8,10 @@ namespace ember::at::native {
 Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value) {
   const int64_t npad = static_cast<int64_t>(pad.size());
   EMBER_CHECK(npad % 2 == 0, "Length of pad must be even but instead it equals ", npad);
-  EMBER_CHECK(npad / 2 <= self.dim(), "Length of pad should be no more than twice the number of dimensions of the "
-              "input. Pad length is ", npad, " while the input has ", self.dim(), " dimensions.");
+  EMBER_CHECK(npad / 2 <= self.dim(),
+              "Length of pad should be no more than twice the number of dimensions of the "
+              "input. Pad length is ",
+              npad, " while the input has ", self.dim(), " dimensions.");
   const int64_t first = self.dim() - npad / 2;  // first padded dim
   DimVector shape(self.sizes());
   // the overlap of input and output along each padded dim: input start, output start, length

@@ -42,17 +42,28 @@ TensorIterator ternary_op(const Tensor& out, const Tensor& a, const Tensor& b, c
 // The C++ type PyTorch names when a Scalar does not fit a dtype.
 const char* cpp_type_name(ScalarType t) {
   switch (t) {
-    case ScalarType::Bool: return "bool";
-    case ScalarType::Byte: return "uint8_t";
-    case ScalarType::Char: return "int8_t";
-    case ScalarType::Short: return "int16_t";
-    case ScalarType::Int: return "int";
-    case ScalarType::Long: return "int64_t";
-    case ScalarType::Half: return "c10::Half";
-    case ScalarType::BFloat16: return "c10::BFloat16";
-    case ScalarType::Float: return "float";
-    case ScalarType::Double: return "double";
-    default: return c10::toString(t);
+    case ScalarType::Bool:
+      return "bool";
+    case ScalarType::Byte:
+      return "uint8_t";
+    case ScalarType::Char:
+      return "int8_t";
+    case ScalarType::Short:
+      return "int16_t";
+    case ScalarType::Int:
+      return "int";
+    case ScalarType::Long:
+      return "int64_t";
+    case ScalarType::Half:
+      return "c10::Half";
+    case ScalarType::BFloat16:
+      return "c10::BFloat16";
+    case ScalarType::Float:
+      return "float";
+    case ScalarType::Double:
+      return "double";
+    default:
+      return c10::toString(t);
   }
 }
 

@@ -99,7 +99,8 @@ Tensor empty_memory_format(IntArrayRef size, std::optional<ScalarType> dtype, st
   check_size_nonnegative(size);
   const ScalarType dt = dtype.value_or(get_default_dtype());
   const Device dev = resolve_device(device);
-  if (memory_format && (*memory_format == MemoryFormat::ChannelsLast || *memory_format == MemoryFormat::ChannelsLast3d)) {
+  if (memory_format &&
+      (*memory_format == MemoryFormat::ChannelsLast || *memory_format == MemoryFormat::ChannelsLast3d)) {
     return at::empty_strided(size, channels_last_strides(size, *memory_format), dt, dev);
   }
   EMBER_CHECK(!memory_format || *memory_format != MemoryFormat::Preserve,
@@ -322,7 +323,7 @@ void linspace_fill(const Scalar& start, const Scalar& end, int64_t steps, std::o
   const int64_t halfway = steps / 2;
   parallel_for(0, steps, GRAIN_SIZE, [&](int64_t b, int64_t end_i) {
     for (int64_t i = b; i < end_i; ++i) {
-      const step_t x = steps == 1  ? s
+      const step_t x = steps == 1    ? s
                        : i < halfway ? s + step * static_cast<step_t>(i)
                                      : e - step * static_cast<step_t>(steps - i - 1);
       const auto v = base ? static_cast<step_t>(std::pow(*base, static_cast<double>(x))) : x;

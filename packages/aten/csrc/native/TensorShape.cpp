@@ -112,10 +112,10 @@ Tensor view_dtype(const Tensor& self, ScalarType dtype) {
       offset *= ratio;
     } else {
       const int64_t ratio = new_size / old_size;
-      EMBER_CHECK(sizes[last] % ratio == 0, "self.size(-1) must be divisible by ", ratio, " to view ", from, " as ",
-                  to, " (different element sizes), but got ", sizes[last]);
-      EMBER_CHECK(offset % ratio == 0, "self.storage_offset() must be divisible by ", ratio, " to view ", from,
-                  " as ", to, " (different element sizes), but got ", offset);
+      EMBER_CHECK(sizes[last] % ratio == 0, "self.size(-1) must be divisible by ", ratio, " to view ", from, " as ", to,
+                  " (different element sizes), but got ", sizes[last]);
+      EMBER_CHECK(offset % ratio == 0, "self.storage_offset() must be divisible by ", ratio, " to view ", from, " as ",
+                  to, " (different element sizes), but got ", offset);
       for (int64_t d = 0; d < last; ++d) {
         EMBER_CHECK(strides[d] % ratio == 0, "self.stride(", d, ") must be divisible by ", ratio, " to view ", from,
                     " as ", to, " (different element sizes), but got ", strides[d]);

@@ -145,8 +145,9 @@ std::vector<int64_t> read_repeats(const Tensor& repeats) {
 
 void check_output_size(std::optional<int64_t> output_size, int64_t total) {
   if (output_size) {
-    EMBER_CHECK(*output_size == total, "repeat_interleave: allocated size does not match required size (output_size=",
-                *output_size, ", required ", total, ")");
+    EMBER_CHECK(*output_size == total,
+                "repeat_interleave: allocated size does not match required size (output_size=", *output_size,
+                ", required ", total, ")");
   }
 }
 
@@ -214,8 +215,10 @@ Tensor repeat_interleave_self_tensor(const Tensor& self, const Tensor& repeats, 
   const Tensor input = dim ? self : self.reshape({-1});
   const int64_t d = c10::maybe_wrap_dim(dim.value_or(0), input.dim());
   const int64_t n = input.dim() == 0 ? 1 : input.size(d);
-  EMBER_CHECK(static_cast<int64_t>(reps.size()) == n, "repeats must have the same size as input along dim, but got "
-              "repeats.size(0) = ", reps.size(), " and input.size(", d, ") = ", n);
+  EMBER_CHECK(static_cast<int64_t>(reps.size()) == n,
+              "repeats must have the same size as input along dim, but got "
+              "repeats.size(0) = ",
+              reps.size(), " and input.size(", d, ") = ", n);
   std::vector<int64_t> index;
   for (int64_t j = 0; j < n; ++j) index.insert(index.end(), static_cast<size_t>(reps[j]), j);
   check_output_size(output_size, static_cast<int64_t>(index.size()));
@@ -371,9 +374,10 @@ Tensor diag_out(const Tensor& self, int64_t diagonal, const Tensor& out) {
       result = empty({n, n}, self.dtype(), self.device());
     }
     result.zero_();
-    result.as_strided({self.size(0)}, {result.stride(0) + result.stride(1)},
-                      result.storage_offset() + (diagonal >= 0 ? diagonal * result.stride(1)
-                                                                 : -diagonal * result.stride(0)))
+    result
+        .as_strided(
+            {self.size(0)}, {result.stride(0) + result.stride(1)},
+            result.storage_offset() + (diagonal >= 0 ? diagonal * result.stride(1) : -diagonal * result.stride(0)))
         .copy_(self);
     return result;
   }

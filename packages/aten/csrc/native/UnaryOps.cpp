@@ -148,8 +148,8 @@ Tensor round_decimals_out(const Tensor& self, int64_t decimals, const Tensor& ou
   if (decimals != 0) {
     round_decimals_stub(iter.device_type(), iter, decimals);
   } else {
-    EMBER_CHECK(c10::isFloatingType(self.dtype()), "round: not implemented for dtype ",
-                c10::toPythonName(self.dtype()), " (decimals= needs a floating-point tensor)");
+    EMBER_CHECK(c10::isFloatingType(self.dtype()), "round: not implemented for dtype ", c10::toPythonName(self.dtype()),
+                " (decimals= needs a floating-point tensor)");
     round_stub(iter.device_type(), iter);
   }
   return iter.output();

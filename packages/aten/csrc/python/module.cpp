@@ -180,12 +180,14 @@ PYBIND11_MODULE(_C, m) {
   m.def("_detected_cpu_capability", [] { return native::cpu_capability_name(native::detected_cpu_capability()); });
   m.def("_set_cpu_capability", &native::set_cpu_capability, py::arg("capability"),
         "Switches every DispatchStub to 'default', 'avx2' or 'avx512' (tests run each).");
-  m.def("result_type_of", [](const std::vector<Tensor>& ts) { return result_type(ts); }, py::arg("tensors"),
-        "PyTorch's result_type over these tensors (wrapped numbers and 0-dim tensors count as weak).");
+  m.def(
+      "result_type_of", [](const std::vector<Tensor>& ts) { return result_type(ts); }, py::arg("tensors"),
+      "PyTorch's result_type over these tensors (wrapped numbers and 0-dim tensors count as weak).");
   m.def("can_cast", &can_cast, py::arg("from_"), py::arg("to"));
   init_tensor_new(m);
   init_dlpack(m);
-  m.def("_item", [](const Tensor& t) { return t.item(); }, py::arg("tensor"),
-        "The value of a one-element tensor as a Python number (RuntimeError otherwise).");
+  m.def(
+      "_item", [](const Tensor& t) { return t.item(); }, py::arg("tensor"),
+      "The value of a one-element tensor as a Python number (RuntimeError otherwise).");
   m.def("_wrapped_number", [](const Scalar& s) { return wrapped_scalar_tensor(s); }, py::arg("value"));
 }

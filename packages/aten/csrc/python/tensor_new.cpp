@@ -15,7 +15,8 @@ namespace {
 // A NumPy scalar or 0-d array (np.float32(1.5), np.array(2)): its value and dtype.
 bool unpack_numpy_scalar(py::handle obj, Scalar& value, std::optional<ScalarType>& dtype) {
   const char* type_name = Py_TYPE(obj.ptr())->tp_name;  // np.float64 is also a Python float
-  if (std::strncmp(type_name, "numpy.", 6) != 0 || !py::hasattr(obj, "dtype") || !py::hasattr(obj, "ndim")) return false;
+  if (std::strncmp(type_name, "numpy.", 6) != 0 || !py::hasattr(obj, "dtype") || !py::hasattr(obj, "ndim"))
+    return false;
   if (obj.attr("ndim").cast<int64_t>() != 0) return false;
   const std::string kind = py::str(obj.attr("dtype").attr("kind"));
   if (kind == "b") {
@@ -59,13 +60,15 @@ void infer_shape_and_dtype(py::handle obj, size_t depth, DimVector& shape, std::
     return;
   }
   EMBER_CHECK_TYPE(PySequence_Check(obj.ptr()) && !PyUnicode_Check(obj.ptr()) && !PyBytes_Check(obj.ptr()),
-                   "tensor(): could not infer dtype of ", py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
+                   "tensor(): could not infer dtype of ",
+                   py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
   const Py_ssize_t n = PySequence_Size(obj.ptr());
   if (n < 0) throw py::error_already_set();
   if (depth == shape.size()) {
     shape.push_back(n);
   } else {
-    EMBER_CHECK_VALUE(shape[depth] == n, "expected sequence of length ", shape[depth], " at dim ", depth, " (got ", n, ")");
+    EMBER_CHECK_VALUE(shape[depth] == n, "expected sequence of length ", shape[depth], " at dim ", depth, " (got ", n,
+                      ")");
   }
   py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
   for (Py_ssize_t i = 0; i < n; ++i) infer_shape_and_dtype(seq[i], depth + 1, shape, dtype);
@@ -74,7 +77,8 @@ void infer_shape_and_dtype(py::handle obj, size_t depth, DimVector& shape, std::
 template <typename T>
 void fill_from(py::handle obj, T*& out) {
   if (python::is_tensor(obj)) {
-    Tensor t = python::unpack_tensor(obj).to(c10::CppTypeToScalarType<T>::value).to(Device(DeviceType::CPU)).contiguous();
+    Tensor t =
+        python::unpack_tensor(obj).to(c10::CppTypeToScalarType<T>::value).to(Device(DeviceType::CPU)).contiguous();
     const int64_t n = t.numel();
     std::memcpy(out, t.data_ptr(), n * sizeof(T));
     out += n;
@@ -151,9 +155,9 @@ void release_owner(void* p) {
 c10::intrusive_ptr<c10::StorageImpl> storage_from_pointer(uintptr_t ptr, int64_t nbytes, py::object owner,
                                                           const Device& device) {
   auto* ctx = new PyOwnerContext{owner.release().ptr()};
-  return c10::make_intrusive<c10::StorageImpl>(
-      static_cast<size_t>(nbytes), c10::DataPtr(reinterpret_cast<void*>(ptr), ctx, &release_owner, device), nullptr,
-      false);
+  return c10::make_intrusive<c10::StorageImpl>(static_cast<size_t>(nbytes),
+                                               c10::DataPtr(reinterpret_cast<void*>(ptr), ctx, &release_owner, device),
+                                               nullptr, false);
 }
 
 }  // namespace

@@ -41,12 +41,12 @@ namespace ember::c10::cuda {
 
 namespace {
 
-constexpr size_t kMinBlockSize = 512;         // every size is a multiple of this
-constexpr size_t kSmallSize = 1 << 20;        // largest request served by the small pool
-constexpr size_t kSmallBuffer = 2 << 20;      // small-pool segment size
-constexpr size_t kLargeBuffer = 20 << 20;     // large-pool segment size for requests < kMinLargeAlloc
-constexpr size_t kMinLargeAlloc = 10 << 20;   // from here on a segment is the rounded request
-constexpr size_t kRoundLarge = 2 << 20;       // rounding of such segments
+constexpr size_t kMinBlockSize = 512;            // every size is a multiple of this
+constexpr size_t kSmallSize = 1 << 20;           // largest request served by the small pool
+constexpr size_t kSmallBuffer = 2 << 20;         // small-pool segment size
+constexpr size_t kLargeBuffer = 20 << 20;        // large-pool segment size for requests < kMinLargeAlloc
+constexpr size_t kMinLargeAlloc = 10 << 20;      // from here on a segment is the rounded request
+constexpr size_t kRoundLarge = 2 << 20;          // rounding of such segments
 constexpr size_t kMaxRequest = size_t{1} << 50;  // 1 PiB: anything larger cannot succeed (and would overflow rounding)
 
 size_t round_size(size_t n) {
@@ -71,9 +71,9 @@ struct Block {
   void* ptr;
   size_t requested_size = 0;  // what the caller asked for
   bool allocated = false;
-  int event_count = 0;                // events still pending before it may be reused
+  int event_count = 0;                  // events still pending before it may be reused
   std::vector<CUDAStream> stream_uses;  // other streams it was used on (record_stream)
-  Block* prev = nullptr;              // address neighbours within the segment
+  Block* prev = nullptr;                // address neighbours within the segment
   Block* next = nullptr;
 
   bool is_segment() const { return prev == nullptr && next == nullptr; }
@@ -362,10 +362,9 @@ class DeviceCachingAllocator {
       (void)cudaGetLastError();
     }
     return str("CUDA out of memory. Tried to allocate ", format_size(static_cast<int64_t>(nbytes)), " (", nbytes,
-               " bytes) on device cuda:", device_, ".", capacity, " ember has ",
-               format_size(stats_.allocated_bytes), " allocated and ", format_size(stats_.reserved_bytes),
-               " reserved by its caching allocator (", format_size(stats_.reserved_bytes - stats_.allocated_bytes),
-               " reserved but unallocated).");
+               " bytes) on device cuda:", device_, ".", capacity, " ember has ", format_size(stats_.allocated_bytes),
+               " allocated and ", format_size(stats_.reserved_bytes), " reserved by its caching allocator (",
+               format_size(stats_.reserved_bytes - stats_.allocated_bytes), " reserved but unallocated).");
   }
 
   std::mutex mu_;

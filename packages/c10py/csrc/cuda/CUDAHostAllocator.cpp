@@ -229,7 +229,7 @@ class CUDAHostAllocator final : public Allocator {
   }
 
   mutable std::mutex mu_;
-  std::map<uintptr_t, HostBlock*> blocks_;  // every block, by address: is_pinned, record_event
+  std::map<uintptr_t, HostBlock*> blocks_;                    // every block, by address: is_pinned, record_event
   std::unordered_map<size_t, std::vector<HostBlock*>> free_;  // cached blocks by size class
   std::vector<PendingEvent> pending_;
   AllocatorStats stats_;

@@ -6,8 +6,9 @@ namespace ember::c10::cuda {
 
 namespace {
 [[noreturn]] void not_compiled() {
-  throw Error("ember.c10py was built without CUDA support (no CUDA compiler was found, or EMBER_CUDA=OFF); "
-              "rebuild with nvcc on PATH to use CUDA devices");
+  throw Error(
+      "ember.c10py was built without CUDA support (no CUDA compiler was found, or EMBER_CUDA=OFF); "
+      "rebuild with nvcc on PATH to use CUDA devices");
 }
 
 // Registered for DeviceType::CUDA so that StorageImpl(n, device('cuda')) says why

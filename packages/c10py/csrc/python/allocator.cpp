@@ -26,15 +26,15 @@ py::dict stats_dict(const AllocatorStats& s) {
 
 void init_allocator(py::module_& m) {
   m.def(
-      "memory_stats",
-      [](const Device& d) { return stats_dict(GetAllocator(d.type)->stats(d.index)); },
+      "memory_stats", [](const Device& d) { return stats_dict(GetAllocator(d.type)->stats(d.index)); },
       py::arg("device") = Device(DeviceType::CPU), "Counters of the allocator of `device` (bytes and calls).");
   m.def(
       "reset_peak_memory_stats", [](const Device& d) { GetAllocator(d.type)->reset_peak_stats(d.index); },
       py::arg("device") = Device(DeviceType::CPU));
   m.def(
       "empty_cache", [](const Device& d) { GetAllocator(d.type)->empty_cache(); },
-      py::arg("device") = Device(DeviceType::CPU), "Returns every cached block of that device's allocator to the system.");
+      py::arg("device") = Device(DeviceType::CPU),
+      "Returns every cached block of that device's allocator to the system.");
   m.def("cpu_allocator_round_size", &cpu_allocator_round_size, py::arg("nbytes"),
         "The size class a CPU allocation of `nbytes` is served from.");
   m.def("set_cpu_cache_limit", &cpu_allocator_set_max_cached_bytes, py::arg("nbytes"),

@@ -35,8 +35,8 @@ std::string stream_repr(const cuda::CUDAStream& s) {
   char handle[32];
   std::snprintf(handle, sizeof(handle), "%#llx",
                 static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(s.handle)));
-  return str("<ember.c10py._C.cuda.Stream device=cuda:", s.device, " handle=", handle,
-             s.handle ? "" : " (default)", " priority=", s.priority, ">");
+  return str("<ember.c10py._C.cuda.Stream device=cuda:", s.device, " handle=", handle, s.handle ? "" : " (default)",
+             " priority=", s.priority, ">");
 }
 
 }  // namespace
@@ -69,8 +69,7 @@ void init_cuda(py::module_& parent) {
       .def_readonly("shared_memory_per_block", &cuda::DeviceProperties::shared_memory_per_block)
       .def("__repr__", [](const cuda::DeviceProperties& p) {
         return str("DeviceProperties(name='", p.name, "', major=", p.major, ", minor=", p.minor,
-                   ", total_memory=", p.total_memory >> 20, "MB, multi_processor_count=", p.multi_processor_count,
-                   ")");
+                   ", total_memory=", p.total_memory >> 20, "MB, multi_processor_count=", p.multi_processor_count, ")");
       });
   m.def(
       "get_device_properties",
@@ -99,8 +98,9 @@ void init_cuda(py::module_& parent) {
             e.wait(self);
           },
           py::arg("stream"), "Makes future work on this stream wait for the work queued so far on `stream`.")
-      .def_property_readonly("handle", [](const cuda::CUDAStream& s) { return reinterpret_cast<uintptr_t>(s.handle); },
-                             "The cudaStream_t as an int (0 for the default stream).")
+      .def_property_readonly(
+          "handle", [](const cuda::CUDAStream& s) { return reinterpret_cast<uintptr_t>(s.handle); },
+          "The cudaStream_t as an int (0 for the default stream).")
       .def_property_readonly("device", [](const cuda::CUDAStream& s) { return cuda_device(s.device); })
       .def_property_readonly("device_index", [](const cuda::CUDAStream& s) { return s.device; })
       .def_readonly("priority", &cuda::CUDAStream::priority)
@@ -135,7 +135,8 @@ void init_cuda(py::module_& parent) {
           [](cuda::CUDAEvent& e, std::optional<cuda::CUDAStream> s) { e.record(s ? *s : cuda::current_stream(-1)); },
           py::arg("stream") = py::none(), "Records the event on `stream` (default: the current stream).")
       .def(
-          "wait", [](const cuda::CUDAEvent& e, std::optional<cuda::CUDAStream> s) {
+          "wait",
+          [](const cuda::CUDAEvent& e, std::optional<cuda::CUDAStream> s) {
             e.wait(s ? *s : cuda::current_stream(-1));
           },
           py::arg("stream") = py::none(), "Makes future work on `stream` (default: current) wait for this event.")
@@ -161,8 +162,8 @@ void init_cuda(py::module_& parent) {
       "Marks a CUDA storage as used on `stream`: its memory is not reused before the work queued there so far "
       "is done (Tensor.record_stream).");
   m.def(
-      "is_pinned", [](uintptr_t ptr) { return cuda::is_pinned(reinterpret_cast<const void*>(ptr)); },
-      py::arg("ptr"), "True if the host address `ptr` is page-locked (pinned) memory.");
+      "is_pinned", [](uintptr_t ptr) { return cuda::is_pinned(reinterpret_cast<const void*>(ptr)); }, py::arg("ptr"),
+      "True if the host address `ptr` is page-locked (pinned) memory.");
   m.def(
       "pinned_storage",
       [](int64_t nbytes) {
@@ -202,8 +203,7 @@ void init_cuda(py::module_& parent) {
          bool non_blocking) {
         const cuda::CUDAStream s = stream ? *stream : cuda::current_stream(-1);
         py::gil_scoped_release nogil;
-        cuda::memcpy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), nbytes, kind, s,
-                     non_blocking);
+        cuda::memcpy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), nbytes, kind, s, non_blocking);
       },
       py::arg("dst"), py::arg("src"), py::arg("nbytes"), py::arg("kind"), py::arg("stream") = py::none(),
       py::arg("non_blocking") = false,

@@ -27,8 +27,10 @@ Device device_from(py::handle type_or_str, py::object index) {
   const std::string s = type_or_str.cast<std::string>();
   Device d(s);
   if (!index.is_none()) {
-    EMBER_CHECK_VALUE(!d.has_index(), "device(): type (string) must not include an index because index was "
-                                      "passed explicitly: ", s);
+    EMBER_CHECK_VALUE(!d.has_index(),
+                      "device(): type (string) must not include an index because index was "
+                      "passed explicitly: ",
+                      s);
     const int64_t i = index.cast<int64_t>();
     EMBER_CHECK_VALUE(i >= 0 && i <= 127, "Invalid device index: ", i, " (expected a non-negative device ordinal)");
     EMBER_CHECK_VALUE(!d.is_cpu() || i == 0, "Invalid device index for cpu: ", i, " (the CPU device index must be 0)");
@@ -43,10 +45,11 @@ void init_device(py::module_& m) {
   py::class_<Device>(m, "device", "A device: device('cpu'), device('cuda', 1), device('cuda:1').")
       .def(py::init(&device_from), py::arg("type"), py::arg("index") = py::none())
       .def_property_readonly("type", [](const Device& d) { return toString(d.type); })
-      .def_property_readonly("index", [](const Device& d) -> py::object {
-        if (d.has_index()) return py::int_(d.index);
-        return py::none();
-      })
+      .def_property_readonly("index",
+                             [](const Device& d) -> py::object {
+                               if (d.has_index()) return py::int_(d.index);
+                               return py::none();
+                             })
       .def("__repr__",
            [](const Device& d) {
              std::string s = std::string("device(type='") + toString(d.type) + "'";
@@ -67,18 +70,21 @@ void init_device(py::module_& m) {
     Device device;
     std::unique_ptr<DeviceGuard> guard;
   };
-  py::class_<PyDeviceGuard>(m, "DeviceGuard", "Makes `device` current inside a with-block, then restores the previous one.")
+  py::class_<PyDeviceGuard>(m, "DeviceGuard",
+                            "Makes `device` current inside a with-block, then restores the previous one.")
       .def(py::init([](Device d) { return PyDeviceGuard{d, nullptr}; }), py::arg("device"))
-      .def("__enter__",
-           [](PyDeviceGuard& g) -> PyDeviceGuard& {
-             g.guard = std::make_unique<DeviceGuard>(g.device);
-             return g;
-           },
-           py::return_value_policy::reference)
-      .def("__exit__", [](PyDeviceGuard& g, py::args) {
-        g.guard.reset();
-        return false;
-      })
+      .def(
+          "__enter__",
+          [](PyDeviceGuard& g) -> PyDeviceGuard& {
+            g.guard = std::make_unique<DeviceGuard>(g.device);
+            return g;
+          },
+          py::return_value_policy::reference)
+      .def("__exit__",
+           [](PyDeviceGuard& g, py::args) {
+             g.guard.reset();
+             return false;
+           })
       .def_property_readonly("original_device",
                              [](const PyDeviceGuard& g) { return g.guard ? g.guard->original_device() : g.device; });
 }

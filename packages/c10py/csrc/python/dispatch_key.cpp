@@ -62,8 +62,7 @@ void init_dispatch_key(py::module_& m) {
   m.def("keys_after", &keys_after, py::arg("key"),
         "Every key below `key` in priority (with all backend bits): mask a call's key set with it to redispatch.");
   m.def("runtime_keys_for_alias", &runtimeKeysForAlias, py::arg("alias"));
-  m.def("key_set_for_device",
-        [](const Device& d) { return keySetForDevice(d.type); }, py::arg("device"));
+  m.def("key_set_for_device", [](const Device& d) { return keySetForDevice(d.type); }, py::arg("device"));
   m.def("backend_key_for_device", [](const Device& d) { return backendKeyFor(d.type); }, py::arg("device"));
   m.def("autograd_key_for_device", [](const Device& d) { return autogradKeyFor(d.type); }, py::arg("device"));
 }

@@ -8,16 +8,18 @@ namespace ember::c10::python {
 
 void init_dtype(py::module_& m) {
   py::class_<DType>(m, "dtype", "The element type of a tensor (ember.aten.float32, ...).")
-      .def_property_readonly("is_floating_point", [](const DType& d) { return isFloatingType(d.scalar_type); },
-                             "True for float16, bfloat16, float32 and float64.")
+      .def_property_readonly(
+          "is_floating_point", [](const DType& d) { return isFloatingType(d.scalar_type); },
+          "True for float16, bfloat16, float32 and float64.")
       .def_property_readonly("is_signed", [](const DType& d) { return isSignedType(d.scalar_type); })
       .def_property_readonly("is_complex", [](const DType&) { return false; })
-      .def_property_readonly("itemsize", [](const DType& d) { return elementSize(d.scalar_type); },
-                             "Bytes per element.")
+      .def_property_readonly(
+          "itemsize", [](const DType& d) { return elementSize(d.scalar_type); }, "Bytes per element.")
       .def_property_readonly("_scalar_type", [](const DType& d) { return static_cast<int>(d.scalar_type); })
       .def_property_readonly("_name", [](const DType& d) { return toPythonName(d.scalar_type); })
-      .def_property_readonly("_category", [](const DType& d) { return typeCategory(d.scalar_type); },
-                             "0 bool, 1 integral, 2 floating: the result_type categories.")
+      .def_property_readonly(
+          "_category", [](const DType& d) { return typeCategory(d.scalar_type); },
+          "0 bool, 1 integral, 2 floating: the result_type categories.")
       .def("__repr__", [](const DType& d) { return std::string("ember.aten.") + toPythonName(d.scalar_type); })
       .def("__reduce__",
            [](const DType& d) {

@@ -37,8 +37,7 @@ intrusive_ptr<StorageImpl> storage_from_buffer(py::handle obj, bool writable) {
   }
   const size_t n = static_cast<size_t>(ctx->view.len);
   void* data = ctx->view.buf;
-  return make_intrusive<StorageImpl>(n, DataPtr(data, ctx, &release_buffer, Device(DeviceType::CPU)), nullptr,
-                                     false);
+  return make_intrusive<StorageImpl>(n, DataPtr(data, ctx, &release_buffer, Device(DeviceType::CPU)), nullptr, false);
 }
 
 // A storage over a read-only Python buffer (from_buffer(bytes, writable=False)) must
@@ -53,8 +52,7 @@ void check_nbytes(int64_t nbytes, const char* what) {
 }
 
 void check_cpu(const StorageImpl& s, const char* what) {
-  EMBER_CHECK(s.device().is_cpu(), what, ": the storage is on ", s.device(),
-              "; copy it to the CPU first");
+  EMBER_CHECK(s.device().is_cpu(), what, ": the storage is on ", s.device(), "; copy it to the CPU first");
 }
 
 }  // namespace
@@ -90,46 +88,50 @@ void init_storage(py::module_& m) {
              check_cpu(s, "tobytes");
              return py::bytes(static_cast<const char*>(s.data()), s.nbytes());
            })
-      .def("copy_from_bytes",
-           [](StorageImpl& s, py::bytes b) {
-             check_cpu(s, "copy_from_bytes");
-             EMBER_CHECK(!is_readonly(s), "copy_from_bytes: the storage wraps a read-only buffer");
-             std::string_view sv = b;
-             EMBER_CHECK_VALUE(sv.size() == s.nbytes(), "copy_from_bytes: got ", sv.size(),
-                               " bytes for a storage of ", s.nbytes());
-             if (!sv.empty()) std::memcpy(s.data(), sv.data(), sv.size());
-           },
-           py::arg("data"))
+      .def(
+          "copy_from_bytes",
+          [](StorageImpl& s, py::bytes b) {
+            check_cpu(s, "copy_from_bytes");
+            EMBER_CHECK(!is_readonly(s), "copy_from_bytes: the storage wraps a read-only buffer");
+            std::string_view sv = b;
+            EMBER_CHECK_VALUE(sv.size() == s.nbytes(), "copy_from_bytes: got ", sv.size(), " bytes for a storage of ",
+                              s.nbytes());
+            if (!sv.empty()) std::memcpy(s.data(), sv.data(), sv.size());
+          },
+          py::arg("data"))
       .def("share_memory_", &StorageImpl::share_memory_, py::arg("strategy") = "file_descriptor",
            "Moves the bytes into shared memory (in place); other processes can then map them.")
       .def("is_shared", &StorageImpl::is_shared)
-      .def("_share_fd", [](const StorageImpl& s) { return shared_fd(s.data_ptr()); },
-           "The memfd behind a file_descriptor-shared storage (owned by the storage; dup it to keep it).")
+      .def(
+          "_share_fd", [](const StorageImpl& s) { return shared_fd(s.data_ptr()); },
+          "The memfd behind a file_descriptor-shared storage (owned by the storage; dup it to keep it).")
       .def("_share_filename", [](const StorageImpl& s) { return shared_filename(s.data_ptr()); })
       .def_static(
           "_new_shared_fd",
           [](int fd, int64_t nbytes) {
             check_nbytes(nbytes, "_new_shared_fd");
-            return make_intrusive<StorageImpl>(static_cast<size_t>(nbytes), map_shared_fd(fd, nbytes), nullptr,
-                                               false);
+            return make_intrusive<StorageImpl>(static_cast<size_t>(nbytes), map_shared_fd(fd, nbytes), nullptr, false);
           },
           py::arg("fd"), py::arg("nbytes"), "Maps shared memory received as a file descriptor (which is duplicated).")
       .def_static(
           "_new_shared_filename",
           [](const std::string& name, int64_t nbytes) {
             check_nbytes(nbytes, "_new_shared_filename");
-            return make_intrusive<StorageImpl>(static_cast<size_t>(nbytes), map_shared_filename(name, nbytes),
-                                               nullptr, false);
+            return make_intrusive<StorageImpl>(static_cast<size_t>(nbytes), map_shared_filename(name, nbytes), nullptr,
+                                               false);
           },
           py::arg("name"), py::arg("nbytes"))
-      .def_static("_new_shared", [](int64_t nbytes, const std::string& strategy) {
+      .def_static(
+          "_new_shared",
+          [](int64_t nbytes, const std::string& strategy) {
             check_nbytes(nbytes, "_new_shared");
             EMBER_CHECK_VALUE(strategy == "file_descriptor" || strategy == "file_system",
                               "_new_shared: unknown sharing strategy '", strategy,
                               "' (expected 'file_descriptor' or 'file_system')");
             DataPtr p = strategy == "file_system" ? allocate_shared_filename(nbytes) : allocate_shared_fd(nbytes);
             return make_intrusive<StorageImpl>(static_cast<size_t>(nbytes), std::move(p), nullptr, false);
-          }, py::arg("nbytes"), py::arg("strategy") = "file_descriptor",
+          },
+          py::arg("nbytes"), py::arg("strategy") = "file_descriptor",
           "A new storage allocated directly in shared memory.")
       .def_buffer([](StorageImpl& s) -> py::buffer_info {
         if (!s.device().is_cpu()) {

@@ -9,12 +9,13 @@ using namespace ember::c10;
 namespace ember::c10::python {
 
 void init_tensor_impl(py::module_& m) {
-  py::class_<TensorImpl, intrusive_ptr<TensorImpl>>(m, "TensorImpl",
-                                                    "Sizes, strides, offset, dtype, device and key set over a StorageImpl.")
+  py::class_<TensorImpl, intrusive_ptr<TensorImpl>>(
+      m, "TensorImpl", "Sizes, strides, offset, dtype, device and key set over a StorageImpl.")
       .def(py::init([](intrusive_ptr<StorageImpl> storage, ScalarType dtype, std::optional<DimVector> sizes,
                        std::optional<DimVector> strides, int64_t storage_offset) {
              auto impl = make_intrusive<TensorImpl>(std::move(storage), dtype);
-             DimVector sz = sizes ? *sizes : DimVector{static_cast<int64_t>(impl->storage()->nbytes() / elementSize(dtype))};
+             DimVector sz =
+                 sizes ? *sizes : DimVector{static_cast<int64_t>(impl->storage()->nbytes() / elementSize(dtype))};
              DimVector st = strides ? *strides : contiguous_strides(sz);
              impl->set_sizes_and_strides(sz, st, storage_offset);
              return impl;
@@ -24,8 +25,8 @@ void init_tensor_impl(py::module_& m) {
            "A tensor over `storage`; without sizes it is 1-d and spans the whole storage.")
       .def_static("empty", &TensorImpl::empty, py::arg("sizes"), py::arg("dtype"),
                   py::arg("device") = Device(DeviceType::CPU))
-      .def_static("empty_strided", &TensorImpl::empty_strided, py::arg("sizes"), py::arg("strides"),
-                  py::arg("dtype"), py::arg("device") = Device(DeviceType::CPU))
+      .def_static("empty_strided", &TensorImpl::empty_strided, py::arg("sizes"), py::arg("strides"), py::arg("dtype"),
+                  py::arg("device") = Device(DeviceType::CPU))
       .def_property_readonly("sizes", [](const TensorImpl& t) { return DimVector(t.sizes()); })
       .def_property_readonly("strides", [](const TensorImpl& t) { return DimVector(t.strides()); })
       .def("size", &TensorImpl::size, py::arg("dim"))
@@ -46,12 +47,14 @@ void init_tensor_impl(py::module_& m) {
       .def_property("is_wrapped_number", &TensorImpl::is_wrapped_number, &TensorImpl::set_wrapped_number)
       .def_property_readonly("version", &TensorImpl::version)
       .def("bump_version", &TensorImpl::bump_version)
-      .def("shares_version_counter",
-           [](const TensorImpl& a, const TensorImpl& b) { return a.version_counter() == b.version_counter(); },
-           py::arg("other"))
-      .def("set_version_counter_from",
-           [](TensorImpl& a, const TensorImpl& b) { a.set_version_counter(b.version_counter()); }, py::arg("other"),
-           "Makes this tensor share `other`'s version counter (detach keeps the counter).")
+      .def(
+          "shares_version_counter",
+          [](const TensorImpl& a, const TensorImpl& b) { return a.version_counter() == b.version_counter(); },
+          py::arg("other"))
+      .def(
+          "set_version_counter_from",
+          [](TensorImpl& a, const TensorImpl& b) { a.set_version_counter(b.version_counter()); }, py::arg("other"),
+          "Makes this tensor share `other`'s version counter (detach keeps the counter).")
       .def("set_sizes_and_strides", &TensorImpl::set_sizes_and_strides, py::arg("sizes"), py::arg("strides"),
            py::arg("storage_offset") = py::none())
       .def("set_sizes_contiguous", &TensorImpl::set_sizes_contiguous, py::arg("sizes"))

@@ -20,8 +20,8 @@ namespace {
 template <typename In, typename Out, typename F>
 py::bytes convert_buffer(const py::buffer& buf, const char* what, F convert) {
   py::buffer_info info = buf.request();
-  EMBER_CHECK_TYPE(info.itemsize == static_cast<py::ssize_t>(sizeof(In)), what, ": expected a buffer of ",
-                   sizeof(In), "-byte elements, got itemsize ", info.itemsize);
+  EMBER_CHECK_TYPE(info.itemsize == static_cast<py::ssize_t>(sizeof(In)), what, ": expected a buffer of ", sizeof(In),
+                   "-byte elements, got itemsize ", info.itemsize);
   py::ssize_t n = 1;
   py::ssize_t expected_stride = info.itemsize;
   for (py::ssize_t d = info.ndim - 1; d >= 0; --d) {
@@ -60,8 +60,7 @@ void init_testing(py::module_& m) {
   m.def(
       "_test_bfloat16_from_float",
       [](const py::buffer& b) {
-        return convert_buffer<float, uint16_t>(b, "_test_bfloat16_from_float",
-                                               [](float f) { return BFloat16(f).x; });
+        return convert_buffer<float, uint16_t>(b, "_test_bfloat16_from_float", [](float f) { return BFloat16(f).x; });
       },
       py::arg("values"), "float32 buffer -> bytes of the bfloat16 bit patterns (c10::BFloat16(float)).");
   m.def(

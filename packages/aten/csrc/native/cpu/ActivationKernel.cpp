@@ -16,8 +16,8 @@ using vec::Vectorized;
 using VF = Vectorized<float>::V;
 
 template <typename T>
-constexpr bool kVectorizable = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                               (std::is_integral_v<T> && !std::is_same_v<T, bool>);
+constexpr bool kVectorizable =
+    std::is_same_v<T, float> || std::is_same_v<T, double> || (std::is_integral_v<T> && !std::is_same_v<T, bool>);
 
 // ---- relu, threshold, hardtanh: every numeric dtype ---------------------------------
 
@@ -120,8 +120,7 @@ struct EluOp {
 };
 
 void elu_kernel(TensorIterator& iter, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
-  activation_kernel(iter, "elu",
-                    EluOp{alpha.toDouble() * scale.toDouble(), scale.toDouble(), input_scale.toDouble()});
+  activation_kernel(iter, "elu", EluOp{alpha.toDouble() * scale.toDouble(), scale.toDouble(), input_scale.toDouble()});
 }
 
 // gelu with erf: x * Phi(x), Phi the standard normal CDF, in two pieces fitted for
@@ -232,7 +231,9 @@ void gelu_kernel(TensorIterator& iter, bool tanh_approximation) {
 struct SiluOp {
   static constexpr bool kVecFloat = true;
   template <typename T>
-  T apply(T x) const { return x / (T(1) + std::exp(-x)); }
+  T apply(T x) const {
+    return x / (T(1) + std::exp(-x));
+  }
   Vectorized<float> vec(Vectorized<float> x) const { return x / (Vectorized<float>(1.0f) + vec::exp(-x)); }
 };
 
@@ -241,7 +242,9 @@ void silu_kernel(TensorIterator& iter) { activation_kernel(iter, "silu", SiluOp{
 struct MishOp {
   static constexpr bool kVecFloat = false;
   template <typename T>
-  T apply(T x) const { return x * std::tanh(std::log1p(std::exp(x))); }
+  T apply(T x) const {
+    return x * std::tanh(std::log1p(std::exp(x)));
+  }
 };
 
 void mish_kernel(TensorIterator& iter) { activation_kernel(iter, "mish", MishOp{}); }
@@ -264,7 +267,9 @@ struct LeakyReluOp {
   static constexpr bool kVecFloat = true;
   double slope;
   template <typename T>
-  T apply(T x) const { return x > T(0) ? x : x * static_cast<T>(slope); }
+  T apply(T x) const {
+    return x > T(0) ? x : x * static_cast<T>(slope);
+  }
   Vectorized<float> vec(Vectorized<float> x) const {
     return Vectorized<float>::make(x.v > 0.0f ? x.v : x.v * static_cast<float>(slope));
   }
@@ -305,9 +310,7 @@ struct HardswishOp {
     t = t > T(6) ? T(6) : t;
     return x * t / T(6);
   }
-  Vectorized<float> vec(Vectorized<float> x) const {
-    return Vectorized<float>::make(x.v * relu6_shifted(x.v) / 6.0f);
-  }
+  Vectorized<float> vec(Vectorized<float> x) const { return Vectorized<float>::make(x.v * relu6_shifted(x.v) / 6.0f); }
 };
 
 void hardswish_kernel(TensorIterator& iter) { activation_kernel(iter, "hardswish", HardswishOp{}); }

@@ -15,8 +15,8 @@ inline namespace CPU_CAPABILITY {
 using vec::Vectorized;
 
 template <typename T>
-constexpr bool kVectorizable = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                               (std::is_integral_v<T> && !std::is_same_v<T, bool>);
+constexpr bool kVectorizable =
+    std::is_same_v<T, float> || std::is_same_v<T, double> || (std::is_integral_v<T> && !std::is_same_v<T, bool>);
 template <typename T>
 constexpr bool kVecFloat = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
@@ -280,7 +280,8 @@ void pow_float_scalar(TensorIterator& iter, double e) {
   } else if (e == -2.0) {
     unary([](opmath x) { return opmath(1) / (x * x); }, [](auto a) { return decltype(a)(scalar_t(1)) / (a * a); });
   } else {
-    cpu_kernel(iter, [ex](scalar_t a) -> scalar_t { return static_cast<scalar_t>(std::pow(static_cast<opmath>(a), ex)); });
+    cpu_kernel(iter,
+               [ex](scalar_t a) -> scalar_t { return static_cast<scalar_t>(std::pow(static_cast<opmath>(a), ex)); });
   }
 }
 
@@ -300,14 +301,14 @@ void pow_tensor_scalar_kernel(TensorIterator& iter, const Scalar& exp) {
 
 // ---- float-only binary functions -----------------------------------------------------
 
-#define EMBER_FLOAT_BINARY_KERNEL_(NAME, FN)                                                     \
-  void NAME##_kernel(TensorIterator& iter) {                                                      \
-    EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), #NAME, [&] {                      \
-      using opmath = opmath_t<scalar_t>;                                                          \
-      cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t {                                   \
-        return static_cast<scalar_t>(FN(static_cast<opmath>(a), static_cast<opmath>(b)));         \
-      });                                                                                         \
-    });                                                                                           \
+#define EMBER_FLOAT_BINARY_KERNEL_(NAME, FN)                                              \
+  void NAME##_kernel(TensorIterator& iter) {                                              \
+    EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), #NAME, [&] {              \
+      using opmath = opmath_t<scalar_t>;                                                  \
+      cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t {                           \
+        return static_cast<scalar_t>(FN(static_cast<opmath>(a), static_cast<opmath>(b))); \
+      });                                                                                 \
+    });                                                                                   \
   }
 EMBER_FLOAT_BINARY_KERNEL_(atan2, std::atan2)
 EMBER_FLOAT_BINARY_KERNEL_(hypot, std::hypot)
@@ -330,8 +331,8 @@ inline scalar_t max_min_op(scalar_t a, scalar_t b) {
   if (is_nan(a)) return a;
   if (is_nan(b)) return b;
   using opmath = opmath_t<scalar_t>;
-  const bool a_wins = kMax ? static_cast<opmath>(a) > static_cast<opmath>(b)
-                           : static_cast<opmath>(a) < static_cast<opmath>(b);
+  const bool a_wins =
+      kMax ? static_cast<opmath>(a) > static_cast<opmath>(b) : static_cast<opmath>(a) < static_cast<opmath>(b);
   return a_wins ? a : b;
 }
 
@@ -340,9 +341,7 @@ void max_min_impl(TensorIterator& iter) {
   if constexpr (kVectorizable<scalar_t>) {
     cpu_kernel_vec(
         iter, [](scalar_t a, scalar_t b) -> scalar_t { return max_min_op<kMax>(a, b); },
-        [](Vectorized<scalar_t> a, Vectorized<scalar_t> b) {
-          return kMax ? vec::maximum(a, b) : vec::minimum(a, b);
-        });
+        [](Vectorized<scalar_t> a, Vectorized<scalar_t> b) { return kMax ? vec::maximum(a, b) : vec::minimum(a, b); });
   } else {
     cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return max_min_op<kMax>(a, b); });
   }

@@ -78,25 +78,33 @@ inline opmath_t<T> up(T x) {
 
 struct EqOp {
   template <typename T>
-  bool operator()(T a, T b) const { return up(a) == up(b); }
+  bool operator()(T a, T b) const {
+    return up(a) == up(b);
+  }
 };
 struct NeOp {
   template <typename T>
-  bool operator()(T a, T b) const { return up(a) != up(b); }
+  bool operator()(T a, T b) const {
+    return up(a) != up(b);
+  }
 };
 struct GtOp {
   template <typename T>
-  bool operator()(T a, T b) const { return up(a) > up(b); }
+  bool operator()(T a, T b) const {
+    return up(a) > up(b);
+  }
 };
 struct GeOp {
   template <typename T>
-  bool operator()(T a, T b) const { return up(a) >= up(b); }
+  bool operator()(T a, T b) const {
+    return up(a) >= up(b);
+  }
 };
 
-#define EMBER_COMPARISON_KERNEL_(NAME, OP, SWAP)                                                              \
-  void NAME##_kernel(TensorIterator& iter) {                                                                 \
-    EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), #NAME,                                  \
-                                               [&] { compare_loop<scalar_t, SWAP>(iter, OP{}); });          \
+#define EMBER_COMPARISON_KERNEL_(NAME, OP, SWAP)                                                   \
+  void NAME##_kernel(TensorIterator& iter) {                                                       \
+    EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), #NAME,                         \
+                                               [&] { compare_loop<scalar_t, SWAP>(iter, OP{}); }); \
   }
 EMBER_COMPARISON_KERNEL_(eq, EqOp, false)
 EMBER_COMPARISON_KERNEL_(ne, NeOp, false)
@@ -106,11 +114,11 @@ EMBER_COMPARISON_KERNEL_(gt, GtOp, false)
 EMBER_COMPARISON_KERNEL_(ge, GeOp, false)
 #undef EMBER_COMPARISON_KERNEL_
 
-#define EMBER_LOGICAL_KERNEL_(NAME, OP)                                                                \
-  void NAME##_kernel(TensorIterator& iter) {                                                          \
-    EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), #NAME, [&] {                     \
+#define EMBER_LOGICAL_KERNEL_(NAME, OP)                                                                 \
+  void NAME##_kernel(TensorIterator& iter) {                                                            \
+    EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), #NAME, [&] {                        \
       compare_loop<scalar_t>(iter, [](scalar_t a, scalar_t b) { return (up(a) != 0) OP(up(b) != 0); }); \
-    });                                                                                               \
+    });                                                                                                 \
   }
 EMBER_LOGICAL_KERNEL_(logical_and, &&)
 EMBER_LOGICAL_KERNEL_(logical_or, ||)
@@ -163,7 +171,8 @@ struct EqualLoop2d {
     for (int64_t j = 0; j < size1; ++j) {
       bool same = true;
       for (int64_t i = 0; i < n; ++i) {
-        same &= up(*reinterpret_cast<const T*>(a + i * strides[0])) == up(*reinterpret_cast<const T*>(b + i * strides[1]));
+        same &=
+            up(*reinterpret_cast<const T*>(a + i * strides[0])) == up(*reinterpret_cast<const T*>(b + i * strides[1]));
       }
       if (!same) {
         result->store(false, std::memory_order_relaxed);

@@ -62,8 +62,9 @@ void copy_kernel(TensorIterator& iter, bool /*non_blocking*/) {
     // Same dtype: byte moves, memcpy on contiguous runs.
     const int64_t isz = static_cast<int64_t>(c10::elementSize(dst));
     iter.for_each([isz](char** data, const int64_t* strides, int64_t n, int64_t m) {
-      const bool transposed = m > 1 && n > 1 && ((strides[0] == isz && strides[3] == isz && strides[1] != isz) ||
-                                                 (strides[1] == isz && strides[2] == isz && strides[0] != isz));
+      const bool transposed = m > 1 && n > 1 &&
+                              ((strides[0] == isz && strides[3] == isz && strides[1] != isz) ||
+                               (strides[1] == isz && strides[2] == isz && strides[0] != isz));
       if (transposed) {
         switch (isz) {
           case 1:
@@ -90,15 +91,18 @@ void copy_kernel(TensorIterator& iter, bool /*non_blocking*/) {
               break;
             case 2:
               for (int64_t i = 0; i < n; ++i)
-                *reinterpret_cast<uint16_t*>(out + i * strides[0]) = *reinterpret_cast<const uint16_t*>(in + i * strides[1]);
+                *reinterpret_cast<uint16_t*>(out + i * strides[0]) =
+                    *reinterpret_cast<const uint16_t*>(in + i * strides[1]);
               break;
             case 4:
               for (int64_t i = 0; i < n; ++i)
-                *reinterpret_cast<uint32_t*>(out + i * strides[0]) = *reinterpret_cast<const uint32_t*>(in + i * strides[1]);
+                *reinterpret_cast<uint32_t*>(out + i * strides[0]) =
+                    *reinterpret_cast<const uint32_t*>(in + i * strides[1]);
               break;
             default:
               for (int64_t i = 0; i < n; ++i)
-                *reinterpret_cast<uint64_t*>(out + i * strides[0]) = *reinterpret_cast<const uint64_t*>(in + i * strides[1]);
+                *reinterpret_cast<uint64_t*>(out + i * strides[0]) =
+                    *reinterpret_cast<const uint64_t*>(in + i * strides[1]);
           }
         }
       }

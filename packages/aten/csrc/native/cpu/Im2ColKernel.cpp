@@ -93,9 +93,9 @@ void im2col_impl(const T* image, int64_t image_stride, T* columns, ColumnsLayout
       const int64_t n = r / (channels * kn);
       const int64_t c = (r / kn) % channels;
       const int64_t k = r % kn;
-      im2col_row(image + n * image_stride + c * in, columns + n * layout.image_offset + (c * kn + k) * layout.row_stride,
-                 g, k / (kH * kW),
-                 (k / kW) % kH, k % kW);
+      im2col_row(image + n * image_stride + c * in,
+                 columns + n * layout.image_offset + (c * kn + k) * layout.row_stride, g, k / (kH * kW), (k / kW) % kH,
+                 k % kW);
     }
   });
 }
@@ -123,24 +123,24 @@ void col2im_impl(const T* columns, ColumnsLayout layout, T* image, int64_t image
 void im2col_kernel(ScalarType dtype, const void* image, int64_t image_stride, void* columns, ColumnsLayout layout,
                    int64_t batch, int64_t channels, const ConvGeometry& g) {
   if (dtype == ScalarType::Double) {
-    im2col_impl(static_cast<const double*>(image), image_stride, static_cast<double*>(columns), layout, batch,
-                channels, g);
+    im2col_impl(static_cast<const double*>(image), image_stride, static_cast<double*>(columns), layout, batch, channels,
+                g);
   } else {
     EMBER_CHECK(dtype == ScalarType::Float, "im2col: not implemented for dtype ", c10::toPythonName(dtype));
-    im2col_impl(static_cast<const float*>(image), image_stride, static_cast<float*>(columns), layout, batch,
-                channels, g);
+    im2col_impl(static_cast<const float*>(image), image_stride, static_cast<float*>(columns), layout, batch, channels,
+                g);
   }
 }
 
 void col2im_kernel(ScalarType dtype, const void* columns, ColumnsLayout layout, void* image, int64_t image_stride,
                    int64_t batch, int64_t channels, const ConvGeometry& g) {
   if (dtype == ScalarType::Double) {
-    col2im_impl(static_cast<const double*>(columns), layout, static_cast<double*>(image), image_stride, batch,
-                channels, g);
+    col2im_impl(static_cast<const double*>(columns), layout, static_cast<double*>(image), image_stride, batch, channels,
+                g);
   } else {
     EMBER_CHECK(dtype == ScalarType::Float, "col2im: not implemented for dtype ", c10::toPythonName(dtype));
-    col2im_impl(static_cast<const float*>(columns), layout, static_cast<float*>(image), image_stride, batch,
-                channels, g);
+    col2im_impl(static_cast<const float*>(columns), layout, static_cast<float*>(image), image_stride, batch, channels,
+                g);
   }
 }
 

@@ -49,7 +49,8 @@ void lerp_scalar_impl(TensorIterator& iter, const Scalar& weight) {
 }
 
 void lerp_scalar_kernel(TensorIterator& iter, const Scalar& weight) {
-  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), "lerp", [&] { lerp_scalar_impl<scalar_t>(iter, weight); });
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), "lerp",
+                                         [&] { lerp_scalar_impl<scalar_t>(iter, weight); });
 }
 
 template <typename scalar_t>
@@ -165,13 +166,16 @@ void clamp_scalar_impl(TensorIterator& iter, const Scalar& lo_s, const Scalar& h
 }
 
 void clamp_scalar_kernel(TensorIterator& iter, const Scalar& lo, const Scalar& hi) {
-  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), "clamp", [&] { clamp_scalar_impl<0, scalar_t>(iter, lo, hi); });
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), "clamp",
+                                    [&] { clamp_scalar_impl<0, scalar_t>(iter, lo, hi); });
 }
 void clamp_min_scalar_kernel(TensorIterator& iter, const Scalar& lo) {
-  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), "clamp", [&] { clamp_scalar_impl<1, scalar_t>(iter, lo, lo); });
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), "clamp",
+                                    [&] { clamp_scalar_impl<1, scalar_t>(iter, lo, lo); });
 }
 void clamp_max_scalar_kernel(TensorIterator& iter, const Scalar& hi) {
-  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), "clamp", [&] { clamp_scalar_impl<2, scalar_t>(iter, hi, hi); });
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), "clamp",
+                                    [&] { clamp_scalar_impl<2, scalar_t>(iter, hi, hi); });
 }
 
 template <typename scalar_t>

@@ -19,8 +19,8 @@ inline namespace CPU_CAPABILITY {
 using vec::Vectorized;
 
 template <typename T>
-constexpr bool kVectorizable = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                               (std::is_integral_v<T> && !std::is_same_v<T, bool>);
+constexpr bool kVectorizable =
+    std::is_same_v<T, float> || std::is_same_v<T, double> || (std::is_integral_v<T> && !std::is_same_v<T, bool>);
 
 // ---- scalar special functions (computed in double) ------------------------------------
 
@@ -34,7 +34,7 @@ inline double digamma_double(double x) {
   double result = 0;
   if (x < 0) {
     if (x == std::trunc(x)) return std::numeric_limits<double>::quiet_NaN();  // poles, -inf
-    const double r = x - std::nearbyint(x);  // tan(pi x) has period 1: reduce exactly
+    const double r = x - std::nearbyint(x);                                   // tan(pi x) has period 1: reduce exactly
     result = -kPi / std::tan(kPi * r);
     x = 1 - x;
   }
@@ -45,9 +45,9 @@ inline double digamma_double(double x) {
   if (x == std::numeric_limits<double>::infinity()) return x;
   // psi(x) ~ log x - 1/(2x) - sum B_2k / (2k x^2k)
   const double z = 1 / (x * x);
-  double poly = -1.0 / 12 +
-                z * (1.0 / 120 +
-                     z * (-1.0 / 252 + z * (1.0 / 240 + z * (-1.0 / 132 + z * (691.0 / 32760 + z * (-1.0 / 12))))));
+  double poly =
+      -1.0 / 12 +
+      z * (1.0 / 120 + z * (-1.0 / 252 + z * (1.0 / 240 + z * (-1.0 / 132 + z * (691.0 / 32760 + z * (-1.0 / 12))))));
   return result + std::log(x) - 0.5 / x + z * poly;
 }
 
@@ -97,14 +97,14 @@ inline double erfinv_double(double y) {
 // ---- floating-point functions ------------------------------------------------------------
 
 // Ops with a vectorised float path set kVecFloat and define vec().
-#define EMBER_FLOAT_OP(Name, op_name, expr)            \
-  struct Name {                                        \
-    static constexpr const char* name = op_name;       \
-    static constexpr bool kVecFloat = false;           \
-    template <typename T>                              \
-    static T apply(T x) {                              \
-      return expr;                                     \
-    }                                                  \
+#define EMBER_FLOAT_OP(Name, op_name, expr)      \
+  struct Name {                                  \
+    static constexpr const char* name = op_name; \
+    static constexpr bool kVecFloat = false;     \
+    template <typename T>                        \
+    static T apply(T x) {                        \
+      return expr;                               \
+    }                                            \
   }
 
 EMBER_FLOAT_OP(Exp2Op, "exp2", std::exp2(x));
@@ -134,57 +134,70 @@ struct ExpOp {
   static constexpr const char* name = "exp";
   static constexpr bool kVecFloat = true;
   template <typename T>
-  static T apply(T x) { return std::exp(x); }
+  static T apply(T x) {
+    return std::exp(x);
+  }
   static Vectorized<float> vec(Vectorized<float> x) { return vec::exp(x); }
 };
 struct LogOp {
   static constexpr const char* name = "log";
   static constexpr bool kVecFloat = true;
   template <typename T>
-  static T apply(T x) { return std::log(x); }
+  static T apply(T x) {
+    return std::log(x);
+  }
   static Vectorized<float> vec(Vectorized<float> x) { return vec::log(x); }
 };
 struct TanhOp {
   static constexpr const char* name = "tanh";
   static constexpr bool kVecFloat = true;
   template <typename T>
-  static T apply(T x) { return std::tanh(x); }
+  static T apply(T x) {
+    return std::tanh(x);
+  }
   static Vectorized<float> vec(Vectorized<float> x) { return vec::tanh(x); }
 };
 struct SigmoidOp {
   static constexpr const char* name = "sigmoid";
   static constexpr bool kVecFloat = true;
   template <typename T>
-  static T apply(T x) { return T(1) / (T(1) + std::exp(-x)); }
+  static T apply(T x) {
+    return T(1) / (T(1) + std::exp(-x));
+  }
   static Vectorized<float> vec(Vectorized<float> x) { return vec::sigmoid(x); }
 };
 struct SqrtOp {
   static constexpr const char* name = "sqrt";
   static constexpr bool kVecFloat = true;
   template <typename T>
-  static T apply(T x) { return std::sqrt(x); }
+  static T apply(T x) {
+    return std::sqrt(x);
+  }
   static Vectorized<float> vec(Vectorized<float> x) { return vec::sqrt(x); }
 };
 struct RsqrtOp {
   static constexpr const char* name = "rsqrt";
   static constexpr bool kVecFloat = true;
   template <typename T>
-  static T apply(T x) { return T(1) / std::sqrt(x); }
+  static T apply(T x) {
+    return T(1) / std::sqrt(x);
+  }
   static Vectorized<float> vec(Vectorized<float> x) { return Vectorized<float>(1.0f) / vec::sqrt(x); }
 };
 struct ReciprocalOp {
   static constexpr const char* name = "reciprocal";
   static constexpr bool kVecFloat = true;
   template <typename T>
-  static T apply(T x) { return T(1) / x; }
+  static T apply(T x) {
+    return T(1) / x;
+  }
   static Vectorized<float> vec(Vectorized<float> x) { return Vectorized<float>(1.0f) / x; }
 };
 
 template <typename scalar_t, typename Op>
 void floating_impl(TensorIterator& iter) {
   if constexpr (std::is_same_v<scalar_t, float> && Op::kVecFloat) {
-    cpu_kernel_vec(
-        iter, [](float a) -> float { return Op::apply(a); }, [](Vectorized<float> a) { return Op::vec(a); });
+    cpu_kernel_vec(iter, [](float a) -> float { return Op::apply(a); }, [](Vectorized<float> a) { return Op::vec(a); });
   } else {
     using opmath = opmath_t<scalar_t>;
     cpu_kernel(iter, [](scalar_t a) -> scalar_t { return static_cast<scalar_t>(Op::apply(static_cast<opmath>(a))); });
@@ -219,7 +232,6 @@ void logit_kernel(TensorIterator& iter, double eps) {
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), "logit", [&] { logit_impl<scalar_t>(iter, eps); });
 }
 
-
 // ---- same dtype in and out --------------------------------------------------------------
 
 template <typename scalar_t>
@@ -243,9 +255,12 @@ void abs_impl(TensorIterator& iter) {
     cpu_kernel_vec(
         iter,
         [](scalar_t a) -> scalar_t {
-          if constexpr (std::is_floating_point_v<scalar_t>) return std::fabs(a);
-          else if constexpr (std::is_signed_v<scalar_t>) return static_cast<scalar_t>(a < 0 ? -a : a);
-          else return a;
+          if constexpr (std::is_floating_point_v<scalar_t>)
+            return std::fabs(a);
+          else if constexpr (std::is_signed_v<scalar_t>)
+            return static_cast<scalar_t>(a < 0 ? -a : a);
+          else
+            return a;
         },
         [](Vectorized<scalar_t> a) { return vec::abs(a); });
   } else {
@@ -311,11 +326,16 @@ enum class Rounding { Floor, Ceil, Trunc, Round, Frac };
 
 template <Rounding R, typename T>
 inline T round_op(T x) {
-  if constexpr (R == Rounding::Floor) return std::floor(x);
-  else if constexpr (R == Rounding::Ceil) return std::ceil(x);
-  else if constexpr (R == Rounding::Trunc) return std::trunc(x);
-  else if constexpr (R == Rounding::Round) return std::nearbyint(x);
-  else return x - std::trunc(x);
+  if constexpr (R == Rounding::Floor)
+    return std::floor(x);
+  else if constexpr (R == Rounding::Ceil)
+    return std::ceil(x);
+  else if constexpr (R == Rounding::Trunc)
+    return std::trunc(x);
+  else if constexpr (R == Rounding::Round)
+    return std::nearbyint(x);
+  else
+    return x - std::trunc(x);
 }
 
 template <Rounding R, typename scalar_t>
@@ -404,7 +424,8 @@ void logical_not_impl(TensorIterator& iter) {
 }
 
 void logical_not_kernel(TensorIterator& iter) {
-  EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.input_dtype(), "logical_not", [&] { logical_not_impl<scalar_t>(iter); });
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.input_dtype(), "logical_not",
+                                             [&] { logical_not_impl<scalar_t>(iter); });
 }
 
 // The sign bit read from the bits (GCC 12 crashes vectorising std::signbit loops).
@@ -423,9 +444,12 @@ inline bool sign_bit(double x) {
 template <typename scalar_t>
 void signbit_impl(TensorIterator& iter) {
   cpu_kernel(iter, [](scalar_t a) -> bool {
-    if constexpr (std::is_same_v<scalar_t, bool>) return false;
-    else if constexpr (std::is_integral_v<scalar_t>) return a < 0;
-    else return sign_bit(static_cast<opmath_t<scalar_t>>(a));
+    if constexpr (std::is_same_v<scalar_t, bool>)
+      return false;
+    else if constexpr (std::is_integral_v<scalar_t>)
+      return a < 0;
+    else
+      return sign_bit(static_cast<opmath_t<scalar_t>>(a));
   });
 }
 

@@ -13,8 +13,7 @@ DimVector infer_size_view(IntArrayRef shape, int64_t numel);
 
 // Strides that make a tensor of old sizes/strides viewable as new sizes without a
 // copy, or nullopt when impossible (PyTorch's computeStride).
-std::optional<DimVector> compute_view_strides(IntArrayRef old_sizes, IntArrayRef old_strides,
-                                              IntArrayRef new_sizes);
+std::optional<DimVector> compute_view_strides(IntArrayRef old_sizes, IntArrayRef old_strides, IntArrayRef new_sizes);
 
 // Wraps each dim of `dims` (which may be negative) and checks for repeats.
 DimVector wrap_dims(IntArrayRef dims, int64_t ndim, const char* op);

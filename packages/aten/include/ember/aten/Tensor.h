@@ -104,8 +104,7 @@ using TensorList = std::vector<Tensor>;
 
 // ---- allocation ----
 Tensor empty(IntArrayRef sizes, ScalarType dtype, Device device = Device(DeviceType::CPU));
-Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
-                     Device device = Device(DeviceType::CPU));
+Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device = Device(DeviceType::CPU));
 // Same sizes; strides follow `t` when it is non-overlapping and dense (Preserve), else contiguous.
 Tensor empty_like(const Tensor& t, std::optional<ScalarType> dtype = std::nullopt,
                   MemoryFormat fmt = MemoryFormat::Preserve);

@@ -26,14 +26,14 @@ struct OperandInfo {
   OperandInfo() = default;
   explicit OperandInfo(Tensor t) : tensor(std::move(t)) {}
 
-  Tensor tensor;                 // what the kernel reads or writes (maybe a cast copy)
-  Tensor original;               // the caller's tensor when `tensor` is a cast copy
-  DimVector stride_bytes;        // per iteration dim, innermost first
+  Tensor tensor;           // what the kernel reads or writes (maybe a cast copy)
+  Tensor original;         // the caller's tensor when `tensor` is a cast copy
+  DimVector stride_bytes;  // per iteration dim, innermost first
   char* data = nullptr;
   ScalarType target_dtype = ScalarType::Undefined;  // dtype the kernel sees
   bool is_output = false;
   bool will_resize = false;
-  bool is_read_write = false;    // an output that is also an input (in-place)
+  bool is_read_write = false;  // an output that is also an input (in-place)
 };
 
 class TensorIterator;
@@ -44,33 +44,63 @@ class TensorIteratorConfig {
   TensorIteratorConfig& add_input(const Tensor& t);
   TensorIteratorConfig& add_const_input(const Tensor& t) { return add_input(t); }
 
-  TensorIteratorConfig& check_mem_overlap(bool v) { check_mem_overlap_ = v; return *this; }
-  TensorIteratorConfig& check_all_same_dtype(bool v) { check_all_same_dtype_ = v; return *this; }
-  TensorIteratorConfig& check_all_same_device(bool v) { check_all_same_device_ = v; return *this; }
-  TensorIteratorConfig& enforce_safe_casting_to_output(bool v) { enforce_safe_casting_to_output_ = v; return *this; }
+  TensorIteratorConfig& check_mem_overlap(bool v) {
+    check_mem_overlap_ = v;
+    return *this;
+  }
+  TensorIteratorConfig& check_all_same_dtype(bool v) {
+    check_all_same_dtype_ = v;
+    return *this;
+  }
+  TensorIteratorConfig& check_all_same_device(bool v) {
+    check_all_same_device_ = v;
+    return *this;
+  }
+  TensorIteratorConfig& enforce_safe_casting_to_output(bool v) {
+    enforce_safe_casting_to_output_ = v;
+    return *this;
+  }
   TensorIteratorConfig& promote_inputs_to_common_dtype(bool v) {
     promote_inputs_to_common_dtype_ = v;
     if (v) check_all_same_dtype_ = false;
     return *this;
   }
-  TensorIteratorConfig& promote_integer_inputs_to_float(bool v) { promote_integer_inputs_to_float_ = v; return *this; }
+  TensorIteratorConfig& promote_integer_inputs_to_float(bool v) {
+    promote_integer_inputs_to_float_ = v;
+    return *this;
+  }
   TensorIteratorConfig& cast_common_dtype_to_outputs(bool v) {
     cast_common_dtype_to_outputs_ = v;
     if (v) check_all_same_dtype_ = false;
     return *this;
   }
-  TensorIteratorConfig& allow_cpu_scalars(bool v) { allow_cpu_scalars_ = v; return *this; }
-  TensorIteratorConfig& resize_outputs(bool v) { resize_outputs_ = v; return *this; }
-  TensorIteratorConfig& is_reduction(bool v) { is_reduction_ = v; return *this; }
+  TensorIteratorConfig& allow_cpu_scalars(bool v) {
+    allow_cpu_scalars_ = v;
+    return *this;
+  }
+  TensorIteratorConfig& resize_outputs(bool v) {
+    resize_outputs_ = v;
+    return *this;
+  }
+  TensorIteratorConfig& is_reduction(bool v) {
+    is_reduction_ = v;
+    return *this;
+  }
   // The outputs get this dtype (and device), whatever the inputs are.
   TensorIteratorConfig& declare_static_dtype_and_device(ScalarType t, Device d) {
     static_dtype_ = t;
     static_device_ = d;
     return *this;
   }
-  TensorIteratorConfig& declare_static_dtype(ScalarType t) { static_dtype_ = t; return *this; }
+  TensorIteratorConfig& declare_static_dtype(ScalarType t) {
+    static_dtype_ = t;
+    return *this;
+  }
   // The name used in error messages ("add: ...").
-  TensorIteratorConfig& name(const char* n) { name_ = n; return *this; }
+  TensorIteratorConfig& name(const char* n) {
+    name_ = n;
+    return *this;
+  }
 
   TensorIterator build();
 
@@ -104,8 +134,7 @@ class TensorIterator {
   // The common configurations (PyTorch's TensorIterator::binary_op etc.).
   static TensorIterator binary_op(const Tensor& out, const Tensor& a, const Tensor& b, const char* name = "op");
   // Integer inputs are promoted to the default float dtype (true division, atan2, ...).
-  static TensorIterator binary_float_op(const Tensor& out, const Tensor& a, const Tensor& b,
-                                        const char* name = "op");
+  static TensorIterator binary_float_op(const Tensor& out, const Tensor& a, const Tensor& b, const char* name = "op");
   // Inputs promoted to their common dtype; the output is bool unless `out` says otherwise.
   static TensorIterator comparison_op(const Tensor& out, const Tensor& a, const Tensor& b, const char* name = "op");
   static TensorIterator unary_op(const Tensor& out, const Tensor& a, const char* name = "op");
@@ -133,9 +162,9 @@ class TensorIterator {
   DeviceType device_type(int i = 0) const { return device(i).type; }
   void* data_ptr(int i) const { return operands_[i].data; }
   IntArrayRef strides(int i) const { return operands_[i].stride_bytes; }
-  bool is_scalar(int i) const;      // every stride is 0 (a broadcast single value)
-  bool is_cpu_scalar(int i) const;  // a 0-dim CPU tensor (possibly among CUDA ones)
-  Scalar scalar_value(int i) const; // the value of a 0-dim operand
+  bool is_scalar(int i) const;       // every stride is 0 (a broadcast single value)
+  bool is_cpu_scalar(int i) const;   // a 0-dim CPU tensor (possibly among CUDA ones)
+  Scalar scalar_value(int i) const;  // the value of a 0-dim operand
   // True if every operand is contiguous along the single (coalesced) dim.
   bool is_contiguous() const;
   bool is_trivial_1d() const { return ndim() == 1; }

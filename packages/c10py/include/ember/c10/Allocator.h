@@ -51,11 +51,11 @@ struct AllocatorStats {
   int64_t peak_allocated_bytes = 0;  // max of allocated_bytes since the last reset
   int64_t reserved_bytes = 0;        // allocated + cached (what the process holds)
   int64_t peak_reserved_bytes = 0;
-  int64_t cached_bytes = 0;          // freed blocks kept for reuse
-  int64_t num_allocs = 0;            // allocate() calls that returned memory
+  int64_t cached_bytes = 0;  // freed blocks kept for reuse
+  int64_t num_allocs = 0;    // allocate() calls that returned memory
   int64_t num_frees = 0;
-  int64_t num_cache_hits = 0;        // allocations served from the cache
-  int64_t num_device_allocs = 0;     // allocations that went to the OS / driver
+  int64_t num_cache_hits = 0;     // allocations served from the cache
+  int64_t num_device_allocs = 0;  // allocations that went to the OS / driver
 };
 
 class EMBER_C10_API Allocator {

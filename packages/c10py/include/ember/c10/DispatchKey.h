@@ -70,12 +70,8 @@ constexpr bool isFunctionalityKey(DispatchKey k) {
 constexpr bool isPerBackendFunctionalityKey(DispatchKey k) {
   return k == DispatchKey::Dense || k == DispatchKey::AutogradFunctionality;
 }
-constexpr bool isRuntimePerBackendKey(DispatchKey k) {
-  return k >= DispatchKey::CPU && k <= DispatchKey::AutogradCUDA;
-}
-constexpr bool isAliasKey(DispatchKey k) {
-  return k >= DispatchKey::Autograd && k < DispatchKey::NumDispatchKeys;
-}
+constexpr bool isRuntimePerBackendKey(DispatchKey k) { return k >= DispatchKey::CPU && k <= DispatchKey::AutogradCUDA; }
+constexpr bool isAliasKey(DispatchKey k) { return k >= DispatchKey::Autograd && k < DispatchKey::NumDispatchKeys; }
 
 // CPU -> Dense, AutogradCUDA -> AutogradFunctionality, Python -> Python.
 constexpr DispatchKey toFunctionalityKey(DispatchKey k) {
@@ -157,9 +153,7 @@ class EMBER_C10_API DispatchKeySet {
   constexpr DispatchKeySet add(DispatchKey k) const { return *this | DispatchKeySet(k); }
   // Removes only the functionality bit of k: removing AutogradCPU from {AutogradCPU, CPU}
   // leaves {CPU} (the CPU backend bit is still needed by the Dense key), as in PyTorch.
-  constexpr DispatchKeySet remove(DispatchKey k) const {
-    return from_raw(repr_ & ~(bits_of(k) & ~kBackendMask));
-  }
+  constexpr DispatchKeySet remove(DispatchKey k) const { return from_raw(repr_ & ~(bits_of(k) & ~kBackendMask)); }
 
   DispatchKey highestFunctionalityKey() const;
   BackendComponent highestBackend() const;

@@ -80,24 +80,22 @@ template <typename E, typename... Args>
 
 }  // namespace ember::c10
 
-#define EMBER_CHECK_IMPL_(E, cond, ...)                                      \
-  do {                                                                       \
-    if (EMBER_UNLIKELY(!(cond))) {                                           \
-      ::ember::c10::throw_error<E>(__FILE__, __LINE__, ##__VA_ARGS__);       \
-    }                                                                        \
+#define EMBER_CHECK_IMPL_(E, cond, ...)                                \
+  do {                                                                 \
+    if (EMBER_UNLIKELY(!(cond))) {                                     \
+      ::ember::c10::throw_error<E>(__FILE__, __LINE__, ##__VA_ARGS__); \
+    }                                                                  \
   } while (0)
 
 #define EMBER_CHECK(cond, ...) EMBER_CHECK_IMPL_(::ember::c10::Error, cond, __VA_ARGS__)
 #define EMBER_CHECK_INDEX(cond, ...) EMBER_CHECK_IMPL_(::ember::c10::IndexError, cond, __VA_ARGS__)
 #define EMBER_CHECK_VALUE(cond, ...) EMBER_CHECK_IMPL_(::ember::c10::ValueError, cond, __VA_ARGS__)
 #define EMBER_CHECK_TYPE(cond, ...) EMBER_CHECK_IMPL_(::ember::c10::TypeError, cond, __VA_ARGS__)
-#define EMBER_CHECK_NOT_IMPLEMENTED(cond, ...) \
-  EMBER_CHECK_IMPL_(::ember::c10::NotImplementedError, cond, __VA_ARGS__)
+#define EMBER_CHECK_NOT_IMPLEMENTED(cond, ...) EMBER_CHECK_IMPL_(::ember::c10::NotImplementedError, cond, __VA_ARGS__)
 #define EMBER_CHECK_LINALG(cond, ...) EMBER_CHECK_IMPL_(::ember::c10::LinAlgError, cond, __VA_ARGS__)
 
 #define EMBER_ERROR(...) ::ember::c10::throw_error<::ember::c10::Error>(__FILE__, __LINE__, __VA_ARGS__)
 
 // Internal invariants: a failure here is a bug in ember, not in the caller.
-#define EMBER_INTERNAL_ASSERT(cond, ...)                                             \
-  EMBER_CHECK_IMPL_(::ember::c10::Error, cond, "INTERNAL ASSERT FAILED: " #cond " ", \
-                    ##__VA_ARGS__)
+#define EMBER_INTERNAL_ASSERT(cond, ...) \
+  EMBER_CHECK_IMPL_(::ember::c10::Error, cond, "INTERNAL ASSERT FAILED: " #cond " ", ##__VA_ARGS__)

@@ -15,16 +15,16 @@ namespace ember::c10 {
 
 // _(C++ type, enum name, Python name, category, is_signed)
 // category: 0 = bool, 1 = integral, 2 = floating point.
-#define EMBER_FORALL_SCALAR_TYPES(_)                   \
-  _(bool, Bool, bool, 0, false)                        \
-  _(uint8_t, Byte, uint8, 1, false)                    \
-  _(int8_t, Char, int8, 1, true)                       \
-  _(int16_t, Short, int16, 1, true)                    \
-  _(int32_t, Int, int32, 1, true)                      \
-  _(int64_t, Long, int64, 1, true)                     \
-  _(::ember::c10::Half, Half, float16, 2, true)        \
+#define EMBER_FORALL_SCALAR_TYPES(_)                     \
+  _(bool, Bool, bool, 0, false)                          \
+  _(uint8_t, Byte, uint8, 1, false)                      \
+  _(int8_t, Char, int8, 1, true)                         \
+  _(int16_t, Short, int16, 1, true)                      \
+  _(int32_t, Int, int32, 1, true)                        \
+  _(int64_t, Long, int64, 1, true)                       \
+  _(::ember::c10::Half, Half, float16, 2, true)          \
   _(::ember::c10::BFloat16, BFloat16, bfloat16, 2, true) \
-  _(float, Float, float32, 2, true)                    \
+  _(float, Float, float32, 2, true)                      \
   _(double, Double, float64, 2, true)
 
 enum class ScalarType : int8_t {
@@ -62,9 +62,7 @@ constexpr bool isIntegralType(ScalarType t, bool includeBool) {
   return detail::info(t).category == 1 || (includeBool && detail::info(t).category == 0);
 }
 constexpr bool isSignedType(ScalarType t) { return detail::info(t).is_signed; }
-constexpr bool isReducedFloatingType(ScalarType t) {
-  return t == ScalarType::Half || t == ScalarType::BFloat16;
-}
+constexpr bool isReducedFloatingType(ScalarType t) { return t == ScalarType::Half || t == ScalarType::BFloat16; }
 // 0 = bool, 1 = integral, 2 = floating: the result_type categories.
 constexpr int typeCategory(ScalarType t) { return detail::info(t).category; }
 
@@ -96,9 +94,9 @@ constexpr ScalarType promoteTypes(ScalarType a, ScalarType b) {
 template <typename T>
 struct CppTypeToScalarType;
 #define EMBER_SPECIALIZE_CPP_TO_ST_(ctype, name, pyname, cat, sgn) \
-  template <>                                                       \
-  struct CppTypeToScalarType<ctype> {                               \
-    static constexpr ScalarType value = ScalarType::name;           \
+  template <>                                                      \
+  struct CppTypeToScalarType<ctype> {                              \
+    static constexpr ScalarType value = ScalarType::name;          \
   };
 EMBER_FORALL_SCALAR_TYPES(EMBER_SPECIALIZE_CPP_TO_ST_)
 #undef EMBER_SPECIALIZE_CPP_TO_ST_

@@ -50,8 +50,8 @@ class EMBER_C10_API TensorImpl : public intrusive_ptr_target {
 
   // New storage of the right size from the device's allocator; contiguous.
   static intrusive_ptr<TensorImpl> empty(IntArrayRef sizes, ScalarType dtype, Device device);
-  static intrusive_ptr<TensorImpl> empty_strided(IntArrayRef sizes, IntArrayRef strides,
-                                                 ScalarType dtype, Device device);
+  static intrusive_ptr<TensorImpl> empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
+                                                 Device device);
 
   // ---- geometry ----
   IntArrayRef sizes() const { return sizes_; }

@@ -88,18 +88,18 @@ void reset_all_stubs();
 }  // namespace ember::at::native
 
 // Declares stub `name` of function-pointer type `fn` (in a header).
-#define DECLARE_DISPATCH(fn, name)                                                       \
+#define DECLARE_DISPATCH(fn, name)                                                                            \
   struct name##_DECLARE_DISPATCH_type : ::ember::at::native::DispatchStub<fn, name##_DECLARE_DISPATCH_type> { \
-    static const char* stub_name() { return #name; }                                        \
-  };                                                                                     \
+    static const char* stub_name() { return #name; }                                                          \
+  };                                                                                                          \
   extern name##_DECLARE_DISPATCH_type name
 
 // Defines the stub object (in exactly one non-kernel .cpp).
-#define DEFINE_DISPATCH(name)                                                            \
-  name##_DECLARE_DISPATCH_type name;                                                     \
-  static const bool name##_reset_registered = [] {                                       \
-    ::ember::at::native::register_stub_reset([] { name.reset_cpu(); });                  \
-    return true;                                                                         \
+#define DEFINE_DISPATCH(name)                                           \
+  name##_DECLARE_DISPATCH_type name;                                    \
+  static const bool name##_reset_registered = [] {                      \
+    ::ember::at::native::register_stub_reset([] { name.reset_cpu(); }); \
+    return true;                                                        \
   }()
 
 #define EMBER_STUB_SLOT_(name, arch) \
@@ -107,15 +107,16 @@ void reset_all_stubs();
 
 // In a csrc/native/cpu/*_kernel.cpp: fills this capability's slot.
 #if defined(CPU_CAPABILITY)
-#define REGISTER_DISPATCH(name, fn)                                                    \
-  template <>                                                                          \
-  name##_DECLARE_DISPATCH_type::FnPtr ::ember::at::native::DispatchStub<               \
-      name##_DECLARE_DISPATCH_type::FnPtr, name##_DECLARE_DISPATCH_type>::CPU_CAPABILITY = fn
+#define REGISTER_DISPATCH(name, fn)                                                                                    \
+  template <>                                                                                                          \
+  name##_DECLARE_DISPATCH_type::FnPtr::ember::at::native::DispatchStub<name##_DECLARE_DISPATCH_type::FnPtr,            \
+                                                                       name##_DECLARE_DISPATCH_type>::CPU_CAPABILITY = \
+      fn
 #endif
 
 // In a csrc/native/cuda/*.cu: fills the CUDA slot at load time.
-#define REGISTER_CUDA_DISPATCH(name, fn)                       \
-  static const bool name##_cuda_registered = [] {              \
-    name.set_cuda_dispatch_ptr(fn);                            \
-    return true;                                               \
+#define REGISTER_CUDA_DISPATCH(name, fn)          \
+  static const bool name##_cuda_registered = [] { \
+    name.set_cuda_dispatch_ptr(fn);               \
+    return true;                                  \
   }()

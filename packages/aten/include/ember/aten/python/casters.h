@@ -17,16 +17,16 @@ namespace ember::at::python {
 // The Python Tensor class and its constructor from a TensorImpl, set by
 // ember.aten at import (`_C._set_tensor_class`).
 struct TensorClass {
-  PyObject* type = nullptr;      // ember.aten.Tensor
-  PyObject* wrap = nullptr;      // callable: TensorImpl -> Tensor
-  PyObject* impl_name = nullptr; // interned "_impl"
+  PyObject* type = nullptr;       // ember.aten.Tensor
+  PyObject* wrap = nullptr;       // callable: TensorImpl -> Tensor
+  PyObject* impl_name = nullptr;  // interned "_impl"
 };
 TensorClass& tensor_class();
 
 // (Plain PyObject* in the exported functions: pybind11's types are hidden symbols,
 // and a function taking one would be hidden from other modules too.)
 bool is_tensor_object(PyObject* h);
-Tensor unpack_tensor_object(PyObject* h);  // h must be an ember.aten.Tensor
+Tensor unpack_tensor_object(PyObject* h);       // h must be an ember.aten.Tensor
 PyObject* wrap_tensor_object(const Tensor& t);  // new reference; throws error_already_set
 // Python bool/int/float (and NumPy scalars) -> Scalar; false if h is none of these.
 bool unpack_number_object(PyObject* h, Scalar& out);

@@ -66,8 +66,14 @@ struct Vectorized {
   friend Vectorized operator*(Vectorized a, Vectorized b) { return make(a.v * b.v); }
   friend Vectorized operator/(Vectorized a, Vectorized b) { return make(a.v / b.v); }
   Vectorized operator-() const { return make(-v); }
-  Vectorized& operator+=(Vectorized b) { v += b.v; return *this; }
-  Vectorized& operator*=(Vectorized b) { v *= b.v; return *this; }
+  Vectorized& operator+=(Vectorized b) {
+    v += b.v;
+    return *this;
+  }
+  Vectorized& operator*=(Vectorized b) {
+    v *= b.v;
+    return *this;
+  }
 
   T reduce_add() const {
     T s = v[0];
@@ -129,8 +135,8 @@ inline Vectorized<float> exp(Vectorized<float> x) {
   const float shifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
   V t = xc * log2e + shifter;
   V n = t - shifter;
-  V r = xc - n * 0.693359375f;   // ln2 split in a high part exact in float...
-  r = r - n * -2.12194440e-4f;   // ...and the rest
+  V r = xc - n * 0.693359375f;  // ln2 split in a high part exact in float...
+  r = r - n * -2.12194440e-4f;  // ...and the rest
   V p = r * 1.9875691500E-4f + 1.3981999507E-3f;
   p = p * r + 8.3334519073E-3f;
   p = p * r + 4.1665795894E-2f;
@@ -151,7 +157,6 @@ inline Vectorized<float> exp(Vectorized<float> x) {
   res = xin != xin ? xin : res;  // NaN
   return Vectorized<float>::make(res);
 }
-
 
 // ---- elementwise math used by the unary and activation kernels -------------------
 // Lane masks: a comparison of two V gives an integer vector (all ones / zeros per
@@ -250,8 +255,8 @@ inline Vectorized<float> tanh(Vectorized<float> x) {
   const V big = 1.0f - 2.0f / (e + 1.0f);
   const V r = ax < 0.625f ? small : big;
   // |r| with x's sign: tanh is odd, and this keeps tanh(-0.0) = -0.0
-  return Vectorized<float>::make(detail::as_float((detail::as_int(r) & 0x7fffffff) |
-                                                  (detail::as_int(xin) & static_cast<int32_t>(0x80000000u))));
+  return Vectorized<float>::make(
+      detail::as_float((detail::as_int(r) & 0x7fffffff) | (detail::as_int(xin) & static_cast<int32_t>(0x80000000u))));
 }
 
 // 1 / (1 + exp(-x)): exp(-x) overflowing to inf gives 0, as the scalar formula.

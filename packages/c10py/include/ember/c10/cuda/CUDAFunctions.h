@@ -46,12 +46,12 @@ EMBER_C10_API DeviceProperties get_device_properties(int device);
 EMBER_C10_API void check_runtime_error(int err, const char* what);
 // EMBER_CUDA_CHECK(cudaMalloc(&p, n)): the call's text names the failure. Works for
 // any cudaError_t without this header needing cuda_runtime.h.
-#define EMBER_CUDA_CHECK(expr)                                                        \
-  do {                                                                                \
-    const int ember_cuda_err_ = static_cast<int>(expr);                               \
-    if (EMBER_UNLIKELY(ember_cuda_err_ != 0)) {                                       \
-      ::ember::c10::cuda::check_runtime_error(ember_cuda_err_, #expr);                \
-    }                                                                                 \
+#define EMBER_CUDA_CHECK(expr)                                         \
+  do {                                                                 \
+    const int ember_cuda_err_ = static_cast<int>(expr);                \
+    if (EMBER_UNLIKELY(ember_cuda_err_ != 0)) {                        \
+      ::ember::c10::cuda::check_runtime_error(ember_cuda_err_, #expr); \
+    }                                                                  \
   } while (0)
 
 // ---- streams and events ----
@@ -125,8 +125,7 @@ EMBER_C10_API bool record_pinned_event(const void* p, const CUDAStream& s);
 // Copies between host and device or device and device on stream `s` (async when
 // `non_blocking`, else synchronised before returning).
 enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
-EMBER_C10_API void memcpy(void* dst, const void* src, size_t n, CopyKind kind, const CUDAStream& s,
-                          bool non_blocking);
+EMBER_C10_API void memcpy(void* dst, const void* src, size_t n, CopyKind kind, const CUDAStream& s, bool non_blocking);
 
 // ---- testing ----
 // Keeps stream `s` busy for `microseconds` (a host function enqueued on it, so no

@@ -25,8 +25,7 @@ class ArrayRef {
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}
   constexpr ArrayRef(std::initializer_list<T> il)
       : data_(il.begin() == il.end() ? nullptr : il.begin()), size_(il.size()) {}
-  template <typename Container,
-            typename = decltype(std::declval<const Container&>().data()),
+  template <typename Container, typename = decltype(std::declval<const Container&>().data()),
             typename = std::enable_if_t<!std::is_same_v<Container, std::vector<T>>>>
   ArrayRef(const Container& c) : data_(c.data()), size_(c.size()) {}
 

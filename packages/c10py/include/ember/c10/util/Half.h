@@ -66,7 +66,7 @@ EMBER_HOST_DEVICE inline uint16_t fp32_to_fp16(float f) {
   if (ax >= 0x477ff000u) {  // rounds to >= 65520: overflow to infinity
     return static_cast<uint16_t>(sign | 0x7c00u);
   }
-  if (ax < 0x38800000u) {  // below the smallest normal half (2^-14): subnormal or zero
+  if (ax < 0x38800000u) {               // below the smallest normal half (2^-14): subnormal or zero
     if (ax < 0x33000000u) return sign;  // < 2^-25 rounds to zero (ties included)
     const uint32_t e = ax >> 23;
     const uint32_t m = (ax & 0x7fffffu) | 0x800000u;  // implicit bit
@@ -107,21 +107,21 @@ struct alignas(2) Half {
 inline std::ostream& operator<<(std::ostream& os, Half h) { return os << static_cast<float>(h); }
 
 // Arithmetic through float (the result rounds back when stored as Half).
-#define EMBER_HALF_LIKE_OPS(T)                                                                    \
-  EMBER_HOST_DEVICE inline T operator+(T a, T b) { return T(float(a) + float(b)); }               \
-  EMBER_HOST_DEVICE inline T operator-(T a, T b) { return T(float(a) - float(b)); }               \
-  EMBER_HOST_DEVICE inline T operator*(T a, T b) { return T(float(a) * float(b)); }               \
-  EMBER_HOST_DEVICE inline T operator/(T a, T b) { return T(float(a) / float(b)); }               \
-  EMBER_HOST_DEVICE inline T operator-(T a) { return T(-float(a)); }                              \
-  EMBER_HOST_DEVICE inline T& operator+=(T& a, T b) { return a = a + b; }                         \
-  EMBER_HOST_DEVICE inline T& operator-=(T& a, T b) { return a = a - b; }                         \
-  EMBER_HOST_DEVICE inline T& operator*=(T& a, T b) { return a = a * b; }                         \
-  EMBER_HOST_DEVICE inline T& operator/=(T& a, T b) { return a = a / b; }                         \
-  EMBER_HOST_DEVICE inline bool operator<(T a, T b) { return float(a) < float(b); }               \
-  EMBER_HOST_DEVICE inline bool operator>(T a, T b) { return float(a) > float(b); }               \
-  EMBER_HOST_DEVICE inline bool operator<=(T a, T b) { return float(a) <= float(b); }             \
-  EMBER_HOST_DEVICE inline bool operator>=(T a, T b) { return float(a) >= float(b); }             \
-  EMBER_HOST_DEVICE inline bool operator==(T a, T b) { return float(a) == float(b); }             \
+#define EMBER_HALF_LIKE_OPS(T)                                                        \
+  EMBER_HOST_DEVICE inline T operator+(T a, T b) { return T(float(a) + float(b)); }   \
+  EMBER_HOST_DEVICE inline T operator-(T a, T b) { return T(float(a) - float(b)); }   \
+  EMBER_HOST_DEVICE inline T operator*(T a, T b) { return T(float(a) * float(b)); }   \
+  EMBER_HOST_DEVICE inline T operator/(T a, T b) { return T(float(a) / float(b)); }   \
+  EMBER_HOST_DEVICE inline T operator-(T a) { return T(-float(a)); }                  \
+  EMBER_HOST_DEVICE inline T& operator+=(T& a, T b) { return a = a + b; }             \
+  EMBER_HOST_DEVICE inline T& operator-=(T& a, T b) { return a = a - b; }             \
+  EMBER_HOST_DEVICE inline T& operator*=(T& a, T b) { return a = a * b; }             \
+  EMBER_HOST_DEVICE inline T& operator/=(T& a, T b) { return a = a / b; }             \
+  EMBER_HOST_DEVICE inline bool operator<(T a, T b) { return float(a) < float(b); }   \
+  EMBER_HOST_DEVICE inline bool operator>(T a, T b) { return float(a) > float(b); }   \
+  EMBER_HOST_DEVICE inline bool operator<=(T a, T b) { return float(a) <= float(b); } \
+  EMBER_HOST_DEVICE inline bool operator>=(T a, T b) { return float(a) >= float(b); } \
+  EMBER_HOST_DEVICE inline bool operator==(T a, T b) { return float(a) == float(b); } \
   EMBER_HOST_DEVICE inline bool operator!=(T a, T b) { return float(a) != float(b); }
 
 EMBER_HALF_LIKE_OPS(Half)

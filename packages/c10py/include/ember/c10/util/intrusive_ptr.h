@@ -29,9 +29,7 @@ class intrusive_ptr_target {
   mutable std::atomic<size_t> refcount_{0};
 };
 
-inline void intrusive_incref(intrusive_ptr_target* p) noexcept {
-  p->refcount_.fetch_add(1, std::memory_order_relaxed);
-}
+inline void intrusive_incref(intrusive_ptr_target* p) noexcept { p->refcount_.fetch_add(1, std::memory_order_relaxed); }
 inline void intrusive_decref(intrusive_ptr_target* p) noexcept {
   if (p->refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     delete p;

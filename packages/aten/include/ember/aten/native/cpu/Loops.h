@@ -38,7 +38,8 @@ template <typename traits, size_t... I>
 inline bool all_contiguous(const int64_t* strides, std::index_sequence<I...>) {
   using R = typename traits::result_type;
   return strides[0] == static_cast<int64_t>(sizeof(R)) &&
-         ((strides[I + 1] == static_cast<int64_t>(sizeof(std::tuple_element_t<I, typename traits::args_tuple>))) && ...);
+         ((strides[I + 1] == static_cast<int64_t>(sizeof(std::tuple_element_t<I, typename traits::args_tuple>))) &&
+          ...);
 }
 
 template <typename traits, size_t... I>
@@ -50,15 +51,18 @@ inline int scalar_input(const int64_t* strides, std::index_sequence<I...>) {
   bool ok = true;
   (([&] {
      const int64_t s = strides[I + 1];
-     if (s == 0 && found == 0) found = static_cast<int>(I) + 1;
-     else if (s != static_cast<int64_t>(sizeof(std::tuple_element_t<I, typename traits::args_tuple>))) ok = false;
+     if (s == 0 && found == 0)
+       found = static_cast<int>(I) + 1;
+     else if (s != static_cast<int64_t>(sizeof(std::tuple_element_t<I, typename traits::args_tuple>)))
+       ok = false;
    }()),
    ...);
   return ok ? found : 0;
 }
 
 template <typename func_t, typename traits, size_t... I>
-inline void basic_loop(char** data, const int64_t* strides, int64_t n, const func_t& op, std::index_sequence<I...> idx) {
+inline void basic_loop(char** data, const int64_t* strides, int64_t n, const func_t& op,
+                       std::index_sequence<I...> idx) {
   using R = typename traits::result_type;
   if (all_contiguous<traits>(strides, idx)) {
     R* out = reinterpret_cast<R*>(data[0]);
@@ -69,7 +73,8 @@ inline void basic_loop(char** data, const int64_t* strides, int64_t n, const fun
   }
   for (int64_t i = 0; i < n; ++i) {
     *reinterpret_cast<R*>(data[0] + i * strides[0]) =
-        op(*reinterpret_cast<const std::tuple_element_t<I, typename traits::args_tuple>*>(data[I + 1] + i * strides[I + 1])...);
+        op(*reinterpret_cast<const std::tuple_element_t<I, typename traits::args_tuple>*>(data[I + 1] +
+                                                                                          i * strides[I + 1])...);
   }
 }
 
@@ -87,17 +92,22 @@ inline void vectorized_loop(char** data, int64_t n, int scalar_idx, const func_t
   R* out = reinterpret_cast<R*>(data[0]);
   int64_t i = 0;
   for (; i + 2 * W <= n; i += 2 * W) {
-    Vec r0 = vop((scalar_idx == static_cast<int>(I) + 1
-                      ? Vec(*reinterpret_cast<const std::tuple_element_t<I, typename traits::args_tuple>*>(data[I + 1]))
-                      : Vec::loadu(reinterpret_cast<const std::tuple_element_t<I, typename traits::args_tuple>*>(data[I + 1]) + i))...);
-    Vec r1 = vop((scalar_idx == static_cast<int>(I) + 1
-                      ? Vec(*reinterpret_cast<const std::tuple_element_t<I, typename traits::args_tuple>*>(data[I + 1]))
-                      : Vec::loadu(reinterpret_cast<const std::tuple_element_t<I, typename traits::args_tuple>*>(data[I + 1]) + i + W))...);
+    Vec r0 = vop(
+        (scalar_idx == static_cast<int>(I) + 1
+             ? Vec(*reinterpret_cast<const std::tuple_element_t<I, typename traits::args_tuple>*>(data[I + 1]))
+             : Vec::loadu(reinterpret_cast<const std::tuple_element_t<I, typename traits::args_tuple>*>(data[I + 1]) +
+                          i))...);
+    Vec r1 = vop(
+        (scalar_idx == static_cast<int>(I) + 1
+             ? Vec(*reinterpret_cast<const std::tuple_element_t<I, typename traits::args_tuple>*>(data[I + 1]))
+             : Vec::loadu(reinterpret_cast<const std::tuple_element_t<I, typename traits::args_tuple>*>(data[I + 1]) +
+                          i + W))...);
     r0.store(out + i);
     r1.store(out + i + W);
   }
   for (; i < n; ++i) {
-    out[i] = op(load_or_broadcast<std::tuple_element_t<I, typename traits::args_tuple>>(data[I + 1], i, scalar_idx == static_cast<int>(I) + 1)...);
+    out[i] = op(load_or_broadcast<std::tuple_element_t<I, typename traits::args_tuple>>(
+        data[I + 1], i, scalar_idx == static_cast<int>(I) + 1)...);
   }
 }
 

@@ -132,6 +132,19 @@ class _ConvNd(Module):
         if not hasattr(self, "padding_mode"):
             self.padding_mode = "zeros"
 
+    # Conv1d/2d/3d set `_conv` (F.conv1d/2d/3d); the transposed convolutions have their own forward.
+    _conv: Any = None
+
+    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+        if self.padding_mode != "zeros":
+            # the padding was applied by F.pad: the convolution itself pads nothing
+            padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return self._conv(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return self._conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._conv_forward(input, self.weight, self.bias)
+
 
 class Conv1d(_ConvNd):
     """Conv1d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
@@ -170,21 +183,7 @@ class Conv1d(_ConvNd):
             dtype,
         )
 
-    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-        if self.padding_mode != "zeros":
-            return F.conv1d(
-                F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
-                weight,
-                bias,
-                self.stride,
-                _single(0),
-                self.dilation,
-                self.groups,
-            )
-        return F.conv1d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
-
-    def forward(self, input: Tensor) -> Tensor:
-        return self._conv_forward(input, self.weight, self.bias)
+    _conv = staticmethod(F.conv1d)
 
 
 class Conv2d(_ConvNd):
@@ -227,21 +226,7 @@ class Conv2d(_ConvNd):
             dtype,
         )
 
-    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-        if self.padding_mode != "zeros":
-            return F.conv2d(
-                F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
-                weight,
-                bias,
-                self.stride,
-                _pair(0),
-                self.dilation,
-                self.groups,
-            )
-        return F.conv2d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
-
-    def forward(self, input: Tensor) -> Tensor:
-        return self._conv_forward(input, self.weight, self.bias)
+    _conv = staticmethod(F.conv2d)
 
 
 class Conv3d(_ConvNd):
@@ -281,21 +266,7 @@ class Conv3d(_ConvNd):
             dtype,
         )
 
-    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-        if self.padding_mode != "zeros":
-            return F.conv3d(
-                F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
-                weight,
-                bias,
-                self.stride,
-                _triple(0),
-                self.dilation,
-                self.groups,
-            )
-        return F.conv3d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
-
-    def forward(self, input: Tensor) -> Tensor:
-        return self._conv_forward(input, self.weight, self.bias)
+    _conv = staticmethod(F.conv3d)
 
 
 class _ConvTransposeNd(_ConvNd):

@@ -97,4 +97,21 @@ void set_cpu_capability(const std::string& name) {
   reset_all_stubs();
 }
 
+namespace {
+std::vector<StubInfo>& stub_infos() {
+  static std::vector<StubInfo> v;
+  return v;
+}
+}  // namespace
+
+void register_stub_info(StubInfo info) {
+  std::lock_guard<std::mutex> lock(reset_mutex());
+  stub_infos().push_back(info);
+}
+
+std::vector<StubInfo> registered_stubs() {
+  std::lock_guard<std::mutex> lock(reset_mutex());
+  return stub_infos();
+}
+
 }  // namespace ember::at::native

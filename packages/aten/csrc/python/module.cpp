@@ -181,6 +181,19 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_cpu_capability", &native::set_cpu_capability, py::arg("capability"),
         "Switches every DispatchStub to 'default', 'avx2' or 'avx512' (tests run each).");
   m.def(
+      "_dispatch_stubs",
+      [] {
+        std::vector<std::pair<std::string, bool>> out;
+        for (const auto& s : native::registered_stubs()) out.emplace_back(s.name, s.has_cuda());
+        return out;
+      },
+      "[(stub name, has a CUDA kernel)] for every DispatchStub, in registration order.");
+#ifdef EMBER_WITH_CUDA
+  m.attr("_built_with_cuda") = true;
+#else
+  m.attr("_built_with_cuda") = false;
+#endif
+  m.def(
       "result_type_of", [](const std::vector<Tensor>& ts) { return result_type(ts); }, py::arg("tensors"),
       "PyTorch's result_type over these tensors (wrapped numbers and 0-dim tensors count as weak).");
   m.def("can_cast", &can_cast, py::arg("from_"), py::arg("to"));

@@ -11,6 +11,7 @@
 // CUDA kernels register into the same stub with REGISTER_CUDA_DISPATCH.
 
 #include <atomic>
+#include <vector>
 
 #include <ember/c10/Device.h>
 #include <ember/c10/Exception.h>
@@ -59,6 +60,7 @@ struct DispatchStub<rT (*)(Args...), T> {
   void reset_cpu() { cpu_ptr.store(nullptr); }
 
   void set_cuda_dispatch_ptr(FnPtr p) { cuda_ptr.store(p); }
+  bool has_cuda_kernel() const { return cuda_ptr.load() != nullptr; }
 
   static FnPtr DEFAULT;
   static FnPtr AVX2;
@@ -85,6 +87,15 @@ struct DispatchStub<rT (*)(Args...), T> {
 void register_stub_reset(void (*reset)());
 void reset_all_stubs();
 
+// Every stub also registers its name and whether a CUDA kernel filled its CUDA slot,
+// so a test can list the stubs a CUDA build still lacks (_C._dispatch_stubs()).
+struct StubInfo {
+  const char* name;
+  bool (*has_cuda)();
+};
+void register_stub_info(StubInfo info);
+std::vector<StubInfo> registered_stubs();
+
 }  // namespace ember::at::native
 
 // Declares stub `name` of function-pointer type `fn` (in a header).
@@ -95,11 +106,12 @@ void reset_all_stubs();
   extern name##_DECLARE_DISPATCH_type name
 
 // Defines the stub object (in exactly one non-kernel .cpp).
-#define DEFINE_DISPATCH(name)                                           \
-  name##_DECLARE_DISPATCH_type name;                                    \
-  static const bool name##_reset_registered = [] {                      \
-    ::ember::at::native::register_stub_reset([] { name.reset_cpu(); }); \
-    return true;                                                        \
+#define DEFINE_DISPATCH(name)                                                                \
+  name##_DECLARE_DISPATCH_type name;                                                         \
+  static const bool name##_reset_registered = [] {                                           \
+    ::ember::at::native::register_stub_reset([] { name.reset_cpu(); });                      \
+    ::ember::at::native::register_stub_info({#name, [] { return name.has_cuda_kernel(); }}); \
+    return true;                                                                             \
   }()
 
 #define EMBER_STUB_SLOT_(name, arch) \

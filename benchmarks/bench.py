@@ -24,6 +24,9 @@ MODULES += [nn_sequence]  # -- nn: TransformerEncoderLayer / LSTM forward
 from workloads import serialization  # noqa: E402  -- serialization: save/load, safetensors
 
 MODULES += [serialization]
+from workloads import memory  # noqa: E402  -- nn+optim: a 1,000-step loop's memory must be flat
+
+MODULES += [memory]
 
 
 def main() -> int:
@@ -52,7 +55,10 @@ def main() -> int:
     print(harness.table(results))
     if args.json:
         harness.write_json(results, args.json, meta)
-    return 0
+    failed = [r for r in results if r.failed_check]
+    for r in failed:
+        print(f"FAILED CHECK: {r.name}: {r.failed_check}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 """Timing harness: medians of repeated runs, ember vs NumPy vs PyTorch, in one process.
 
 A workload is a function returning {backend: zero-argument callable} (backends it
-cannot run are left out). Each callable is warmed up, then timed in batches sized
-so one batch takes ~20 ms; the median over batches is reported (machines are noisy:
-compare ratios measured in the same run, never across runs).
+cannot run are left out), optionally with "info" (text appended to its name) and
+"check" (a requirement it found broken: bench.py then exits non-zero). Each
+callable is warmed up, then timed in batches sized so one batch takes ~20 ms;
+the median over batches is reported (machines are noisy: compare ratios
+measured in the same run, never across runs).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ class Result:
     unit: str
     seconds: dict[str, float] = field(default_factory=dict)
     note: str = ""
+    failed_check: str = ""  # a workload's own requirement that did not hold (e.g. memory not flat)
 
     def ratio(self, other: str) -> float | None:
         if "ember" not in self.seconds or other not in self.seconds:
@@ -71,7 +74,7 @@ def run(
             results.append(Result(name, unit, note=f"not run: {type(e).__name__}: {e}"))
             continue
         # a workload may add a line of its own (peak memory, ...) to its name under "info"
-        r = Result(name + fns.pop("info", ""), unit)
+        r = Result(name + fns.pop("info", ""), unit, failed_check=fns.pop("check", ""))
         for backend in BACKENDS:
             if backend in fns:
                 r.seconds[backend] = time_callable(fns[backend])

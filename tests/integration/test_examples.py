@@ -65,6 +65,24 @@ def test_cnn_digits_fails_loudly_below_target(tmp_path: Path) -> None:
     assert "is below the target 1.01" in r.stderr
 
 
+def test_mlp_digits_trains(tmp_path: Path) -> None:
+    pytest.importorskip("sklearn")
+    r = _run([str(ROOT / "examples" / "mlp_digits.py"), "--epochs", "4", "--target", "0.85"], tmp_path)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    epochs = [ln for ln in r.stdout.splitlines() if ln.startswith("epoch ")]
+    assert len(epochs) == 4
+    losses = [float(ln.split()[3]) for ln in epochs]
+    assert losses[-1] < losses[0]
+    assert float(epochs[-1].split()[6]) >= 0.85
+
+
+def test_mlp_digits_fails_loudly_below_target(tmp_path: Path) -> None:
+    pytest.importorskip("sklearn")
+    r = _run([str(ROOT / "examples" / "mlp_digits.py"), "--epochs", "1", "--target", "1.01"], tmp_path)
+    assert r.returncode == 1
+    assert "is below the target 1.01" in r.stderr
+
+
 def test_char_transformer_learns_and_samples(tmp_path: Path) -> None:
     r = _run(
         [str(ROOT / "examples" / "char_transformer.py"), "--steps", "20", "--d-model", "64", "--sample-chars", "50"],

@@ -11,6 +11,7 @@ _lib = library.Library("ember_test_grad", "DEF")
 _lib.define("my_add(Tensor x, Tensor y) -> Tensor")
 _lib.define("scale(Tensor x, float alpha) -> Tensor")
 _lib.define("bad(Tensor x) -> Tensor")
+_lib.define("weigh(Tensor x, Tensor w) -> Tensor")
 
 
 @library.impl("ember_test_grad::my_add", "CPU", lib=_lib)
@@ -48,6 +49,41 @@ def _scale_backward(ctx, grad):  # type: ignore[no-untyped-def]
 
 library.register_autograd("ember_test_grad::scale", _scale_backward, setup_context=_scale_setup)
 library.register_autograd("ember_test_grad::bad", lambda ctx, grad: (grad, grad))
+
+
+@library.impl("ember_test_grad::weigh", "CPU", lib=_lib)
+def _weigh_cpu(x, w):  # type: ignore[no-untyped-def]
+    return x * w
+
+
+_seen_needs: list[tuple[bool, ...]] = []
+
+
+def _weigh_setup(ctx, inputs, output):  # type: ignore[no-untyped-def]
+    ctx.save_for_backward(*inputs)
+
+
+def _weigh_backward(ctx, grad):  # type: ignore[no-untyped-def]
+    _seen_needs.append(tuple(ctx.needs_input_grad))
+    x, w = ctx.saved_tensors
+    return (grad * w if ctx.needs_input_grad[0] else None), (grad * x if ctx.needs_input_grad[1] else None)
+
+
+library.register_autograd("ember_test_grad::weigh", _weigh_backward, setup_context=_weigh_setup)
+
+
+def test_needs_input_grad_names_the_operator_inputs_only() -> None:
+    x = ea.tensor([1.0, 2.0], requires_grad=True)
+    w = ea.tensor([3.0, 4.0])
+    _seen_needs.clear()
+    ea.ops.ember_test_grad.weigh(x, w).sum().backward()
+    assert _seen_needs == [(True, False)]
+    assert x.grad.tolist() == [3.0, 4.0]
+    w.requires_grad_(True)
+    x.grad = None
+    ea.ops.ember_test_grad.weigh(x, w).sum().backward()
+    assert _seen_needs[-1] == (True, True)
+    assert w.grad.tolist() == [1.0, 2.0]
 
 
 def test_values_and_gradients() -> None:

@@ -25,6 +25,8 @@ def install(op: _dispatch.OpOverload, backward: Callable[..., Any], setup_contex
         return op.redispatch(ks, *args)
 
     def setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+        # the user's setup_context and backward see the operator's inputs only
+        ctx.needs_input_grad = ctx.needs_input_grad[1:]
         if setup_context is not None:
             setup_context(ctx, inputs[1:], output)  # inputs[0] is the key set
 

@@ -13,6 +13,7 @@ wheelhouse/, in dependency order.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tomllib
@@ -46,6 +47,8 @@ BUILD_REQUIREMENTS = [
     "numpy",
     "hatchling>=1.25",
 ]
+# cuBLAS headers for aten's CUDA build (the toolkit may lack them); only when CUDA is built.
+CUDA_BUILD_REQUIREMENTS = ["nvidia-cublas>=13.0,<14"]
 TEST_REQUIREMENTS = ["pytest>=8", "numpy", "hypothesis"]
 EXAMPLE_REQUIREMENTS = ["scikit-learn", "tqdm", "matplotlib"]
 
@@ -66,10 +69,19 @@ def _wheel(layer: str) -> Path:
     return matches[-1]
 
 
+def _builds_cuda() -> bool:
+    """As CMake decides: EMBER_CUDA=OFF never, otherwise when nvcc is found."""
+    if os.environ.get("EMBER_CUDA", "AUTO").upper() == "OFF":
+        return False
+    return shutil.which("nvcc") is not None or Path("/usr/local/cuda/bin/nvcc").exists()
+
+
 @nox.session(python=PYTHON)
 def build(session: nox.Session) -> None:
     """Compile every layer once into build/wheels (persistent build dirs)."""
     session.install(*BUILD_REQUIREMENTS)
+    if _builds_cuda():
+        session.install(*CUDA_BUILD_REQUIREMENTS)
     DEV_WHEELS.mkdir(parents=True, exist_ok=True)
     for old in DEV_WHEELS.glob("*.whl"):
         old.unlink()

@@ -16,6 +16,8 @@ DEFINE_DISPATCH(masked_fill_stub);
 DEFINE_DISPATCH(masked_select_stub);
 DEFINE_DISPATCH(masked_scatter_stub);
 DEFINE_DISPATCH(nonzero_stub);
+DEFINE_DISPATCH(index_reduce_stub);
+DEFINE_DISPATCH(divide_by_count_stub);
 
 // ---------------------------------------------------------------------------
 // shared helpers
@@ -30,7 +32,8 @@ void throw_index_out_of_range(int64_t index, int64_t dim, int64_t size, IndexMod
 }
 
 void check_index_range(const Tensor& index, int64_t size, int64_t dim, IndexMode mode) {
-  if (index.numel() == 0) return;
+  // CUDA indices are checked by the kernels, on the device (see Indexing.h).
+  if (index.numel() == 0 || index.is_cuda()) return;
   const Tensor idx = index.contiguous();
   const int64_t* p = idx.data_ptr<int64_t>();
   const int64_t n = idx.numel();
@@ -56,6 +59,14 @@ void check_index_range(const Tensor& index, int64_t size, int64_t dim, IndexMode
   for (int64_t i = 0; i < n; ++i) {
     if (p[i] < lo || p[i] >= size) throw_index_out_of_range(p[i], dim, size, mode);
   }
+}
+
+void check_same_device(const Tensor& self, const Tensor& other, const char* what, const char* op) {
+  if (self.device() == other.device()) return;
+  Device a = self.device(), b = other.device();
+  if (a.is_cpu() && !b.is_cpu()) std::swap(a, b);
+  EMBER_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, ", a, " and ", b,
+              "! (when checking argument for argument ", what, " in method ", op, ")");
 }
 
 Tensor ensure_1d(const Tensor& t) { return t.dim() == 0 ? t.as_strided({1}, {1}) : t; }
@@ -175,12 +186,16 @@ std::vector<Tensor> expand_indices(Tensor& self, const std::vector<std::optional
       too_many(++dim);
       continue;
     }
-    const Tensor& t = *entry;
+    // Indices may live on the CPU for a CUDA self (PyTorch moves them), not elsewhere.
+    EMBER_CHECK(entry->is_cpu() || entry->device() == self.device(),
+                "indices should be either on cpu or on the same device as the indexed tensor (", self.device(), ")");
+    const Tensor t = entry->device() == self.device() ? *entry : entry->to(self.device());
     const ScalarType st = t.dtype();
     if (st == ScalarType::Bool || st == ScalarType::Byte) {
       if (t.dim() == 0) {
         self = self.unsqueeze(dim);
-        out.push_back(t.item().toBool() ? zeros({1}, ScalarType::Long) : empty({0}, ScalarType::Long));
+        out.push_back(t.item().toBool() ? zeros({1}, ScalarType::Long, self.device())
+                                        : empty({0}, ScalarType::Long, self.device()));
         ++dim;
         continue;
       }
@@ -189,7 +204,7 @@ std::vector<Tensor> expand_indices(Tensor& self, const std::vector<std::optional
         EMBER_CHECK_INDEX(t.size(j) == self.size(dim + j), "The shape of the mask ", t.sizes(), " at index ", j,
                           " does not match the shape of the indexed tensor ", self.sizes(), " at index ", dim + j);
       }
-      const Tensor nz = nonzero_stub(DeviceType::CPU, t);
+      const Tensor nz = nonzero_stub(t.device().type, t);
       for (int64_t j = 0; j < t.dim(); ++j) out.push_back(nz.select(1, j));
       dim += t.dim();
     } else if (st == ScalarType::Long || st == ScalarType::Int) {
@@ -331,6 +346,10 @@ LoneMask lone_mask(const Tensor& self, const std::vector<std::optional<Tensor>>&
   if (!r.mask.defined() || r.dim + r.mask.dim() > self.dim()) return LoneMask{};
   for (int64_t j = 0; j < r.mask.dim(); ++j)
     if (r.mask.size(j) != self.size(r.dim + j)) return LoneMask{};  // the general path words the error
+  if (r.mask.device() != self.device()) {
+    if (!r.mask.is_cpu()) return LoneMask{};  // the general path words the error
+    r.mask = r.mask.to(self.device());
+  }
   return r;
 }
 
@@ -345,6 +364,7 @@ Tensor mask_in_shape_of(const Tensor& self, const LoneMask& lm) {
 
 Tensor index_out(const Tensor& self, const std::vector<std::optional<Tensor>>& indices, const Tensor& out) {
   EMBER_CHECK_INDEX(!indices.empty(), "index: at least one index must be provided");
+  if (out.defined()) check_same_device(self, out, "out", "index");
   if (out.defined()) check_out(out, self, self.dtype(), "index");
   // x[mask]: one pass to count, one to copy, instead of nonzero() + gather.
   const LoneMask lm = lone_mask(self, indices);
@@ -353,7 +373,7 @@ Tensor index_out(const Tensor& self, const std::vector<std::optional<Tensor>>& i
     for (int64_t d = 0; d < self.dim(); ++d)
       if (d < lm.dim || d >= lm.dim + lm.mask.dim()) others *= self.size(d);
     if (others > 0) {
-      const Tensor flat = masked_select_stub(DeviceType::CPU, self, mask_in_shape_of(self, lm));
+      const Tensor flat = masked_select_stub(self.device().type, self, mask_in_shape_of(self, lm));
       DimVector shape;
       for (int64_t d = 0; d < lm.dim; ++d) shape.push_back(self.size(d));
       shape.push_back(flat.numel() / others);
@@ -383,7 +403,7 @@ Tensor index_out(const Tensor& self, const std::vector<std::optional<Tensor>>& i
   }
   if (result.numel() == 0) return result;
   auto iter = make_index_iter(result, info.src, info.indices, "index");
-  index_stub(DeviceType::CPU, iter, info.dims, IndexMode::Wrap);
+  index_stub(self.device().type, iter, info.dims, IndexMode::Wrap, "index");
   return result;
 }
 
@@ -394,9 +414,12 @@ Tensor index_put_(const Tensor& self, const std::vector<std::optional<Tensor>>& 
               c10::toString(self.dtype()), " for the destination and ", c10::toString(values.dtype()),
               " for the source.");
   check_no_internal_overlap(self, "index_put_");
+  // A 0-dim CPU value may fill a CUDA self; anything else must be on self's device.
+  const bool cpu_scalar = values.dim() == 0 && values.is_cpu();
+  if (!cpu_scalar) check_same_device(self, values, "values", "index_put_");
   // Reading values while writing self through another view of the same memory would
   // see half-written data: take a copy first.
-  const Tensor vals = values.is_alias_of(self) ? values.clone() : values;
+  const Tensor vals = values.is_alias_of(self) ? values.clone() : cpu_scalar ? values.to(self.device()) : values;
   // x[mask] = scalar: a masked_fill, no index tensors at all.
   if (!accumulate && vals.numel() == 1) {
     const LoneMask lm = lone_mask(self, indices);
@@ -410,8 +433,9 @@ Tensor index_put_(const Tensor& self, const std::vector<std::optional<Tensor>>& 
                       .resize_outputs(false)
                       .check_mem_overlap(false)
                       .build();
-      const Tensor v = vals.reshape({}).contiguous();
-      masked_fill_stub(DeviceType::CPU, iter, v.data_ptr());
+      // the stub reads the value on the host
+      const Tensor v = vals.reshape({}).to(Device(DeviceType::CPU)).contiguous();
+      masked_fill_stub(self.device().type, iter, v.data_ptr());
       return self;
     }
   }
@@ -424,11 +448,11 @@ Tensor index_put_(const Tensor& self, const std::vector<std::optional<Tensor>>& 
       s.copy_(vals);
     } else {
       // self += values, through the serial loop (no index tensors: one dim of size 1, stride 0)
-      const Tensor idx = zeros({}, ScalarType::Long);
+      const Tensor idx = zeros({}, ScalarType::Long, self.device());
       auto iter = make_index_iter(s, vals, {idx}, "index_put_");
       IndexedDims dims;
       dims.push_back(IndexedDim{1, 0, 0});
-      index_reduce_serial(iter, dims, IndexMode::Wrap, ReduceOp::Add, Scalar(int64_t{1}));
+      index_reduce_serial(iter, dims, IndexMode::Wrap, ReduceOp::Add, Scalar(int64_t{1}), "index_put_");
     }
     return self;
   }
@@ -443,9 +467,9 @@ Tensor index_put_(const Tensor& self, const std::vector<std::optional<Tensor>>& 
   }
   auto iter = make_index_iter(info.src, vals, info.indices, "index_put_");
   if (accumulate) {
-    index_reduce_serial(iter, info.dims, IndexMode::Wrap, ReduceOp::Add, Scalar(int64_t{1}));
+    index_reduce_serial(iter, info.dims, IndexMode::Wrap, ReduceOp::Add, Scalar(int64_t{1}), "index_put_");
   } else {
-    index_put_stub(DeviceType::CPU, iter, info.dims, IndexMode::Wrap);
+    index_put_stub(self.device().type, iter, info.dims, IndexMode::Wrap, "index_put_");
   }
   return self;
 }
@@ -462,6 +486,8 @@ Tensor index_put(const Tensor& self, const std::vector<std::optional<Tensor>>& i
 // ---------------------------------------------------------------------------
 
 Tensor index_select_out(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& out) {
+  check_same_device(self, index, "index", "index_select");
+  if (out.defined()) check_same_device(self, out, "out", "index_select");
   const Tensor idx = check_vector_index(index, "index_select", true);
   const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
   const int64_t n = idx.numel();
@@ -489,7 +515,7 @@ Tensor index_select_out(const Tensor& self, int64_t dim, const Tensor& index, co
   auto iter = make_index_iter(result1, src, {idx.as_strided(isizes, istrides)}, "index_select");
   IndexedDims dims;
   dims.push_back(IndexedDim{self1.size(d), self1.stride(d) * static_cast<int64_t>(self.itemsize()), d});
-  index_stub(DeviceType::CPU, iter, dims, IndexMode::NoWrap);
+  index_stub(self.device().type, iter, dims, IndexMode::NoWrap, "index_select()");
   return result;
 }
 
@@ -497,6 +523,8 @@ Tensor gather_out(const Tensor& self, int64_t dim, const Tensor& index, bool spa
   const int64_t nd = std::max<int64_t>(self.dim(), 1);
   const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
   EMBER_CHECK(index.dtype() == ScalarType::Long, "gather(): Expected dtype int64 for index");
+  check_same_device(self, index, "index", "gather");
+  if (out.defined()) check_same_device(self, out, "out", "gather");
   EMBER_CHECK(std::max<int64_t>(index.dim(), 1) == nd,
               "Index tensor must have the same number of dimensions as input tensor");
   const Tensor self1 = ensure_1d(self);
@@ -522,13 +550,15 @@ Tensor gather_out(const Tensor& self, int64_t dim, const Tensor& index, bool spa
   auto iter = make_index_iter(ensure_1d(result), src, {index1}, "gather");
   IndexedDims dims;
   dims.push_back(IndexedDim{self1.size(d), self1.stride(d) * static_cast<int64_t>(self.itemsize()), d});
-  index_stub(DeviceType::CPU, iter, dims, IndexMode::NoWrap);
+  index_stub(self.device().type, iter, dims, IndexMode::NoWrap, "gather()");
   return result;
 }
 
 Tensor take_out(const Tensor& self, const Tensor& index, const Tensor& out) {
   EMBER_CHECK(index.dtype() == ScalarType::Long, "take(): Expected a long tensor for index, but got ",
               c10::toString(index.dtype()));
+  check_same_device(self, index, "index", "take");
+  if (out.defined()) check_same_device(self, out, "out", "take");
   Tensor result = out;
   if (result.defined()) {
     check_out(result, self, self.dtype(), "take");
@@ -542,7 +572,7 @@ Tensor take_out(const Tensor& self, const Tensor& index, const Tensor& out) {
   auto iter = make_index_iter(result, src, {index}, "take");
   IndexedDims dims;
   dims.push_back(IndexedDim{flat.numel(), static_cast<int64_t>(self.itemsize()), 0});
-  index_stub(DeviceType::CPU, iter, dims, IndexMode::Take);
+  index_stub(self.device().type, iter, dims, IndexMode::Take, "take()");
   return result;
 }
 
@@ -561,8 +591,8 @@ Tensor masked_fill__Scalar(const Tensor& self, const Tensor& mask, const Scalar&
                   .resize_outputs(false)
                   .build();
   if (self.numel() == 0) return self;
-  const Tensor v = scalar_tensor(value, self.dtype());
-  masked_fill_stub(DeviceType::CPU, iter, v.data_ptr());
+  const Tensor v = scalar_tensor(value, self.dtype());  // on the host: the stub reads it there
+  masked_fill_stub(self.device().type, iter, v.data_ptr());
   return self;
 }
 
@@ -600,9 +630,11 @@ Tensor masked_fill_Tensor(const Tensor& self, const Tensor& mask, const Tensor& 
 
 Tensor masked_select_out(const Tensor& self, const Tensor& mask, const Tensor& out) {
   EMBER_CHECK(mask.dtype() == ScalarType::Bool, "masked_select: expected BoolTensor for mask");
+  check_same_device(self, mask, "mask", "masked_select");
+  if (out.defined()) check_same_device(self, out, "out", "masked_select");
   if (out.defined()) check_out(out, self, self.dtype(), "masked_select");
   const DimVector shape = infer_size(self.sizes(), mask.sizes(), "masked_select");
-  const Tensor r = masked_select_stub(DeviceType::CPU, self.expand(shape), mask.expand(shape));
+  const Tensor r = masked_select_stub(self.device().type, self.expand(shape), mask.expand(shape));
   if (!out.defined()) return r;
   resize_output(out, r.sizes());
   out.copy_(r);
@@ -614,11 +646,13 @@ Tensor masked_scatter_(const Tensor& self, const Tensor& mask, const Tensor& sou
               c_type_name(mask.dtype()));
   EMBER_CHECK(self.dtype() == source.dtype(), "masked_scatter_: expected self and source to have same dtypes but got ",
               c10::toString(self.dtype()), " and ", c10::toString(source.dtype()));
+  check_same_device(self, mask, "mask", "masked_scatter_");
+  check_same_device(self, source, "source", "masked_scatter_");
   const Tensor m = mask.expand(self.sizes());
   check_no_internal_overlap(self, "masked_scatter_");
   if (self.numel() == 0) return self;
   const Tensor src = source.is_alias_of(self) ? source.clone() : source.contiguous();
-  masked_scatter_stub(DeviceType::CPU, self, m, src);
+  masked_scatter_stub(self.device().type, self, m, src);
   return self;
 }
 
@@ -634,24 +668,25 @@ Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& sour
 // nonzero, argwhere
 // ---------------------------------------------------------------------------
 
-Tensor nonzero(const Tensor& self) { return nonzero_stub(DeviceType::CPU, self); }
+Tensor nonzero(const Tensor& self) { return nonzero_stub(self.device().type, self); }
 
 Tensor nonzero_out(const Tensor& self, const Tensor& out) {
   EMBER_CHECK(out.dtype() == ScalarType::Long,
               "nonzero: Expected out tensor to have scalar type Long but got scalar type ", c10::toString(out.dtype()));
-  const Tensor r = nonzero_stub(DeviceType::CPU, self);
+  check_same_device(self, out, "out", "nonzero");
+  const Tensor r = nonzero_stub(self.device().type, self);
   resize_output(out, r.sizes());
   out.copy_(r);
   return out;
 }
 
 std::vector<Tensor> nonzero_numpy(const Tensor& self) {
-  const Tensor nz = nonzero_stub(DeviceType::CPU, self.dim() == 0 ? self.unsqueeze(0) : self);
+  const Tensor nz = nonzero_stub(self.device().type, self.dim() == 0 ? self.unsqueeze(0) : self);
   std::vector<Tensor> cols;
   for (int64_t j = 0; j < nz.size(1); ++j) cols.push_back(nz.select(1, j));
   return cols;
 }
 
-Tensor argwhere(const Tensor& self) { return nonzero_stub(DeviceType::CPU, self); }
+Tensor argwhere(const Tensor& self) { return nonzero_stub(self.device().type, self); }
 
 }  // namespace ember::at::native

@@ -15,6 +15,13 @@
 // Bounds: read kernels check each index just before using it (an error raised in
 // an OpenMP chunk is rethrown after the parallel region); write kernels validate
 // all indices first (check_index_range), so a failing call leaves self untouched.
+//
+// CUDA (cuda/Indexing.cu, cuda/AdvancedIndexing.cu): the same stubs, one thread per
+// element. Indices are checked on the device, where a bad one is recorded with
+// report_index_error (its element is skipped) and raised as IndexError by the next
+// check_device_errors (the next indexing launch, device-to-host copy or
+// synchronize). check_index_range does nothing for CUDA indices, so a failing write
+// may have written the elements whose indices were valid.
 
 #include <ember/aten/TensorIterator.h>
 #include <ember/aten/native/DispatchStub.h>
@@ -55,7 +62,8 @@ inline int64_t index_offset(int64_t v, const IndexedDim& d, IndexMode mode) {
 }
 
 // iter = [out, src, idx...]: out[i] = src[i + offset(idx[i])] (element copy).
-using index_fn = void (*)(TensorIterator& iter, const IndexedDims& dims, IndexMode mode);
+// `op` names the operator in the device-side errors of the CUDA kernels ("gather()").
+using index_fn = void (*)(TensorIterator& iter, const IndexedDims& dims, IndexMode mode, const char* op);
 DECLARE_DISPATCH(index_fn, index_stub);
 // iter = [dst, values, idx...]: dst[i + offset(idx[i])] = values[i] (no accumulation).
 DECLARE_DISPATCH(index_fn, index_put_stub);
@@ -91,12 +99,28 @@ Tensor prepare_out_like_self(const Tensor& self, const Tensor& out, const char* 
 // index given to index_select / index_add / ...: 0-d or 1-d, int32/int64; returns an int64 1-d tensor.
 Tensor check_vector_index(const Tensor& index, const char* op, bool allow_int32);
 
-// The serial accumulate loop shared by index_put_(accumulate=True), index_add_,
+// The accumulate loop shared by index_put_(accumulate=True), index_add_,
 // scatter(reduce=...), scatter_reduce, index_reduce, put_(accumulate=True):
 // iter = [dst, src, idx...] (dst restrided), dst[i + offset] = op(dst[..], src[i]).
+// CPU: serial, so duplicate indices accumulate exactly and deterministically.
+// CUDA: atomics (index_reduce_stub), so floating-point sums and products over
+// duplicate indices are not deterministic (as in PyTorch).
 enum class ReduceOp : int8_t { Assign, Add, Mul, Max, Min };
 void index_reduce_serial(TensorIterator& iter, const IndexedDims& dims, IndexMode mode, ReduceOp op,
-                         const Scalar& alpha);
+                         const Scalar& alpha, const char* name);
+// Its per-device kernel (CPU: the serial loop in TensorAdvancedIndexing.cpp).
+using index_reduce_fn = void (*)(TensorIterator& iter, const IndexedDims& dims, IndexMode mode, ReduceOp op,
+                                 const Scalar& alpha, const char* name);
+DECLARE_DISPATCH(index_reduce_fn, index_reduce_stub);
+// iter = [self, count(int64)]: self[i] /= count[i] where count[i] > 0 (floor division for
+// integers, bool unchanged) -- the last step of reduce='mean'.
+using divide_by_count_fn = void (*)(TensorIterator& iter);
+DECLARE_DISPATCH(divide_by_count_fn, divide_by_count_stub);
+
+// Index tensors must live on self's device: RuntimeError (PyTorch's "Expected all
+// tensors to be on the same device, but found at least two devices, cuda:0 and cpu!")
+// otherwise. `what` names the argument in the message's tail.
+void check_same_device(const Tensor& self, const Tensor& other, const char* what, const char* op);
 
 // Builds [dst, src, idx...] with the configuration every index kernel uses.
 TensorIterator make_index_iter(const Tensor& dst, const Tensor& src, const std::vector<Tensor>& indices,

@@ -4,8 +4,9 @@
 // Each op views self in the shape of the index (or source) with stride 0 along
 // `dim` and runs [dst, src, index] through the shared index loops (Indexing.h).
 // Plain writes go through index_put_stub; reductions through index_reduce_serial,
-// a serial loop: duplicate indices then accumulate exactly and deterministically.
-// Every index is validated before the first write.
+// on the CPU a serial loop: duplicate indices then accumulate exactly and
+// deterministically (CUDA: atomics, see Indexing.h). Every CPU index is validated
+// before the first write; CUDA indices are checked on the device.
 #include <cmath>
 #include <limits>
 
@@ -119,31 +120,54 @@ void divide_by_count(TensorIterator& iter) {
   });
 }
 
-// The value a reduction starts from when self's own value is left out.
-Tensor reduce_identity(ScalarType t, ReduceOp op) {
+// The value a reduction starts from when self's own value is left out (0-dim, on `device`).
+Tensor reduce_identity(ScalarType t, ReduceOp op, Device device) {
   const bool fp = c10::isFloatingType(t);
   switch (op) {
     case ReduceOp::Mul:
-      return scalar_tensor(Scalar(int64_t{1}), t);
+      return scalar_tensor(Scalar(int64_t{1}), t, device);
     case ReduceOp::Max:
-      if (fp) return scalar_tensor(Scalar(-std::numeric_limits<double>::infinity()), t);
-      return EMBER_DISPATCH_INTEGRAL_TYPES_AND_BOOL(
-          t, "reduce_identity", [&] { return scalar_tensor(Scalar(std::numeric_limits<scalar_t>::lowest()), t); });
+      if (fp) return scalar_tensor(Scalar(-std::numeric_limits<double>::infinity()), t, device);
+      return EMBER_DISPATCH_INTEGRAL_TYPES_AND_BOOL(t, "reduce_identity", [&] {
+        return scalar_tensor(Scalar(std::numeric_limits<scalar_t>::lowest()), t, device);
+      });
     case ReduceOp::Min:
-      if (fp) return scalar_tensor(Scalar(std::numeric_limits<double>::infinity()), t);
+      if (fp) return scalar_tensor(Scalar(std::numeric_limits<double>::infinity()), t, device);
       return EMBER_DISPATCH_INTEGRAL_TYPES_AND_BOOL(
-          t, "reduce_identity", [&] { return scalar_tensor(Scalar(std::numeric_limits<scalar_t>::max()), t); });
+          t, "reduce_identity", [&] { return scalar_tensor(Scalar(std::numeric_limits<scalar_t>::max()), t, device); });
     default:
-      return scalar_tensor(Scalar(int64_t{0}), t);
+      return scalar_tensor(Scalar(int64_t{0}), t, device);
   }
+}
+
+void index_reduce_cpu(TensorIterator& iter, const IndexedDims& dims, IndexMode mode, ReduceOp op, const Scalar& alpha,
+                      const char*) {
+  EMBER_DISPATCH_ALL_TYPES(iter.dtype(0), "index_reduce", [&] { reduce_typed<scalar_t>(iter, dims, mode, op, alpha); });
+}
+
+void divide_by_count_cpu(TensorIterator& iter) {
+  EMBER_DISPATCH_ALL_TYPES(iter.dtype(0), "index_reduce", [&] { divide_by_count<scalar_t>(iter); });
 }
 
 }  // namespace
 
+// These two stubs have one CPU kernel (serial, dtype-dispatched: nothing to gain from
+// per-capability copies), stored in the DEFAULT slot; the others stay empty.
+#define EMBER_INDEXING_CPU_ONLY_STUB(name, fn)                  \
+  template <>                                                   \
+  decltype(name)::FnPtr EMBER_STUB_SLOT_(name, DEFAULT) = fn;   \
+  template <>                                                   \
+  decltype(name)::FnPtr EMBER_STUB_SLOT_(name, AVX2) = nullptr; \
+  template <>                                                   \
+  decltype(name)::FnPtr EMBER_STUB_SLOT_(name, AVX512) = nullptr
+EMBER_INDEXING_CPU_ONLY_STUB(index_reduce_stub, &index_reduce_cpu);
+EMBER_INDEXING_CPU_ONLY_STUB(divide_by_count_stub, &divide_by_count_cpu);
+#undef EMBER_INDEXING_CPU_ONLY_STUB
+
 void index_reduce_serial(TensorIterator& iter, const IndexedDims& dims, IndexMode mode, ReduceOp op,
-                         const Scalar& alpha) {
+                         const Scalar& alpha, const char* name) {
   if (iter.numel() == 0) return;
-  EMBER_DISPATCH_ALL_TYPES(iter.dtype(0), "index_reduce", [&] { reduce_typed<scalar_t>(iter, dims, mode, op, alpha); });
+  index_reduce_stub(iter.device_type(0), iter, dims, mode, op, alpha, name);
 }
 
 // ---------------------------------------------------------------------------
@@ -173,24 +197,26 @@ void write_along_dim(const Tensor& result1, int64_t d, const Tensor& index_r, co
   const IntArrayRef shape = src_r.sizes();
   const IndexedDims dims = one_dim(result1, d);
   const Tensor dst = restride(result1, d, shape);
+  const Device dev = result1.device();
   if (op == ReduceOp::Assign) {
     auto iter = make_index_iter(dst, src_r, {index_r}, name);
-    index_put_stub(DeviceType::CPU, iter, dims, IndexMode::NoWrap);
+    index_put_stub(dev.type, iter, dims, IndexMode::NoWrap, name);
     return;
   }
   if (!include_self) {
     // every position that receives a value starts from the reduction's identity
-    const Tensor ident = reduce_identity(result1.dtype(), op).as_strided(shape, DimVector(shape.size(), 0));
+    const Tensor ident = reduce_identity(result1.dtype(), op, dev).as_strided(shape, DimVector(shape.size(), 0));
     auto iter = make_index_iter(dst, ident, {index_r}, name);
-    index_put_stub(DeviceType::CPU, iter, dims, IndexMode::NoWrap);
+    index_put_stub(dev.type, iter, dims, IndexMode::NoWrap, name);
   }
   auto iter = make_index_iter(dst, src_r, {index_r}, name);
-  index_reduce_serial(iter, dims, IndexMode::NoWrap, op, Scalar(int64_t{1}));
+  index_reduce_serial(iter, dims, IndexMode::NoWrap, op, Scalar(int64_t{1}), name);
   if (!mean) return;
-  const Tensor count = full(result1.sizes(), Scalar(int64_t{include_self ? 1 : 0}), ScalarType::Long);
-  const Tensor one = scalar_tensor(Scalar(int64_t{1}), ScalarType::Long).as_strided(shape, DimVector(shape.size(), 0));
+  const Tensor count = full(result1.sizes(), Scalar(int64_t{include_self ? 1 : 0}), ScalarType::Long, dev);
+  const Tensor one =
+      scalar_tensor(Scalar(int64_t{1}), ScalarType::Long, dev).as_strided(shape, DimVector(shape.size(), 0));
   auto count_iter = make_index_iter(restride(count, d, shape), one, {index_r}, name);
-  index_reduce_serial(count_iter, one_dim(count, d), IndexMode::NoWrap, ReduceOp::Add, Scalar(int64_t{1}));
+  index_reduce_serial(count_iter, one_dim(count, d), IndexMode::NoWrap, ReduceOp::Add, Scalar(int64_t{1}), name);
   auto div_iter = TensorIteratorConfig()
                       .name(name)
                       .add_output(result1)
@@ -199,13 +225,15 @@ void write_along_dim(const Tensor& result1, int64_t d, const Tensor& index_r, co
                       .resize_outputs(false)
                       .check_mem_overlap(false)
                       .build();
-  EMBER_DISPATCH_ALL_TYPES(result1.dtype(), name, [&] { divide_by_count<scalar_t>(div_iter); });
+  divide_by_count_stub(dev.type, div_iter);
 }
 
 // ---- scatter / gather-style checks (index has self's number of dims) ----
 
 void scatter_checks(const char* op, const Tensor& self, int64_t d, const Tensor& index, const Tensor* src) {
   EMBER_CHECK(index.dtype() == ScalarType::Long, op, "(): Expected dtype int64 for index");
+  check_same_device(self, index, "index", op);
+  if (src) check_same_device(self, *src, "src", op);
   if (src) {
     EMBER_CHECK(src->dtype() == self.dtype(), op, "(): Expected self.dtype to be equal to src.dtype");
   }
@@ -236,6 +264,7 @@ Tensor scatter_common(const char* op, const Tensor& self, int64_t dim, const Ten
                       const Scalar* value, ReduceOp rop, bool include_self, bool mean, const Tensor& out) {
   const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
   scatter_checks(op, self, d, index, value ? nullptr : &src);
+  if (out.defined()) check_same_device(self, out, "out", op);
   Tensor result = prepare_out_like_self(self, out, op);
   if (index.numel() == 0) return result;
   const Tensor result1 = ensure_1d(result);
@@ -243,7 +272,7 @@ Tensor scatter_common(const char* op, const Tensor& self, int64_t dim, const Ten
   check_index_range(index1, result1.size(d), d, IndexMode::NoWrap);
   Tensor src_r;
   if (value) {
-    src_r = scalar_tensor(*value, self.dtype()).as_strided(index1.sizes(), DimVector(index1.dim(), 0));
+    src_r = scalar_tensor(*value, self.dtype(), self.device()).as_strided(index1.sizes(), DimVector(index1.dim(), 0));
   } else {
     const Tensor s = src.is_alias_of(result) ? src.clone() : src;
     const Tensor s1 = ensure_1d(s);
@@ -325,6 +354,9 @@ namespace {
 Tensor index_along_dim(const char* op, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                        bool allow_int32, ReduceOp rop, const Scalar& alpha, bool include_self, bool mean,
                        const Tensor& out) {
+  check_same_device(self, index, "index", op);
+  check_same_device(self, source, "source", op);
+  if (out.defined()) check_same_device(self, out, "out", op);
   const Tensor idx = check_vector_index(index, op, allow_int32);
   const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
   EMBER_CHECK(source.dtype() == self.dtype(), op, "(): self (", c10::toString(self.dtype()), ") and source (",
@@ -354,7 +386,7 @@ Tensor index_along_dim(const char* op, const Tensor& self, int64_t dim, const Te
     // index_add: alpha scales the source
     const IndexedDims dims = one_dim(result1, d);
     auto iter = make_index_iter(restride(result1, d, src.sizes()), src, {index_r}, op);
-    index_reduce_serial(iter, dims, IndexMode::NoWrap, ReduceOp::Add, alpha);
+    index_reduce_serial(iter, dims, IndexMode::NoWrap, ReduceOp::Add, alpha, op);
     return result;
   }
   write_along_dim(result1, d, index_r, src, rop, include_self, mean, op);
@@ -391,6 +423,7 @@ Tensor index_fill__int_Scalar(const Tensor& self, int64_t dim, const Tensor& ind
   EMBER_CHECK_INDEX(index.dim() <= 1, "index_fill_(): Index has to be a vector, but got tensor with ", index.dim(),
                     " dimensions");
   EMBER_CHECK(index.dtype() == ScalarType::Long, "index_fill_(): Expected dtype int64 for index.");
+  check_same_device(self, index, "index", "index_fill_");
   const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
   check_no_internal_overlap(self, "index_fill_");
   const Tensor idx = ensure_1d(index);
@@ -403,9 +436,9 @@ Tensor index_fill__int_Scalar(const Tensor& self, int64_t dim, const Tensor& ind
   DimVector isizes(self1.dim(), 1), istrides(self1.dim(), 0);
   isizes[d] = n;
   istrides[d] = idx.stride(0);
-  const Tensor v = scalar_tensor(value, self.dtype()).as_strided(shape, DimVector(shape.size(), 0));
+  const Tensor v = scalar_tensor(value, self.dtype(), self.device()).as_strided(shape, DimVector(shape.size(), 0));
   auto iter = make_index_iter(restride(self1, d, shape), v, {idx.as_strided(isizes, istrides)}, "index_fill_");
-  index_put_stub(DeviceType::CPU, iter, one_dim(self1, d), IndexMode::Wrap);
+  index_put_stub(self.device().type, iter, one_dim(self1, d), IndexMode::Wrap, "index_fill_()");
   return self;
 }
 
@@ -437,6 +470,8 @@ Tensor put_(const Tensor& self, const Tensor& index, const Tensor& source, bool 
   EMBER_CHECK(source.numel() == index.numel(),
               "put_(): Expected source and index to have the same number of elements, but got source.numel() = ",
               source.numel(), ", index.numel() = ", index.numel());
+  check_same_device(self, index, "index", "put_");
+  check_same_device(self, source, "source", "put_");
   check_no_internal_overlap(self, "put_");
   if (index.numel() == 0) return self;
   check_index_range(index, self.numel(), 0, IndexMode::Take);
@@ -447,9 +482,9 @@ Tensor put_(const Tensor& self, const Tensor& index, const Tensor& source, bool 
   IndexedDims dims;
   dims.push_back(IndexedDim{target.numel(), static_cast<int64_t>(target.itemsize()), 0});
   if (accumulate) {
-    index_reduce_serial(iter, dims, IndexMode::Take, ReduceOp::Add, Scalar(int64_t{1}));
+    index_reduce_serial(iter, dims, IndexMode::Take, ReduceOp::Add, Scalar(int64_t{1}), "put_()");
   } else {
-    index_put_stub(DeviceType::CPU, iter, dims, IndexMode::Take);
+    index_put_stub(self.device().type, iter, dims, IndexMode::Take, "put_()");
   }
   if (!target.is_same(self)) self.copy_(target);
   return self;

@@ -124,11 +124,11 @@ void index_kernel_impl(TensorIterator& iter, const IndexedDims& dims, IndexMode 
   }
 }
 
-void index_kernel(TensorIterator& iter, const IndexedDims& dims, IndexMode mode) {
+void index_kernel(TensorIterator& iter, const IndexedDims& dims, IndexMode mode, const char*) {
   index_kernel_impl<false>(iter, dims, mode);
 }
 
-void index_put_kernel(TensorIterator& iter, const IndexedDims& dims, IndexMode mode) {
+void index_put_kernel(TensorIterator& iter, const IndexedDims& dims, IndexMode mode, const char*) {
   index_kernel_impl<true>(iter, dims, mode);
 }
 

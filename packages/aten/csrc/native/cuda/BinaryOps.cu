@@ -1,0 +1,481 @@
+// CUDA kernels of the elementwise binary operators (the stubs of BinaryOps.h), with
+// the dtypes and formulas of cpu/BinaryOpsKernel.cpp.
+//
+// add, mul and true division have a kernel of their own per dtype (they are the hot
+// ones); the other operators of one dtype list share a kernel per dtype with the op
+// as a run-time code (see UnaryOps.cu), which keeps the number of instantiations --
+// and the compile time -- down.
+//
+// One difference from the CPU: integer division and remainder by zero cannot raise
+// from a kernel. They give -1 (all bits set) as the quotient and the dividend as the
+// remainder, without an error (PyTorch's CUDA kernels do not raise either).
+#include <limits>
+#include <type_traits>
+
+#include <ember/aten/Dispatch.h>
+
+#include "../BinaryOps.h"
+#include "Loops.cuh"
+#include "Math.cuh"
+
+namespace ember::at::native {
+namespace {
+
+namespace m = cuda_math;
+
+template <typename T>
+EMBER_HOST_DEVICE T wrapping_neg(T a) {
+  return static_cast<T>(static_cast<T>(0) - static_cast<std::make_unsigned_t<T>>(a));
+}
+
+template <typename T>
+EMBER_HOST_DEVICE bool is_nan(T x) {
+  if constexpr (std::is_integral_v<T>) {
+    return false;
+  } else {
+    return static_cast<opmath_t<T>>(x) != static_cast<opmath_t<T>>(x);
+  }
+}
+
+// ---- add / mul / true division ----
+template <typename scalar_t>
+void add_impl(TensorIterator& iter, const Scalar& alpha_scalar) {
+  using opmath = opmath_t<scalar_t>;
+  const opmath alpha = alpha_scalar.to<opmath>();
+  gpu_kernel(iter, [alpha] EMBER_GPU_LAMBDA(scalar_t a, scalar_t b) -> scalar_t {
+    return static_cast<scalar_t>(static_cast<opmath>(a) + alpha * static_cast<opmath>(b));
+  });
+}
+
+void add_kernel_cuda(TensorIterator& iter, const Scalar& alpha_scalar) {
+  const ScalarType dtype = iter.common_dtype();
+  if (dtype == ScalarType::Bool) {
+    const bool alpha = alpha_scalar.toBool();
+    gpu_kernel(iter, [alpha] EMBER_GPU_LAMBDA(bool a, bool b) -> bool { return a || (alpha && b); });
+    return;
+  }
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(dtype, "add", [&] { add_impl<scalar_t>(iter, alpha_scalar); });
+}
+
+void mul_kernel_cuda(TensorIterator& iter) {
+  const ScalarType dtype = iter.common_dtype();
+  if (dtype == ScalarType::Bool) {
+    gpu_kernel(iter, [] EMBER_GPU_LAMBDA(bool a, bool b) -> bool { return a && b; });
+    return;
+  }
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(dtype, "mul", [&] {
+    using opmath = opmath_t<scalar_t>;
+    gpu_kernel(iter, [] EMBER_GPU_LAMBDA(scalar_t a, scalar_t b) -> scalar_t {
+      return static_cast<scalar_t>(static_cast<opmath>(a) * static_cast<opmath>(b));
+    });
+  });
+}
+
+void div_true_kernel_cuda(TensorIterator& iter) {
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), "div", [&] {
+    using opmath = opmath_t<scalar_t>;
+    gpu_kernel(iter, [] EMBER_GPU_LAMBDA(scalar_t a, scalar_t b) -> scalar_t {
+      return static_cast<scalar_t>(static_cast<opmath>(a) / static_cast<opmath>(b));
+    });
+  });
+}
+
+// ---- the arithmetic family: every numeric dtype ----
+enum class ArithFn : int { DivTrunc, DivFloor, Remainder, Fmod, Maximum, Minimum, Fmax, Fmin, Pow };
+
+// Integer power by squaring, wrapping on overflow; a negative exponent gives 1, +-1
+// or 0 (as the CPU's powi).
+template <typename T>
+EMBER_HOST_DEVICE T powi(T a, T b) {
+  if constexpr (std::is_signed_v<T>) {
+    if (b < 0) {
+      if (a == 1) return 1;
+      if (a == -1) return (b & 1) ? T(-1) : T(1);
+      return 0;
+    }
+  }
+  using U = std::make_unsigned_t<T>;
+  U result = 1, base = static_cast<U>(a);
+  uint64_t e = static_cast<uint64_t>(b);
+  while (e) {
+    if (e & 1) result = static_cast<U>(result * base);
+    base = static_cast<U>(base * base);
+    e >>= 1;
+  }
+  return static_cast<T>(result);
+}
+
+template <typename T>
+EMBER_HOST_DEVICE T int_arith(ArithFn f, T a, T b) {
+  switch (f) {
+    case ArithFn::DivTrunc:
+      if (b == 0) return static_cast<T>(~T(0));
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return wrapping_neg(a);
+      }
+      return static_cast<T>(a / b);
+    case ArithFn::DivFloor:
+      if (b == 0) return static_cast<T>(~T(0));
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return wrapping_neg(a);
+        const T q = static_cast<T>(a / b);
+        return static_cast<T>(((a % b != 0) && ((a < 0) != (b < 0))) ? q - 1 : q);
+      } else {
+        return static_cast<T>(a / b);
+      }
+    case ArithFn::Remainder:
+      if (b == 0) return a;
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return 0;
+        T r = static_cast<T>(a % b);
+        if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+        return r;
+      } else {
+        return static_cast<T>(a % b);
+      }
+    case ArithFn::Fmod:
+      if (b == 0) return a;
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return 0;
+      }
+      return static_cast<T>(a % b);
+    case ArithFn::Maximum:
+    case ArithFn::Fmax:
+      return a > b ? a : b;
+    case ArithFn::Minimum:
+    case ArithFn::Fmin:
+      return a < b ? a : b;
+    default:
+      return powi(a, b);
+  }
+}
+
+template <typename scalar_t>
+EMBER_HOST_DEVICE scalar_t float_arith(ArithFn f, scalar_t a, scalar_t b) {
+  using opmath = opmath_t<scalar_t>;
+  const opmath x = static_cast<opmath>(a), y = static_cast<opmath>(b);
+  switch (f) {
+    case ArithFn::DivTrunc:
+      return static_cast<scalar_t>(m::trunc(x / y));
+    case ArithFn::DivFloor: {
+      // Python's floor division (as the CPU's div_floor_op)
+      if (y == 0) return static_cast<scalar_t>(x / y);
+      const opmath mod = m::fmod(x, y);
+      opmath div = (x - mod) / y;
+      if (mod != 0 && ((y < 0) != (mod < 0))) div -= 1;
+      opmath floordiv;
+      if (div != 0) {
+        floordiv = m::floor(div);
+        if (div - floordiv > opmath(0.5)) floordiv += 1;
+      } else {
+        floordiv = m::copysign(opmath(0), x / y);
+      }
+      return static_cast<scalar_t>(floordiv);
+    }
+    case ArithFn::Remainder: {
+      opmath mod = m::fmod(x, y);
+      if (mod != 0 && ((y < 0) != (mod < 0))) mod += y;
+      return static_cast<scalar_t>(mod);
+    }
+    case ArithFn::Fmod:
+      return static_cast<scalar_t>(m::fmod(x, y));
+    case ArithFn::Maximum:
+    case ArithFn::Minimum: {
+      // NaN-propagating
+      if (is_nan(a)) return a;
+      if (is_nan(b)) return b;
+      const bool a_wins = f == ArithFn::Maximum ? x > y : x < y;
+      return a_wins ? a : b;
+    }
+    case ArithFn::Fmax:
+      return static_cast<scalar_t>(m::fmax(x, y));
+    case ArithFn::Fmin:
+      return static_cast<scalar_t>(m::fmin(x, y));
+    default:
+      return static_cast<scalar_t>(m::pow(x, y));
+  }
+}
+
+template <typename scalar_t>
+void arith_impl(TensorIterator& iter, ArithFn f) {
+  gpu_kernel(iter, [f] EMBER_GPU_LAMBDA(scalar_t a, scalar_t b) -> scalar_t {
+    if constexpr (std::is_integral_v<scalar_t>) {
+      return int_arith<scalar_t>(f, a, b);
+    } else {
+      return float_arith<scalar_t>(f, a, b);
+    }
+  });
+}
+
+void arith_kernel(TensorIterator& iter, ArithFn f, const char* name) {
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), name, [&] { arith_impl<scalar_t>(iter, f); });
+}
+
+void div_trunc_kernel_cuda(TensorIterator& iter) { arith_kernel(iter, ArithFn::DivTrunc, "div"); }
+void div_floor_kernel_cuda(TensorIterator& iter) { arith_kernel(iter, ArithFn::DivFloor, "div"); }
+void remainder_kernel_cuda(TensorIterator& iter) { arith_kernel(iter, ArithFn::Remainder, "remainder"); }
+void fmod_kernel_cuda(TensorIterator& iter) { arith_kernel(iter, ArithFn::Fmod, "fmod"); }
+void pow_tensor_tensor_kernel_cuda(TensorIterator& iter) { arith_kernel(iter, ArithFn::Pow, "pow"); }
+
+// maximum / minimum of bools are or / and.
+void max_min_kernel(TensorIterator& iter, bool is_max, ArithFn f, const char* name) {
+  if (iter.common_dtype() == ScalarType::Bool) {
+    gpu_kernel(iter, [is_max] EMBER_GPU_LAMBDA(bool a, bool b) -> bool { return is_max ? (a || b) : (a && b); });
+    return;
+  }
+  arith_kernel(iter, f, name);
+}
+void maximum_kernel_cuda(TensorIterator& iter) { max_min_kernel(iter, true, ArithFn::Maximum, "maximum"); }
+void minimum_kernel_cuda(TensorIterator& iter) { max_min_kernel(iter, false, ArithFn::Minimum, "minimum"); }
+// (integers have no NaN: fmax / fmin are maximum / minimum there)
+void fmax_kernel_cuda(TensorIterator& iter) { max_min_kernel(iter, true, ArithFn::Fmax, "fmax"); }
+void fmin_kernel_cuda(TensorIterator& iter) { max_min_kernel(iter, false, ArithFn::Fmin, "fmin"); }
+
+// ---- pow with an exponent known on the host ----
+// The common float exponents are cheaper than pow (as the CPU kernel).
+enum class PowKind : int { Square, Cube, Sqrt, RSqrt, Reciprocal, InvSquare, General };
+
+template <typename scalar_t>
+void pow_tensor_scalar_impl(TensorIterator& iter, const Scalar& exp) {
+  if constexpr (std::is_integral_v<scalar_t>) {
+    const scalar_t e = exp.to<scalar_t>();  // >= 0: negative integer exponents were rejected
+    gpu_kernel(iter, [e] EMBER_GPU_LAMBDA(scalar_t a) -> scalar_t { return powi(a, e); });
+  } else {
+    using opmath = opmath_t<scalar_t>;
+    const double ed = exp.toDouble();
+    const PowKind kind = ed == 2.0    ? PowKind::Square
+                         : ed == 3.0  ? PowKind::Cube
+                         : ed == 0.5  ? PowKind::Sqrt
+                         : ed == -0.5 ? PowKind::RSqrt
+                         : ed == -1.0 ? PowKind::Reciprocal
+                         : ed == -2.0 ? PowKind::InvSquare
+                                      : PowKind::General;
+    const opmath e = static_cast<opmath>(ed);
+    gpu_kernel(iter, [kind, e] EMBER_GPU_LAMBDA(scalar_t a) -> scalar_t {
+      const opmath x = static_cast<opmath>(a);
+      switch (kind) {
+        case PowKind::Square:
+          return static_cast<scalar_t>(x * x);
+        case PowKind::Cube:
+          return static_cast<scalar_t>(x * x * x);
+        case PowKind::Sqrt:
+          return static_cast<scalar_t>(m::sqrt(x));
+        case PowKind::RSqrt:
+          return static_cast<scalar_t>(opmath(1) / m::sqrt(x));
+        case PowKind::Reciprocal:
+          return static_cast<scalar_t>(opmath(1) / x);
+        case PowKind::InvSquare:
+          return static_cast<scalar_t>(opmath(1) / (x * x));
+        default:
+          return static_cast<scalar_t>(m::pow(x, e));
+      }
+    });
+  }
+}
+
+void pow_tensor_scalar_kernel_cuda(TensorIterator& iter, const Scalar& exp) {
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), "pow", [&] { pow_tensor_scalar_impl<scalar_t>(iter, exp); });
+}
+
+// ---- float-only binary functions ----
+enum class FloatBinFn : int { Atan2, Hypot, Copysign, Xlogy, Logaddexp, Logaddexp2, Nextafter };
+
+// The next representable value after a in the direction of b (half types step the
+// 16-bit pattern, as the CPU kernel).
+template <typename T>
+EMBER_HOST_DEVICE T nextafter_op(T a, T b) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    return m::nextafter(a, b);
+  } else {
+    const float fa = static_cast<float>(a), fb = static_cast<float>(b);
+    if (fa != fa || fb != fb) return T(static_cast<float>(m::qnan()));
+    if (fa == fb) return b;
+    if (fa == 0) return T(static_cast<uint16_t>((b.x & 0x8000u) | 1u), T::from_bits());
+    const uint16_t bits = ((fa < fb) == (fa > 0)) ? static_cast<uint16_t>(a.x + 1) : static_cast<uint16_t>(a.x - 1);
+    return T(bits, T::from_bits());
+  }
+}
+
+template <typename scalar_t>
+EMBER_HOST_DEVICE scalar_t apply_float_bin(FloatBinFn f, scalar_t a_, scalar_t b_) {
+  using opmath = opmath_t<scalar_t>;
+  const opmath a = static_cast<opmath>(a_), b = static_cast<opmath>(b_);
+  switch (f) {
+    case FloatBinFn::Atan2:
+      return static_cast<scalar_t>(m::atan2(a, b));
+    case FloatBinFn::Hypot:
+      return static_cast<scalar_t>(m::hypot(a, b));
+    case FloatBinFn::Copysign:
+      return static_cast<scalar_t>(m::copysign(a, b));
+    case FloatBinFn::Xlogy:
+      if (b != b) return static_cast<scalar_t>(b);
+      if (a == 0) return static_cast<scalar_t>(0);
+      return static_cast<scalar_t>(a * m::log(b));
+    case FloatBinFn::Logaddexp:
+    case FloatBinFn::Logaddexp2: {
+      // log(exp(a) + exp(b)) without overflow; equal infinities stay themselves
+      if (m::isinf(a) && a == b) return a_;
+      const opmath mx = a > b ? a : b;  // NaN in either gives NaN below
+      const opmath d = -m::fabs(a - b);
+      if (f == FloatBinFn::Logaddexp2) {
+        return static_cast<scalar_t>(mx + m::log1p(m::exp2(d)) / opmath(0.693147180559945309417232121458176568));
+      }
+      return static_cast<scalar_t>(mx + m::log1p(m::exp(d)));
+    }
+    default:
+      return nextafter_op<scalar_t>(a_, b_);
+  }
+}
+
+void float_bin_kernel(TensorIterator& iter, FloatBinFn f, const char* name) {
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), name, [&] {
+    gpu_kernel(iter,
+               [f] EMBER_GPU_LAMBDA(scalar_t a, scalar_t b) -> scalar_t { return apply_float_bin<scalar_t>(f, a, b); });
+  });
+}
+
+void atan2_kernel_cuda(TensorIterator& iter) { float_bin_kernel(iter, FloatBinFn::Atan2, "atan2"); }
+void hypot_kernel_cuda(TensorIterator& iter) { float_bin_kernel(iter, FloatBinFn::Hypot, "hypot"); }
+void copysign_kernel_cuda(TensorIterator& iter) { float_bin_kernel(iter, FloatBinFn::Copysign, "copysign"); }
+void xlogy_kernel_cuda(TensorIterator& iter) { float_bin_kernel(iter, FloatBinFn::Xlogy, "xlogy"); }
+void logaddexp_kernel_cuda(TensorIterator& iter) { float_bin_kernel(iter, FloatBinFn::Logaddexp, "logaddexp"); }
+void logaddexp2_kernel_cuda(TensorIterator& iter) { float_bin_kernel(iter, FloatBinFn::Logaddexp2, "logaddexp2"); }
+void nextafter_kernel_cuda(TensorIterator& iter) { float_bin_kernel(iter, FloatBinFn::Nextafter, "nextafter"); }
+
+// ---- bitwise (integers, and bool for and / or / xor), gcd / lcm ----
+enum class BitFn : int { And, Or, Xor, Lshift, Rshift, Gcd, Lcm };
+
+template <typename T>
+EMBER_HOST_DEVICE bool is_negative(T a) {
+  if constexpr (std::is_signed_v<T>) {
+    return a < 0;
+  } else {
+    return false;
+  }
+}
+
+template <typename T>
+EMBER_HOST_DEVICE T gcd_op(T a, T b) {
+  using U = std::make_unsigned_t<T>;  // |INT_MIN| fits the unsigned type
+  U x = is_negative(a) ? static_cast<U>(U(0) - static_cast<U>(a)) : static_cast<U>(a);
+  U y = is_negative(b) ? static_cast<U>(U(0) - static_cast<U>(b)) : static_cast<U>(b);
+  while (x != 0) {
+    const U c = x;
+    x = static_cast<U>(y % x);
+    y = c;
+  }
+  return static_cast<T>(y);
+}
+
+template <typename T>
+EMBER_HOST_DEVICE T apply_bit_fn(BitFn f, T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    switch (f) {
+      case BitFn::And:
+        return a && b;
+      case BitFn::Or:
+        return a || b;
+      default:
+        return a != b;
+    }
+  } else {
+    switch (f) {
+      case BitFn::And:
+        return static_cast<T>(a & b);
+      case BitFn::Or:
+        return static_cast<T>(a | b);
+      case BitFn::Xor:
+        return static_cast<T>(a ^ b);
+      case BitFn::Lshift: {
+        // a negative or too large shift gives 0 (never C's undefined behaviour)
+        constexpr int kBits = sizeof(T) * 8;
+        if (static_cast<std::make_signed_t<T>>(b) < 0 || b >= kBits) return 0;
+        return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) << b);
+      }
+      case BitFn::Rshift: {
+        constexpr int kMaxShift = sizeof(T) * 8 - (std::is_signed_v<T> ? 1 : 0);
+        if (static_cast<std::make_signed_t<T>>(b) < 0 || b >= kMaxShift) {
+          if constexpr (std::is_signed_v<T>) {
+            return static_cast<T>(a >> kMaxShift);
+          } else {
+            return 0;
+          }
+        }
+        return static_cast<T>(a >> b);
+      }
+      case BitFn::Gcd:
+        return gcd_op(a, b);
+      default: {
+        using U = std::make_unsigned_t<T>;
+        const T g = gcd_op(a, b);  // >= 0 (or INT_MIN), never -1: a / g cannot trap
+        if (g == 0) return 0;
+        const T r = static_cast<T>(static_cast<U>(a / g) * static_cast<U>(b));  // wraps
+        if constexpr (std::is_signed_v<T>) return r < 0 ? wrapping_neg(r) : r;
+        return r;
+      }
+    }
+  }
+}
+
+template <typename scalar_t>
+void bit_impl(TensorIterator& iter, BitFn f) {
+  gpu_kernel(iter,
+             [f] EMBER_GPU_LAMBDA(scalar_t a, scalar_t b) -> scalar_t { return apply_bit_fn<scalar_t>(f, a, b); });
+}
+
+void bit_kernel_with_bool(TensorIterator& iter, BitFn f, const char* name) {
+  EMBER_DISPATCH_INTEGRAL_TYPES_AND_BOOL(iter.common_dtype(), name, [&] { bit_impl<scalar_t>(iter, f); });
+}
+void bit_kernel(TensorIterator& iter, BitFn f, const char* name) {
+  EMBER_DISPATCH_INTEGRAL_TYPES(iter.common_dtype(), name, [&] { bit_impl<scalar_t>(iter, f); });
+}
+
+void bitwise_and_kernel_cuda(TensorIterator& iter) { bit_kernel_with_bool(iter, BitFn::And, "bitwise_and"); }
+void bitwise_or_kernel_cuda(TensorIterator& iter) { bit_kernel_with_bool(iter, BitFn::Or, "bitwise_or"); }
+void bitwise_xor_kernel_cuda(TensorIterator& iter) { bit_kernel_with_bool(iter, BitFn::Xor, "bitwise_xor"); }
+void lshift_kernel_cuda(TensorIterator& iter) { bit_kernel(iter, BitFn::Lshift, "bitwise_left_shift"); }
+void rshift_kernel_cuda(TensorIterator& iter) { bit_kernel(iter, BitFn::Rshift, "bitwise_right_shift"); }
+void gcd_kernel_cuda(TensorIterator& iter) { bit_kernel(iter, BitFn::Gcd, "gcd"); }
+void lcm_kernel_cuda(TensorIterator& iter) { bit_kernel(iter, BitFn::Lcm, "lcm"); }
+
+void heaviside_kernel_cuda(TensorIterator& iter) {
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), "heaviside", [&] {
+    gpu_kernel(iter, [] EMBER_GPU_LAMBDA(scalar_t a, scalar_t b) -> scalar_t {
+      const auto x = static_cast<opmath_t<scalar_t>>(a);
+      return x == 0 ? b : static_cast<scalar_t>(x > 0);
+    });
+  });
+}
+
+}  // namespace
+
+REGISTER_CUDA_DISPATCH(add_stub, &add_kernel_cuda);
+REGISTER_CUDA_DISPATCH(mul_stub, &mul_kernel_cuda);
+REGISTER_CUDA_DISPATCH(div_true_stub, &div_true_kernel_cuda);
+REGISTER_CUDA_DISPATCH(div_trunc_stub, &div_trunc_kernel_cuda);
+REGISTER_CUDA_DISPATCH(div_floor_stub, &div_floor_kernel_cuda);
+REGISTER_CUDA_DISPATCH(remainder_stub, &remainder_kernel_cuda);
+REGISTER_CUDA_DISPATCH(fmod_stub, &fmod_kernel_cuda);
+REGISTER_CUDA_DISPATCH(pow_tensor_tensor_stub, &pow_tensor_tensor_kernel_cuda);
+REGISTER_CUDA_DISPATCH(pow_tensor_scalar_stub, &pow_tensor_scalar_kernel_cuda);
+REGISTER_CUDA_DISPATCH(atan2_stub, &atan2_kernel_cuda);
+REGISTER_CUDA_DISPATCH(hypot_stub, &hypot_kernel_cuda);
+REGISTER_CUDA_DISPATCH(copysign_stub, &copysign_kernel_cuda);
+REGISTER_CUDA_DISPATCH(maximum_stub, &maximum_kernel_cuda);
+REGISTER_CUDA_DISPATCH(minimum_stub, &minimum_kernel_cuda);
+REGISTER_CUDA_DISPATCH(fmax_stub, &fmax_kernel_cuda);
+REGISTER_CUDA_DISPATCH(fmin_stub, &fmin_kernel_cuda);
+REGISTER_CUDA_DISPATCH(bitwise_and_stub, &bitwise_and_kernel_cuda);
+REGISTER_CUDA_DISPATCH(bitwise_or_stub, &bitwise_or_kernel_cuda);
+REGISTER_CUDA_DISPATCH(bitwise_xor_stub, &bitwise_xor_kernel_cuda);
+REGISTER_CUDA_DISPATCH(lshift_stub, &lshift_kernel_cuda);
+REGISTER_CUDA_DISPATCH(rshift_stub, &rshift_kernel_cuda);
+REGISTER_CUDA_DISPATCH(xlogy_stub, &xlogy_kernel_cuda);
+REGISTER_CUDA_DISPATCH(logaddexp_stub, &logaddexp_kernel_cuda);
+REGISTER_CUDA_DISPATCH(logaddexp2_stub, &logaddexp2_kernel_cuda);
+REGISTER_CUDA_DISPATCH(heaviside_stub, &heaviside_kernel_cuda);
+REGISTER_CUDA_DISPATCH(gcd_stub, &gcd_kernel_cuda);
+REGISTER_CUDA_DISPATCH(lcm_stub, &lcm_kernel_cuda);
+REGISTER_CUDA_DISPATCH(nextafter_stub, &nextafter_kernel_cuda);
+
+}  // namespace ember::at::native

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 #include <ember/aten/TensorIterator.h>
@@ -70,6 +71,14 @@ inline IndexGeom make_geom(const TensorIterator& iter, const IndexedDims* dims, 
     g.dim_num[q] = static_cast<int>((*dims)[q].dim);
   }
   return g;
+}
+
+// Host: the error-op id for an operator name, written as "gather()" whether or not the
+// caller's name ends in "()" (the error then reads "gather(): index 7 is out of bounds ...").
+inline int error_op_id(const char* op) {
+  std::string name(op);
+  if (name.size() < 2 || name.compare(name.size() - 2, 2, "()") != 0) name += "()";
+  return ecuda::register_error_op(name.c_str());
 }
 
 // Byte offsets of element `linear` (iteration order) in every operand.

@@ -1,4 +1,9 @@
-"""tests/aten: make the opinfo package importable and provide the CPU-capability fixture."""
+"""tests/aten: make the opinfo package importable and provide the CPU-capability fixture.
+
+A test taking ``capability`` runs once per CPU capability this machine has (the
+DispatchStub slots). If it also takes ``device`` (see tests/conftest.py), the CPU
+runs are once per capability and the CUDA run once, with the capability untouched.
+"""
 
 from __future__ import annotations
 
@@ -20,12 +25,28 @@ def available_capabilities() -> list[str]:
     return _ORDER[: _ORDER.index(best) + 1]
 
 
-@pytest.fixture(params=available_capabilities())
-def capability(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Runs the test once per CPU capability this machine has (DispatchStub slots)."""
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "capability" not in metafunc.fixturenames:
+        return
+    caps = available_capabilities()
+    if "device" in metafunc.fixturenames:
+        combos = [pytest.param("cpu", c, id=f"cpu-{c}") for c in caps]
+        combos.append(pytest.param("cuda", None, id="cuda", marks=pytest.mark.cuda))
+        metafunc.parametrize(("device", "capability"), combos, indirect=["capability"])
+    else:
+        metafunc.parametrize("capability", caps, indirect=True)
+
+
+@pytest.fixture
+def capability(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    """The CPU capability (DispatchStub slot) the test runs with (None: a CUDA run, unchanged)."""
+    cap = request.param
+    if cap is None:
+        yield None
+        return
     previous = ea._C._get_cpu_capability()
-    ea._C._set_cpu_capability(request.param)
+    ea._C._set_cpu_capability(cap)
     try:
-        yield request.param
+        yield cap
     finally:
         ea._C._set_cpu_capability(previous)

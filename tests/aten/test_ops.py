@@ -1,4 +1,9 @@
-"""The OpInfo-driven operator tests: every entry of opinfo.op_db x its dtypes."""
+"""The OpInfo-driven operator tests: every entry of opinfo.op_db x its dtypes x devices.
+
+Tests taking ``device`` run on the CPU and, marked ``cuda`` (skipped without a GPU), on
+CUDA: there every sample is moved to the GPU and its result checked against the NumPy
+reference (or, for entries without one, against the CPU kernel's result).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +21,8 @@ from opinfo.core import (
     expected_result_type,
     noncontiguous_variants,
     np_dtype,
+    sample_to_device,
+    to_numpy,
     to_reference,
 )
 
@@ -56,19 +63,48 @@ def _check(op: OpInfo, s: SampleInput, result: Any, dtype: Any, what: str) -> No
         assert result.dtype == exp_dtype, f"{op.name} {what}: dtype {result.dtype} != {exp_dtype}"
 
 
+def _tensors_of(x: Any) -> list[Any]:
+    if isinstance(x, ea.Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [t for v in x for t in _tensors_of(v)]
+    return []
+
+
+def _check_on_device(op: OpInfo, s: SampleInput, dtype: Any, device: str, what: str) -> None:
+    """The sample run on `device`: results on that device, with the CPU result's dtypes and
+    shapes, and the NumPy reference's values (the CPU result's where there is no reference)."""
+    expected = _call(op.op, s)
+    got = _call(op.op, sample_to_device(s, device))
+    got_t, exp_t = _tensors_of(got), _tensors_of(expected)
+    assert len(got_t) == len(exp_t), f"{op.name} {what}: {len(got_t)} tensors on {device}, {len(exp_t)} on cpu"
+    for g, e in zip(got_t, exp_t, strict=True):
+        assert g.device.type == device, f"{op.name} {what}: result on {g.device}, expected {device}"
+        assert g.dtype == e.dtype, f"{op.name} {what}: dtype {g.dtype} on {device}, {e.dtype} on cpu"
+    if op.ref is not None:
+        _check(op, s, got, dtype, f"{what} on {device}")
+    else:
+        atol, rtol = op.tolerance(dtype)
+        assert_close(got, to_numpy(expected), dtype, atol=atol, rtol=rtol, msg=f"{op.name} {what} on {device}")
+
+
 @pytest.mark.parametrize(("op", "dtype"), PAIRS, ids=PAIR_IDS)
-def test_reference(op: OpInfo, dtype: Any, capability: str) -> None:
-    """Values (against NumPy) and result dtype for every sample, on every CPU capability."""
+def test_reference(op: OpInfo, dtype: Any, device: str, capability: str | None) -> None:
+    """Values (against NumPy) and result dtype for every sample, on every CPU capability and on CUDA."""
     for i, s in enumerate(op.sample_inputs(op, dtype)):
-        _check(op, s, _call(op.op, s), dtype, f"sample {i} {s.name}")
+        if device == "cpu":
+            _check(op, s, _call(op.op, s), dtype, f"sample {i} {s.name}")
+        else:
+            _check_on_device(op, s, dtype, device, f"sample {i} {s.name}")
 
 
 @pytest.mark.parametrize(("op", "dtype"), PAIRS, ids=PAIR_IDS)
-def test_noncontiguous(op: OpInfo, dtype: Any) -> None:
+def test_noncontiguous(op: OpInfo, dtype: Any, device: str) -> None:
     """Transposed and strided-slice inputs give the contiguous result."""
     if not op.supports_noncontiguous:
         pytest.skip(f"{op.name} takes no strided inputs")
     for s in op.sample_inputs(op, dtype):
+        s = sample_to_device(s, device)
         base = _call(op.op, s)
         positions = [("input", s.input)] + [(i, a) for i, a in enumerate(s.args)]
         for where, t in positions:
@@ -82,24 +118,23 @@ def test_noncontiguous(op: OpInfo, dtype: Any) -> None:
                 else:
                     args[where] = nc  # type: ignore[index]
                 got = _call(op.op, SampleInput(inp, tuple(args), s.kwargs))
+                assert all(r.device.type == device for r in _tensors_of(got)), f"{op.name} {name}: not on {device}"
                 atol, rtol = op.tolerance(dtype)
                 assert_close(got, _to_np(base), dtype, atol=atol, rtol=rtol, msg=f"{op.name} {name} {where}")
 
 
 def _to_np(x: Any) -> Any:
-    from opinfo.core import to_numpy
-
     return to_numpy(x)
 
 
 @pytest.mark.parametrize(("op", "dtype"), PAIRS, ids=PAIR_IDS)
-def test_expanded_input(op: OpInfo, dtype: Any) -> None:
+def test_expanded_input(op: OpInfo, dtype: Any, device: str) -> None:
     """An expanded (stride-0) input behaves as the materialised broadcast."""
     if op.kind not in ("unary", "binary") or op.ref is None:
         pytest.skip("expanded inputs are checked for elementwise ops")
     from opinfo.core import make_tensor
 
-    row = make_tensor((1, 4), dtype, exclude_zero=True, low=0.5 if dtype.is_floating_point else None)
+    row = make_tensor((1, 4), dtype, exclude_zero=True, low=0.5 if dtype.is_floating_point else None).to(device)
     expanded = row.expand(3, 4)
     assert expanded.stride(0) == 0
     args = (expanded,) if op.kind == "binary" else ()
@@ -108,38 +143,41 @@ def test_expanded_input(op: OpInfo, dtype: Any) -> None:
 
 
 @pytest.mark.parametrize(("op", "dtype"), PAIRS, ids=PAIR_IDS)
-def test_method_matches_function(op: OpInfo, dtype: Any) -> None:
+def test_method_matches_function(op: OpInfo, dtype: Any, device: str) -> None:
     if op.method is None:
         pytest.skip(f"{op.name} has no method variant")
     for s in op.sample_inputs(op, dtype):
+        s = sample_to_device(s, device)
         assert_close(_call(op.method, s), _to_np(_call(op.op, s)), dtype, atol=0, rtol=0, msg=op.name)
 
 
 @pytest.mark.parametrize(("op", "dtype"), PAIRS, ids=PAIR_IDS)
-def test_out(op: OpInfo, dtype: Any) -> None:
+def test_out(op: OpInfo, dtype: Any, device: str) -> None:
     """out= returns the very tensor passed, resized, with the values; a wrong dtype is an error."""
     if not op.supports_out:
         pytest.skip(f"{op.name} has no out= variant")
     for s in op.sample_inputs(op, dtype):
+        s = sample_to_device(s, device)
         expected = _call(op.op, s)
         if not isinstance(expected, ea.Tensor):
             continue
-        out = ea.empty((0,), dtype=expected.dtype)
+        out = ea.empty((0,), dtype=expected.dtype, device=device)
         r = _call(op.op, s, out=out)
         assert r is out, f"{op.name}: out= must return the out tensor itself"
         assert_close(out, _to_np(expected), dtype, atol=0, rtol=0, msg=f"{op.name} out=")
         if expected.dtype.is_floating_point:
-            bad = ea.empty((0,), dtype=ea.int64)
+            bad = ea.empty((0,), dtype=ea.int64, device=device)
             with pytest.raises(RuntimeError, match=r"can't be cast|dtype|out type"):
                 _call(op.op, s, out=bad)
 
 
 @pytest.mark.parametrize(("op", "dtype"), PAIRS, ids=PAIR_IDS)
-def test_inplace(op: OpInfo, dtype: Any) -> None:
+def test_inplace(op: OpInfo, dtype: Any, device: str) -> None:
     """x.op_(...) writes into x (same data_ptr, version bumped); resizing x is an error."""
     if op.inplace is None:
         pytest.skip(f"{op.name} has no in-place variant")
     for s in op.sample_inputs(op, dtype):
+        s = sample_to_device(s, device)
         expected = _call(op.op, s)
         x = s.input.clone()
         if s.broadcasts_input:
@@ -159,12 +197,13 @@ def test_inplace(op: OpInfo, dtype: Any) -> None:
 
 
 @pytest.mark.parametrize("op", [op for op in op_db if op.check_unsupported], ids=lambda op: op.name)
-def test_unsupported_dtypes_raise(op: OpInfo) -> None:
+def test_unsupported_dtypes_raise(op: OpInfo, device: str) -> None:
     """Dtypes outside the entry's list raise a clear error instead of computing something."""
     for dtype in ALL_DTYPES:
         if dtype in op.dtypes:
             continue
         for s in op.sample_inputs(op, dtype):
+            s = sample_to_device(s, device)
             if not any(t.numel() for t in s.tensors()):
                 continue
             with pytest.raises((RuntimeError, TypeError)):
@@ -173,8 +212,12 @@ def test_unsupported_dtypes_raise(op: OpInfo) -> None:
 
 
 @pytest.mark.parametrize("op", [op for op in op_db if op.error_inputs], ids=lambda op: op.name)
-def test_error_inputs(op: OpInfo) -> None:
+def test_error_inputs(op: OpInfo, device: str) -> None:
+    """The entry's error samples raise its error; on CUDA too, where bad indices are found on
+    the device and raised by the next synchronize at the latest."""
     assert op.error_inputs is not None
     for e in op.error_inputs(op):
         with pytest.raises(e.error_type, match=e.error_regex):
-            _call(op.op, e.sample)
+            _call(op.op, sample_to_device(e.sample, device))
+            if device != "cpu":
+                ea.cuda.synchronize()

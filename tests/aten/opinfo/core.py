@@ -191,7 +191,7 @@ def noncontiguous_variants(t: Any) -> Iterator[tuple[str, Any]]:
     # every other element of a twice-as-long last dim
     if t.dim() >= 1:
         shape = (*t.shape[:-1], t.shape[-1] * 2)
-        big = ea.empty(shape, dtype=t.dtype)
+        big = ea.empty(shape, dtype=t.dtype, device=t.device)
         strided = big[..., ::2]
         strided.copy_(t)
         assert not strided.is_contiguous()
@@ -272,6 +272,50 @@ class OpInfo:
         if dtype in self.tol_overrides:
             return self.tol_overrides[dtype]
         return self.atol, self.rtol
+
+
+# ---- devices: the same sample on another device ------------------------------------------
+
+
+def to_device(x: Any, device: Any) -> Any:
+    """`x` with every tensor in it (also inside lists, tuples, dicts) moved to `device`."""
+    if isinstance(x, ea.Tensor):
+        return x.to(device)
+    if isinstance(x, list):
+        return [to_device(v, device) for v in x]
+    if isinstance(x, tuple) and not hasattr(x, "_fields"):
+        return tuple(to_device(v, device) for v in x)
+    if isinstance(x, dict):
+        return {k: to_device(v, device) for k, v in x.items()}
+    return x
+
+
+def _has_tensor(x: Any) -> bool:
+    if isinstance(x, ea.Tensor):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_has_tensor(v) for v in x)
+    if isinstance(x, dict):
+        return any(_has_tensor(v) for v in x.values())
+    return False
+
+
+def sample_to_device(s: SampleInput, device: Any) -> SampleInput:
+    """The sample with its tensors on `device`; a sample without tensors (a factory's)
+    gets ``device=`` instead. "cpu" returns `s` itself."""
+    if str(device) == "cpu":
+        return s
+    kwargs = to_device(s.kwargs, device)
+    if not _has_tensor((s.input, s.args, s.kwargs)):
+        kwargs["device"] = device
+    return SampleInput(
+        to_device(s.input, device),
+        to_device(s.args, device),
+        kwargs,
+        broadcasts_input=s.broadcasts_input,
+        name=s.name,
+        gradcheck=s.gradcheck,
+    )
 
 
 def elementwise_shapes() -> list[tuple[int, ...]]:

@@ -15,6 +15,8 @@
 
 namespace ember::at::native {
 
+void copy_(const Tensor& self, const Tensor& src, bool non_blocking);  // Copy.cpp
+
 namespace {
 
 Device resolve_device(const std::optional<Device>& d) {
@@ -125,7 +127,7 @@ Tensor _to_copy(const Tensor& self, std::optional<ScalarType> dtype, std::option
                 std::optional<bool> pin_memory, bool non_blocking, std::optional<MemoryFormat> memory_format) {
   Tensor out = empty_like_format(self, dtype.value_or(self.dtype()), device ? *device : self.device(),
                                  memory_format.value_or(MemoryFormat::Preserve));
-  out.copy_(self);
+  copy_(out, self, non_blocking);  // non_blocking: a pinned host <-> device copy is asynchronous
   return out;
 }
 

@@ -16,6 +16,13 @@ void set_cpu_capability(const std::string& name);
 }
 void init_tensor_new(py::module_& m);
 void init_dlpack(py::module_& m);
+#ifdef EMBER_WITH_CUDA
+// Declared in csrc/native/cuda/CUDAUtils.cuh, which needs cuda_runtime.h (not included
+// outside csrc/native/cuda/).
+namespace ember::at::cuda {
+void check_device_errors(int device);
+}
+#endif
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "ember.aten._C: aten's C++ kernels and runtime hooks.";
@@ -190,6 +197,11 @@ PYBIND11_MODULE(_C, m) {
       "[(stub name, has a CUDA kernel)] for every DispatchStub, in registration order.");
 #ifdef EMBER_WITH_CUDA
   m.attr("_built_with_cuda") = true;
+  m.def(
+      "_cuda_check_device_errors", [](int device) { ember::at::cuda::check_device_errors(device); },
+      py::arg("device") = -1,
+      "Raises IndexError if a kernel on `device` (-1: any) reported a bad index, clearing the report "
+      "(ember.aten.cuda.synchronize calls it).");
 #else
   m.attr("_built_with_cuda") = false;
 #endif

@@ -127,3 +127,6 @@ from ._dlpack import from_dlpack  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 _dlpack.install(Tensor)
+
+# -- CUDA device API (ember.aten.cuda: PyTorch's torch.cuda)
+from . import cuda  # noqa: E402

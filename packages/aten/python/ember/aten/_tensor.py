@@ -468,6 +468,29 @@ class Tensor:
             device = f"cuda:{device}"
         return self.to(device, non_blocking=non_blocking)
 
+    def is_pinned(self, device: Any = None) -> bool:
+        """True if this CPU tensor's memory is page-locked (False without CUDA)."""
+        from ember.c10py import cuda
+
+        return self.is_cpu and self.numel() > 0 and cuda.is_available() and bool(cuda.is_pinned(self.data_ptr()))
+
+    def pin_memory(self, device: Any = None) -> Tensor:
+        """A contiguous copy of this CPU tensor in page-locked memory (itself if already pinned),
+        so that ``.to("cuda", non_blocking=True)`` copies asynchronously. Needs a CUDA device."""
+        from ember.c10py import cuda
+
+        if not self.is_cpu:
+            raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
+        if not cuda.is_available():
+            raise RuntimeError(f"pin_memory: no CUDA device is available; {cuda.availability_error()}")
+        if self.is_pinned():
+            return self
+        sizes = tuple(self.shape)
+        storage = cuda.pinned_storage(self.numel() * self.element_size())
+        out = _wrap(TensorImpl(storage, self.dtype, sizes, _C_c10.contiguous_strides(sizes), 0))
+        out.copy_(self)
+        return out
+
     def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
         from . import _factories
 

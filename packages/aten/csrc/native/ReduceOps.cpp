@@ -17,6 +17,7 @@
 #include <ember/aten/Dispatch.h>
 #include <ember/aten/ShapeUtils.h>
 #include <ember/aten/TensorIterator.h>
+#include <ember/aten/native/cpu/Reduce.h>
 
 namespace ember::at::native {
 
@@ -29,11 +30,17 @@ DEFINE_DISPATCH(argmin_stub);
 DEFINE_DISPATCH(var_stub);
 DEFINE_DISPATCH(norm_stub);
 DEFINE_DISPATCH(logsumexp_stub);
+DEFINE_DISPATCH(norm_other_stub);
+DEFINE_DISPATCH(prod_stub);
+DEFINE_DISPATCH(all_stub);
+DEFINE_DISPATCH(any_stub);
+DEFINE_DISPATCH(count_nonzero_stub);
+DEFINE_DISPATCH(nanmean_divide_stub);
 
 // ---------------------------------------------------------------------------
 // Reductions whose loops gain little from wider vectors (prod, all, any,
 // count_nonzero, vector norms of orders other than 1 and 2) run here, compiled once,
-// through the same framework (cpu/Reduce.h); the hot ones are DispatchStubs.
+// through the same framework (cpu/Reduce.h), as the DEFAULT slot of their stubs.
 // ---------------------------------------------------------------------------
 
 namespace {
@@ -285,9 +292,32 @@ void norm_other_kernel(const ReductionPlan& p) {
   });
 }
 
+void nanmean_divide_kernel(const Tensor& sum, const Tensor& count, const Tensor& out) {
+  const int64_t n = sum.numel();
+  const int64_t* c = count.data_ptr<int64_t>();
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(out.dtype(), "nanmean", [&] {
+    const scalar_t* s = static_cast<const scalar_t*>(sum.data_ptr());
+    scalar_t* r = static_cast<scalar_t*>(out.data_ptr());
+    for (int64_t i = 0; i < n; ++i) {
+      r[i] = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(
+          static_cast<double>(static_cast<opmath_t<scalar_t>>(s[i])) / static_cast<double>(c[i])));
+    }
+  });
+}
+
 }  // namespace
 
+REGISTER_BASELINE_DISPATCH(norm_other_stub, &norm_other_kernel);
+REGISTER_BASELINE_DISPATCH(prod_stub, &prod_kernel);
+REGISTER_BASELINE_DISPATCH(all_stub, &all_kernel);
+REGISTER_BASELINE_DISPATCH(any_stub, &any_kernel);
+REGISTER_BASELINE_DISPATCH(count_nonzero_stub, &count_nonzero_kernel);
+REGISTER_BASELINE_DISPATCH(nanmean_divide_stub, &nanmean_divide_kernel);
+
 namespace {
+
+// The stubs run on the input's device (CPU: per capability; CUDA: cuda/Reduce.cu).
+DeviceType dev(const Tensor& t) { return t.device().type; }
 
 constexpr uint64_t kAllDims = ~uint64_t{0};
 
@@ -353,6 +383,7 @@ ReductionPlan make_plan(const Tensor& in, uint64_t mask, const Tensor& out0, con
   ReductionPlan p;
   p.in = in.data_ptr();
   p.in_dtype = in.dtype();
+  p.device = in.device();
   if (out0.defined()) {
     p.out[0] = out0.data_ptr();
     p.out_dtype[0] = out0.dtype();
@@ -447,9 +478,9 @@ Tensor sum_like(const char* op, const Tensor& self, uint64_t mask, bool keepdim,
   ReductionPlan p = make_plan(in, mask, o.buffer);
   p.param = divide ? static_cast<double>(p.num_reduced) : 1.0;
   if (nan_to_zero && c10::isFloatingType(in.dtype())) {
-    nansum_stub(DeviceType::CPU, p);
+    nansum_stub(dev(in), p);
   } else {
-    sum_stub(DeviceType::CPU, p);
+    sum_stub(dev(in), p);
   }
   o.finish();
   return o.result;
@@ -523,18 +554,9 @@ Tensor nanmean_out(const Tensor& self, const std::optional<DimVector>& dim, bool
   Tensor count = empty(shape, ScalarType::Long, self.device());
   ReductionPlan p = make_plan(in, mask, count);
   p.flags = 1;
-  count_nonzero_kernel(p);
+  count_nonzero_stub(dev(in), p);
   auto o = prepare_output(out, shape, rt, rt, self);
-  const int64_t n = sum.numel();
-  const int64_t* c = count.data_ptr<int64_t>();
-  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(rt, "nanmean", [&] {
-    const scalar_t* s = static_cast<const scalar_t*>(sum.data_ptr());
-    scalar_t* r = static_cast<scalar_t*>(o.buffer.data_ptr());
-    for (int64_t i = 0; i < n; ++i) {
-      r[i] = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(
-          static_cast<double>(static_cast<opmath_t<scalar_t>>(s[i])) / static_cast<double>(c[i])));
-    }
-  });
+  nanmean_divide_stub(dev(in), sum, count, o.buffer);
   o.finish();
   return o.result;
 }
@@ -549,7 +571,7 @@ Tensor prod_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, st
   const ScalarType kernel_dtype = is_integral(in.dtype()) ? ScalarType::Long : in.dtype();
   auto o = prepare_output(out, reduced_shape(self.sizes(), mask, keepdim), result_dtype, kernel_dtype, self);
   ReductionPlan p = make_plan(in, mask, o.buffer);
-  prod_kernel(p);
+  prod_stub(dev(in), p);
   o.finish();
   return o.result;
 }
@@ -565,9 +587,9 @@ Tensor minmax_values(const char* op, bool is_max, const Tensor& self, uint64_t m
   auto o = prepare_output(out, reduced_shape(self.sizes(), mask, keepdim), self.dtype(), self.dtype(), self);
   ReductionPlan p = make_plan(self, mask, o.buffer);
   if (is_max) {
-    amax_stub(DeviceType::CPU, p);
+    amax_stub(dev(self), p);
   } else {
-    amin_stub(DeviceType::CPU, p);
+    amin_stub(dev(self), p);
   }
   o.finish();
   return o.result;
@@ -587,9 +609,9 @@ std::tuple<Tensor, Tensor> arg_reduce(const char* op, bool is_max, const Tensor&
   auto i = prepare_output(indices, shape, ScalarType::Long, ScalarType::Long, self);
   ReductionPlan p = make_plan(self, mask, v.buffer, i.buffer);
   if (is_max) {
-    argmax_stub(DeviceType::CPU, p);
+    argmax_stub(dev(self), p);
   } else {
-    argmin_stub(DeviceType::CPU, p);
+    argmin_stub(dev(self), p);
   }
   if (want_values) v.finish();
   i.finish();
@@ -708,9 +730,9 @@ Tensor logical_reduce(const char* op, bool is_all, const Tensor& self, const std
   auto o = prepare_output(out, reduced_shape(self.sizes(), mask, keepdim), rt, kernel_dtype, self);
   ReductionPlan p = make_plan(self, mask, o.buffer);
   if (is_all) {
-    all_kernel(p);
+    all_stub(dev(self), p);
   } else {
-    any_kernel(p);
+    any_stub(dev(self), p);
   }
   o.finish();
   return o.result;
@@ -730,7 +752,7 @@ Tensor count_nonzero(const Tensor& self, const std::optional<DimVector>& dim) {
   const uint64_t mask = dims_mask("count_nonzero", self, dim);
   auto o = prepare_output(Tensor(), reduced_shape(self.sizes(), mask, false), ScalarType::Long, ScalarType::Long, self);
   ReductionPlan p = make_plan(self, mask, o.buffer);
-  count_nonzero_kernel(p);
+  count_nonzero_stub(dev(self), p);
   return o.result;
 }
 
@@ -756,7 +778,7 @@ std::tuple<Tensor, Tensor> var_std(const char* op, const Tensor& self, const std
   ReductionPlan p = make_plan(self, mask, v.buffer, m.buffer);
   p.param = correction;
   p.flags = take_sqrt ? 1 : 0;
-  var_stub(DeviceType::CPU, p);
+  var_stub(dev(self), p);
   v.finish();
   return {v.result, m.result};
 }
@@ -853,9 +875,9 @@ Tensor linalg_vector_norm_out(const Tensor& self, const Scalar& ord, const std::
   ReductionPlan plan = make_plan(in, mask, o.buffer);
   plan.param = p;
   if (p == 1 || p == 2) {
-    norm_stub(DeviceType::CPU, plan);
+    norm_stub(dev(in), plan);
   } else {
-    norm_other_kernel(plan);
+    norm_other_stub(dev(in), plan);
   }
   o.finish();
   return o.result;
@@ -867,7 +889,7 @@ Tensor logsumexp_out(const Tensor& self, IntArrayRef dim, bool keepdim, const Te
   check_out_castable("logsumexp", out, in.dtype());
   auto o = prepare_output(out, reduced_shape(self.sizes(), mask, keepdim), in.dtype(), in.dtype(), self);
   ReductionPlan p = make_plan(in, mask, o.buffer);
-  logsumexp_stub(DeviceType::CPU, p);
+  logsumexp_stub(dev(in), p);
   o.finish();
   return o.result;
 }

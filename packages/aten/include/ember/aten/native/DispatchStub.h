@@ -132,3 +132,14 @@ std::vector<StubInfo> registered_stubs();
     name.set_cuda_dispatch_ptr(fn);               \
     return true;                                  \
   }()
+
+// In a non-kernel .cpp (compiled once, not per capability): `fn` fills the DEFAULT
+// slot and the vector slots stay empty, so every capability runs it. Must come
+// before the first call of the stub in that file.
+#define REGISTER_BASELINE_DISPATCH(name, fn)                                  \
+  template <>                                                                 \
+  name##_DECLARE_DISPATCH_type::FnPtr EMBER_STUB_SLOT_(name, DEFAULT) = fn;   \
+  template <>                                                                 \
+  name##_DECLARE_DISPATCH_type::FnPtr EMBER_STUB_SLOT_(name, AVX2) = nullptr; \
+  template <>                                                                 \
+  name##_DECLARE_DISPATCH_type::FnPtr EMBER_STUB_SLOT_(name, AVX512) = nullptr

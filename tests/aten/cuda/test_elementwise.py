@@ -623,7 +623,7 @@ def test_vectorized_and_misaligned_paths(offset: int) -> None:
         base = t((n + offset,), ea.float32)
         x = base[offset:]
         run_both(ea.exp, x)
-        run_both(ea.add, x, x * 2)
+        run_both(ea.add, x, x.flip(0))
 
 
 @requires_cuda
@@ -639,3 +639,81 @@ def test_many_dims_and_in_place() -> None:
     out = ea.empty((2, 3, 2, 3, 2, 3, 2), dtype=ea.float64, device="cuda")
     ea.add(x.to("cuda"), 1, out=out)  # computed in float32, cast into the float64 out
     np.testing.assert_allclose(to_numpy(out), (to_numpy(x) + 1).astype(np.float64), rtol=1e-6)
+
+
+# ---- index math of gpu_kernel, checked on the host (no GPU needed) ------------------------------
+
+needs_cuda_build = pytest.mark.skipif(not ea._C._built_with_cuda, reason="ember.aten was built without CUDA")
+
+
+@needs_cuda_build
+def test_offset_calculator_matches_strides() -> None:
+    rng = np.random.default_rng(7)
+    for nd in (0, 1, 2, 3, 5, 8):
+        shape = [int(s) for s in rng.integers(1, 9, size=nd)]
+        strides = [[int(s) for s in rng.integers(0, 1000, size=nd)] for _ in range(3)]
+        numel = int(np.prod(shape)) if shape else 1
+        linear = list(range(numel)) if numel < 2000 else [int(i) for i in rng.integers(0, numel, size=2000)]
+        got = ea._C._cuda_loops_offsets(shape, strides, linear)
+        for i, row in zip(linear, got, strict=True):
+            idx = np.unravel_index(i, shape[::-1])[::-1] if shape else ()  # dim 0 is the fastest
+            assert row == [sum(int(a) * b for a, b in zip(idx, s, strict=True)) for s in strides]
+
+
+@needs_cuda_build
+def test_offset_calculator_division_edge_sizes() -> None:
+    # the multiply-shift division over sizes near powers of two and the int32 limit
+    sizes = [1, 2, 3, 7, 8, 9, 255, 256, 257, 65535, 65536, 65537, 1 << 20, (1 << 31) - 1]
+    for size in sizes:
+        rest = max(1, ((1 << 31) - 1) // size)
+        shape = [size, rest]
+        linear = sorted({0, 1, size - 1, size, size + 1, size * rest - 1, (size * rest) // 2, (1 << 31) - 1})
+        linear = [i for i in linear if i < size * rest]
+        got = ea._C._cuda_loops_offsets(shape, [[1, 1 << 31], [0, 1]], linear)
+        for i, row in zip(linear, got, strict=True):
+            q, r = divmod(i, size)
+            assert row[0] == (r + (q << 31)) % (1 << 32)  # 32-bit arithmetic wraps
+            assert row[1] == q
+
+
+@needs_cuda_build
+def test_32bit_split_covers_the_iteration() -> None:
+    # a 3 x 2^31 iteration (expanded: no memory) must be cut into pieces below 2^31
+    # elements whose starts follow the operands' strides
+    n = 1 << 31
+    out = ea.zeros(1, dtype=ea.int8).expand(3, n)
+    col = ea.zeros(3, dtype=ea.float32).view(3, 1).expand(3, n)
+    pieces = ea._C._cuda_loops_split([out, col])
+    assert len(pieces) > 1
+    total = 0
+    for shape, starts in pieces:
+        numel = int(np.prod(shape))
+        assert numel <= (1 << 31) - 1
+        total += numel
+        assert starts[0] == 0  # out has stride 0 everywhere
+        assert starts[1] % 4 == 0 and 0 <= starts[1] < 3 * 4
+    assert total == 3 * n
+
+
+# ---- flip / tril / triu / trace -----------------------------------------------------------------
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_flip_tril_triu_trace(dtype: Any) -> None:
+    x = t((3, 4, 5), dtype)
+    for dims in ((0,), (2,), (0, 2), (0, 1, 2), (-1,)):
+        run_both(lambda v, dims=dims: ea.flip(v, dims), x)
+    run_both(lambda v: ea.flip(v, (1,)), x.permute(2, 0, 1))
+    run_both(lambda v: ea.flip(v, (0,)), ea.tensor(5, dtype=dtype))
+    for diagonal in (-2, -1, 0, 1, 3):
+        run_both(lambda v, d=diagonal: ea.tril(v, d), x)
+        run_both(lambda v, d=diagonal: ea.triu(v, d), x)
+        run_both(lambda v, d=diagonal: ea.triu(v, d), noncontiguous(x[0]))
+    m = t((4, 6), dtype)
+    run_both(ea.trace, m)
+    run_both(ea.trace, m.t())
+    run_both(ea.trace, t((0, 3), dtype))
+    d = x.to("cuda")
+    d.tril_(1)
+    np.testing.assert_array_equal(to_numpy(d), to_numpy(ea.tril(x, 1)))

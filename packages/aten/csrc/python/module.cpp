@@ -22,6 +22,12 @@ void init_dlpack(py::module_& m);
 namespace ember::at::cuda {
 void check_device_errors(int device);
 }
+namespace ember::at::native {  // csrc/native/cuda/LoopsTesting.cu
+std::vector<std::vector<int64_t>> cuda_loops_offsets(const std::vector<int64_t>& shape,
+                                                     const std::vector<std::vector<int64_t>>& strides,
+                                                     const std::vector<int64_t>& linear);
+std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cuda_loops_split(const std::vector<Tensor>& tensors);
+}  // namespace ember::at::native
 #endif
 
 PYBIND11_MODULE(_C, m) {
@@ -202,6 +208,10 @@ PYBIND11_MODULE(_C, m) {
       py::arg("device") = -1,
       "Raises IndexError if a kernel on `device` (-1: any) reported a bad index, clearing the report "
       "(ember.aten.cuda.synchronize calls it).");
+  m.def("_cuda_loops_offsets", &native::cuda_loops_offsets, py::arg("shape"), py::arg("strides"), py::arg("linear"),
+        "Byte offsets gpu_kernel's offset calculator computes (host copy of its math, for tests).");
+  m.def("_cuda_loops_split", &native::cuda_loops_split, py::arg("tensors"),
+        "[(shape, byte starts)] of the 32-bit pieces of an iteration over (out, *inputs) (for tests).");
 #else
   m.attr("_built_with_cuda") = false;
 #endif

@@ -1,5 +1,6 @@
 // _scaled_dot_product_flash_attention_for_cpu and its backward: argument checks, layouts and
-// dtypes around the fused kernels of cpu/AttentionKernel.cpp (see Attention.h). The public
+// dtypes around the fused kernels of cpu/AttentionKernel.cpp and, for CUDA inputs,
+// cuda/Attention.cu (see Attention.h). The public
 // scaled_dot_product_attention (ember/aten/native/attention.py) picks this path or the math
 // composite.
 #include "Attention.h"
@@ -7,6 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <tuple>
+
+#include <ember/c10/DeviceGuard.h>
 
 #include "Blas.h"    // blas_cpp_type_name
 #include "Im2Col.h"  // nn_compute_type
@@ -45,6 +48,8 @@ Prepared setup(const Tensor& query, const Tensor& key, const Tensor& value, doub
               " and value.dtype: ", blas_cpp_type_name(value.dtype()), " instead.");
   EMBER_CHECK(c10::isFloatingType(query.dtype()), kOp, ": expected a floating point dtype, but got ",
               c10::toString(query.dtype()));
+  check_same_device(kOp, query, key);
+  check_same_device(kOp, query, value);
   EMBER_CHECK(query.size(3) == key.size(3), kOp, ": Q/K should have the same head size, but got ", query.size(3),
               " and ", key.size(3));
   EMBER_CHECK(query.size(0) == key.size(0) && query.size(0) == value.size(0), kOp,
@@ -85,8 +90,12 @@ Prepared setup(const Tensor& query, const Tensor& key, const Tensor& value, doub
       EMBER_CHECK(ms == 1 || ms == target[td], "The size of tensor a (", target[td],
                   ") must match the size of tensor b (", ms, ") at non-singleton dimension ", td);
     }
+    check_same_device(kOp, query, m);
     Tensor add;
-    if (m.dtype() == ScalarType::Bool) {  // True: take part; False: -inf
+    if (m.dtype() == ScalarType::Bool && !m.is_cpu()) {  // the CUDA kernel reads the bools
+      add = m;
+      p.mask_is_bool = true;
+    } else if (m.dtype() == ScalarType::Bool) {  // True: take part; False: -inf
       const Tensor mb = m.contiguous();
       add = empty(m.sizes(), r.ct, m.device());
       const bool* src = mb.data_ptr<bool>();
@@ -121,7 +130,8 @@ std::tuple<Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu(const Ten
   Tensor out = empty({p.batch, p.q_heads, p.L, p.Ev}, r.ct, query.device());
   Tensor lse = empty({p.batch, p.q_heads, p.L}, r.ct, query.device());
   if (out.numel() > 0 || lse.numel() > 0) {
-    sdpa_forward_stub(DeviceType::CPU, r.ct, p, r.q.data_ptr(), r.k.data_ptr(), r.v.data_ptr(), out.data_ptr(),
+    c10::DeviceGuard guard(query.device());
+    sdpa_forward_stub(query.device().type, r.ct, p, r.q.data_ptr(), r.k.data_ptr(), r.v.data_ptr(), out.data_ptr(),
                       lse.data_ptr());
   }
   return {out.to(query.dtype()), lse};
@@ -147,7 +157,8 @@ std::tuple<Tensor, Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu_b
   Tensor gk = zeros({p.batch, p.kv_heads, p.S, p.E}, r.ct, query.device());
   Tensor gv = zeros({p.batch, p.kv_heads, p.S, p.Ev}, r.ct, query.device());
   if (p.batch * p.q_heads * p.L * p.S > 0) {
-    sdpa_backward_stub(DeviceType::CPU, r.ct, p, r.q.data_ptr(), r.k.data_ptr(), r.v.data_ptr(), o.data_ptr(),
+    c10::DeviceGuard guard(query.device());
+    sdpa_backward_stub(query.device().type, r.ct, p, r.q.data_ptr(), r.k.data_ptr(), r.v.data_ptr(), o.data_ptr(),
                        l.data_ptr(), go.data_ptr(), gq.data_ptr(), gk.data_ptr(), gv.data_ptr());
   }
   return {gq.to(query.dtype()), gk.to(key.dtype()), gv.to(value.dtype())};

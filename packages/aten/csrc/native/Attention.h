@@ -22,7 +22,8 @@
 //
 // The block products are register-tiled loops over Vectorized<T> (BLAS may not be
 // called from inside a parallel region). float32 / float64; Attention.cpp runs
-// float16 / bfloat16 in float32.
+// float16 / bfloat16 in float32. The CUDA kernels (cuda/Attention.cu) implement the same
+// two stubs for CUDA tensors (the _for_cpu operators dispatch on the inputs' device).
 
 #include <ember/aten/Tensor.h>
 #include <ember/aten/native/DispatchStub.h>
@@ -37,7 +38,8 @@ struct AttentionParams {
   // additive mask of the compute dtype, broadcast to (B, Hq, L, S): element strides
   const void* mask = nullptr;
   int64_t mask_stride[4] = {0, 0, 0, 0};
-  bool is_causal = false;  // key j takes part in query i's row only when j <= i (top-left)
+  bool mask_is_bool = false;  // CUDA only: `mask` holds bools (True: take part) instead
+  bool is_causal = false;     // key j takes part in query i's row only when j <= i (top-left)
   double scale = 1.0;
 };
 

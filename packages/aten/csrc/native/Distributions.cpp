@@ -1,7 +1,8 @@
 // Random operators: argument checks as PyTorch's, the generator's counters reserved
 // for each draw, then the kernels of cpu/DistributionsKernel.cpp (whose comment block
 // is the stream layout). rand/randn/randint and the *_like factories allocate and call
-// the in-place ops; multinomial is written here (plain loops over rows).
+// the in-place ops; multinomial is written here (plain loops over rows; for a CUDA input
+// it runs on the host with the CUDA generator's counters and copies the result over).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -552,7 +553,9 @@ Tensor multinomial_out(const Tensor& self, int64_t num_samples, bool replacement
   Generator gen = get_generator_or_default(generator, self.device());
   if (result.numel() == 0) return result;
 
-  const Tensor pt = self.to(ScalarType::Double).contiguous();
+  // Drawn on the host from the generator of self's device (a CUDA generator's counters
+  // give the numbers the CPU one would): the result is copied to the device.
+  const Tensor pt = host_double(self);
   const double* p = pt.data_ptr<double>();
   const bool race = !replacement || num_samples == 1;
   if (race) {
@@ -577,7 +580,7 @@ Tensor multinomial_out(const Tensor& self, int64_t num_samples, bool replacement
       EMBER_CHECK(sum > 0.0, "invalid multinomial distribution (sum of probabilities <= 0)");
     }
   }
-  Tensor dst = result.is_contiguous() ? result : at::empty(shape, ScalarType::Long, self.device());
+  Tensor dst = result.is_cpu() && result.is_contiguous() ? result : at::empty(shape, ScalarType::Long);
   int64_t* o = dst.data_ptr<int64_t>();
   if (race) {
     multinomial_race(p, rows, K, num_samples, reserve(gen, rows * K, kDoubleValuesPerBlock), o);

@@ -7,7 +7,8 @@
 // as one parallel vectorised loop over all their elements (the fast path, ForeachOps.h).
 // Anything else (integer tensors, mixed dtypes, broadcasting, strided views, results
 // of another dtype) goes tensor by tensor through the per-tensor out kernels, so it
-// gets exactly their dtype rules and errors.
+// gets exactly their dtype rules and errors. CUDA tensors always go that way (the
+// per-tensor CUDA kernels), one launch per tensor.
 #include "ForeachOps.h"
 
 #include <ember/aten/TensorIterator.h>

@@ -17,11 +17,15 @@
 //     grad = grad + momentum * buf (nesterov) or buf
 //     param -= lr * grad
 // found_inf == 1 skips the whole step (AMP's GradScaler found an inf/NaN gradient).
+// The *_cpu_ entry points serve CUDA parameters too (the stubs' CUDA kernels are in
+// cuda/FusedOptimizers.cu; steps, grad_scale and found_inf on the device are read there).
 #include "FusedOptimizers.h"
 
 #include <algorithm>
 #include <cmath>
 #include <optional>
+
+#include <ember/c10/DeviceGuard.h>
 
 #include "ForeachOps.h"
 
@@ -43,7 +47,8 @@ bool same_sizes(IntArrayRef a, IntArrayRef b) {
 
 // The tensors of parameter i (grad, states) match it in device, dtype and shape.
 void check_like(const char* op, const char* what, size_t i, const Tensor& param, const Tensor& t) {
-  EMBER_CHECK(t.is_cpu(), op, ": expected ", what, "[", i, "] on the CPU, as the parameters");
+  EMBER_CHECK(t.device() == param.device(), op, ": expected ", what, "[", i, "] on the parameters' device ",
+              param.device(), ", got ", t.device());
   EMBER_CHECK(t.dtype() == param.dtype(), op, ": expected ", what, "[", i, "] to have the parameter's dtype ",
               c10::toPythonName(param.dtype()), ", got ", c10::toPythonName(t.dtype()));
   EMBER_CHECK(same_sizes(t.sizes(), param.sizes()), op, ": expected ", what, "[", i, "] to have the parameter's shape ",
@@ -53,7 +58,8 @@ void check_like(const char* op, const char* what, size_t i, const Tensor& param,
 void check_params(const char* op, const TensorList& params) {
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor& p = params[i];
-    EMBER_CHECK(p.is_cpu(), op, ": expected the parameters on the CPU");
+    EMBER_CHECK(p.device() == params[0].device(), op, ": expected every parameter on ", params[0].device(), ", got ",
+                p.device(), " for parameter ", i);
     EMBER_CHECK(c10::isFloatingType(p.dtype()), op, ": not implemented for dtype ", c10::toPythonName(p.dtype()));
     EMBER_CHECK(p.dtype() == params[0].dtype(), op, ": expected every parameter to have dtype ",
                 c10::toPythonName(params[0].dtype()), ", got ", c10::toPythonName(p.dtype()), " for parameter ", i);
@@ -63,6 +69,16 @@ void check_params(const char* op, const TensorList& params) {
 double value_of(const char* op, const char* what, const Tensor& t) {
   EMBER_CHECK(t.numel() == 1, op, ": expected ", what, " to hold one value, got ", t.numel());
   return t.item().toDouble();
+}
+
+// A one-value tensor (grad_scale, found_inf) that lives on the parameters' CUDA device:
+// float32 there, read by the kernel (no host sync). Undefined where it is on the CPU.
+Tensor device_scalar(const char* op, const char* what, const std::optional<Tensor>& t, const Tensor& param) {
+  if (!t || !t->defined() || !param.is_cuda() || t->is_cpu()) return Tensor();
+  EMBER_CHECK(t->device() == param.device(), op, ": expected ", what, " on the parameters' device ", param.device(),
+              ", got ", t->device());
+  EMBER_CHECK(t->numel() == 1, op, ": expected ", what, " to hold one value, got ", t->numel());
+  return t->dtype() == ScalarType::Float ? t->contiguous() : t->to(ScalarType::Float).contiguous();
 }
 
 // Pointers of K tensors per parameter for the kernel. Where they do not share one dense
@@ -122,8 +138,11 @@ void fused_adam_impl(const char* op, bool adamw, const TensorList& params, const
     check_like(op, "exp_avg_sqs", i, params[i], exp_avg_sqs[i]);
     if (amsgrad) check_like(op, "max_exp_avg_sqs", i, params[i], max_exp_avg_sqs[i]);
   }
-  if (found_inf && found_inf->defined() && value_of(op, "found_inf", *found_inf) == 1.0) return;
   if (params.empty()) return;
+  const Tensor found_inf_dev = device_scalar(op, "found_inf", found_inf, params[0]);
+  const Tensor grad_scale_dev = device_scalar(op, "grad_scale", grad_scale, params[0]);
+  if (!found_inf_dev.defined() && found_inf && found_inf->defined() && value_of(op, "found_inf", *found_inf) == 1.0)
+    return;
 
   FusedAdamArgs args;
   args.lr = lr;
@@ -136,20 +155,43 @@ void fused_adam_impl(const char* op, bool adamw, const TensorList& params, const
   args.adamw = adamw;
   if (grad_scale && grad_scale->defined()) {
     args.has_grad_scale = true;
-    args.grad_scale = static_cast<float>(value_of(op, "grad_scale", *grad_scale));
+    if (grad_scale_dev.defined())
+      args.grad_scale_ptr = grad_scale_dev.data_ptr<float>();
+    else
+      args.grad_scale = static_cast<float>(value_of(op, "grad_scale", *grad_scale));
   }
+  if (found_inf_dev.defined()) args.found_inf_ptr = found_inf_dev.data_ptr<float>();
+  const bool on_cuda = params[0].is_cuda();
+  std::vector<Tensor> steps_dev;  // kept alive for the kernel
   Operands<5> ops;
   for (size_t i = 0; i < params.size(); ++i) {
-    // the step as PyTorch reads it (a float), the bias corrections in double
-    const double step = static_cast<float>(value_of(op, "each of state_steps", state_steps[i]));
-    args.step_size.push_back(lr / (1 - std::pow(beta1, step)));
-    args.bias_correction2_sqrt.push_back(std::sqrt(1 - std::pow(beta2, step)));
+    const Tensor& st = state_steps[i];
+    if (on_cuda && st.device() == params[0].device()) {
+      // a step on the device is read by the kernel (a host read would sync every step)
+      EMBER_CHECK(st.numel() == 1, op, ": expected each of state_steps to hold one value, got ", st.numel());
+      const bool dbl = st.dtype() == ScalarType::Double;
+      steps_dev.push_back(dbl || st.dtype() == ScalarType::Float ? st : st.to(ScalarType::Float));
+      args.step_ptrs.push_back(steps_dev.back().data_ptr());
+      args.step_is_double.push_back(dbl ? 1 : 0);
+      args.step_size.push_back(0.0);
+      args.bias_correction2_sqrt.push_back(0.0);
+    } else {
+      // the step as PyTorch reads it (a float), the bias corrections in double
+      const double step = static_cast<float>(value_of(op, "each of state_steps", st));
+      args.step_size.push_back(lr / (1 - std::pow(beta1, step)));
+      args.bias_correction2_sqrt.push_back(std::sqrt(1 - std::pow(beta2, step)));
+      if (on_cuda) {
+        args.step_ptrs.push_back(nullptr);
+        args.step_is_double.push_back(0);
+      }
+    }
     ops.add({&params[i], &grads[i], &exp_avgs[i], &exp_avg_sqs[i], amsgrad ? &max_exp_avg_sqs[i] : nullptr},
             {true, args.has_grad_scale, true, true, true});
   }
   args.ptrs = ops.ptrs;
   args.offsets = ops.offsets;
-  fused_adam_stub(DeviceType::CPU, params[0].dtype(), args);
+  c10::DeviceGuard guard(params[0].device());
+  fused_adam_stub(params[0].device().type, params[0].dtype(), args);
   ops.finish();
 }
 
@@ -171,8 +213,11 @@ void fused_sgd_impl(const TensorList& params, const TensorList& grads, const Ten
     check_like(op, "grads", i, params[i], grads[i]);
     if (has_buffers) check_like(op, "momentum_buffer_list", i, params[i], momentum_buffer_list[i]);
   }
-  if (found_inf && found_inf->defined() && value_of(op, "found_inf", *found_inf) == 1.0) return;
   if (params.empty()) return;
+  const Tensor found_inf_dev = device_scalar(op, "found_inf", found_inf, params[0]);
+  const Tensor grad_scale_dev = device_scalar(op, "grad_scale", grad_scale, params[0]);
+  if (!found_inf_dev.defined() && found_inf && found_inf->defined() && value_of(op, "found_inf", *found_inf) == 1.0)
+    return;
 
   FusedSgdArgs args;
   args.weight_decay = weight_decay;
@@ -184,8 +229,12 @@ void fused_sgd_impl(const TensorList& params, const TensorList& grads, const Ten
   args.is_first_step = is_first_step;
   if (grad_scale && grad_scale->defined()) {
     args.has_grad_scale = true;
-    args.grad_scale = static_cast<float>(value_of(op, "grad_scale", *grad_scale));
+    if (grad_scale_dev.defined())
+      args.grad_scale_ptr = grad_scale_dev.data_ptr<float>();
+    else
+      args.grad_scale = static_cast<float>(value_of(op, "grad_scale", *grad_scale));
   }
+  if (found_inf_dev.defined()) args.found_inf_ptr = found_inf_dev.data_ptr<float>();
   Operands<3> ops;
   for (size_t i = 0; i < params.size(); ++i) {
     ops.add({&params[i], &grads[i], has_buffers ? &momentum_buffer_list[i] : nullptr},
@@ -193,7 +242,8 @@ void fused_sgd_impl(const TensorList& params, const TensorList& grads, const Ten
   }
   args.ptrs = ops.ptrs;
   args.offsets = ops.offsets;
-  fused_sgd_stub(DeviceType::CPU, params[0].dtype(), args);
+  c10::DeviceGuard guard(params[0].device());
+  fused_sgd_stub(params[0].device().type, params[0].dtype(), args);
   ops.finish();
 }
 

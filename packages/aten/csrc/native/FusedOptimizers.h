@@ -3,7 +3,8 @@
 // parallel pass over the elements of every parameter of the call updates the parameter
 // and its state together (kernels in cpu/FusedOptimizerKernel.cpp). As in the foreach
 // fast path (ForeachOps.h) the elements of all the tensors form one index space, and
-// the tensors of parameter i (param, grad, states) share one dense layout.
+// the tensors of parameter i (param, grad, states) share one dense layout. On CUDA
+// (cuda/FusedOptimizers.cu) the call is one multi-tensor kernel launch over chunks.
 
 #include <array>
 #include <cstdint>
@@ -26,6 +27,13 @@ struct FusedAdamArgs {
   bool adamw = false;  // decoupled weight decay: param *= 1 - lr * weight_decay
   bool has_grad_scale = false;
   float grad_scale = 1.0f;  // grads are divided by it (and written back) first
+  // CUDA only (null on the CPU): per parameter, its step tensor on the device (float32 or
+  // float64, step_is_double) to read the step from instead of step_size /
+  // bias_correction2_sqrt; grad_scale / found_inf as float32 on the device (no host sync).
+  std::vector<const void*> step_ptrs;
+  std::vector<char> step_is_double;
+  const float* grad_scale_ptr = nullptr;
+  const float* found_inf_ptr = nullptr;
 };
 
 struct FusedSgdArgs {
@@ -35,6 +43,9 @@ struct FusedSgdArgs {
   bool nesterov = false, maximize = false, is_first_step = false;
   bool has_grad_scale = false;
   float grad_scale = 1.0f;
+  // CUDA only, as in FusedAdamArgs
+  const float* grad_scale_ptr = nullptr;
+  const float* found_inf_ptr = nullptr;
 };
 
 using fused_adam_fn = void (*)(ScalarType dtype, const FusedAdamArgs& args);

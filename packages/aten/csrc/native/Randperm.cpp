@@ -78,12 +78,13 @@ void shuffle(int64_t* perm, int64_t n, PhiloxDraw d) {
 Tensor randperm_out(int64_t n, const std::optional<Generator>& generator, const Tensor& out) {
   EMBER_CHECK(n >= 0, "n must be non-negative, got ", n);
   check_supported_max_int_with_precision(n, out);
-  EMBER_CHECK(out.is_cpu(), "randperm: expected a CPU tensor for out, got one on ", out.device());
   const DimVector shape{n};
   resize_output(out, shape);
   Generator gen = get_generator_or_default(generator, out.device());
   if (n == 0) return out;
-  const bool direct = out.dtype() == ScalarType::Long && out.is_contiguous();
+  // A CUDA result is shuffled on the host (Fisher-Yates is sequential) with the CUDA
+  // generator's counters -- the CPU's numbers for the same seed -- and copied over.
+  const bool direct = out.is_cpu() && out.dtype() == ScalarType::Long && out.is_contiguous();
   Tensor perm = direct ? out : at::empty(shape, ScalarType::Long);
   int64_t* p = perm.data_ptr<int64_t>();
   parallel_for(0, n, GRAIN_SIZE, [&](int64_t b, int64_t e) {

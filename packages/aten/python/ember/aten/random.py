@@ -5,6 +5,19 @@ generator of the output's device. A generator is a Philox4x32-10 counter-based
 generator whose whole state is ``(seed, offset)``: the same seed gives the same
 numbers on any number of threads (and, with a CUDA build, on the GPU).
 
+CUDA. Each CUDA device has its own default generator (``_C.default_generator(device)``;
+:func:`manual_seed` seeds them all). The CUDA kernels (csrc/native/cuda/Distributions.cu)
+follow the CPU's Philox layout word for word and compute every value with the same
+arithmetic -- IEEE ``+ - * /`` and ``sqrt`` only, with ember's own log, exp and sin/cos
+polynomials instead of the device libm (whose ``logf``/``sinf`` may differ from glibc's by
+an ulp), built without FMA contraction -- so ``manual_seed(0); randn(1000,
+device="cuda").cpu()`` equals the CPU result bit for bit, for every distribution (rand,
+randn, normal, log_normal_, exponential_, cauchy_, geometric_, bernoulli, random_ /
+randint) and every floating dtype, and the generators' offsets advance alike.
+``randperm`` (a sequential Fisher-Yates shuffle) and ``multinomial`` on CUDA are drawn on
+the host from the CUDA generator's counters and copied to the device: the CPU's numbers,
+at the cost of a device-to-host copy of the probabilities for multinomial.
+
     >>> import ember.aten as ea
     >>> ea.manual_seed(0)
     >>> a = ea.rand(3)

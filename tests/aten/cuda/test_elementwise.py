@@ -252,6 +252,13 @@ def test_copy_noncontiguous_and_broadcast(dtype: Any) -> None:
     host = noncontiguous(ea.zeros((5, 7), dtype=dtype))
     host.copy_(noncontiguous(x.to("cuda")))
     np.testing.assert_array_equal(to_numpy(host), to_numpy(x))
+    # dense but not contiguous (transposed): moved as it is laid out, strides kept
+    xt = x.t()
+    dt = xt.to("cuda")
+    assert dt.stride() == xt.stride()
+    np.testing.assert_array_equal(to_numpy(dt), to_numpy(xt))
+    np.testing.assert_array_equal(to_numpy(dt.cpu()), to_numpy(xt))
+    assert dt.cpu().stride() == xt.stride()
     # broadcasting source, both directions and on the device
     row = t((7,), dtype)
     want = ea.empty((5, 7), dtype=dtype).copy_(row)

@@ -1,21 +1,22 @@
 // The CUDA copy and fill kernels (copy_stub, fill_stub).
 //
 // copy_ with a CUDA side:
-//   device -> same device: cudaMemcpyAsync when both sides are contiguous with one
-//     dtype; an elementwise kernel otherwise (moving bytes when the dtypes agree, else
+//   device -> same device: cudaMemcpyAsync when both sides are dense with the same
+//     strides and dtype; an elementwise kernel otherwise (moving bytes when the dtypes agree, else
 //     converting with the CPU kernel's rules: float -> integer through int64 with NaN
 //     and out-of-range values giving INT64_MIN, anything -> bool is `!= 0`, half
 //     types through float).
 //   host -> device, device -> host: one cudaMemcpyAsync on the device's current
-//     stream between contiguous buffers of the destination dtype; the side that is
-//     not such a buffer is staged through a contiguous temporary (a dtype change is
+//     stream between dense buffers of the destination's dtype and layout (its own
+//     strides when it is dense -- transposed, channels-last --, else contiguous); a
+//     side that is not such a buffer is staged through a temporary (a dtype change is
 //     done on the CPU for host -> device, on the GPU for device -> host). The copy is
 //     asynchronous only for non_blocking=True with the host side itself in pinned
 //     memory (ember.c10py.cuda's pinned allocator, which then keeps the block alive
 //     until the copy is done); otherwise the stream is synchronised. After every
 //     device -> host copy, index errors reported by earlier kernels are raised
 //     (check_device_errors).
-//   device -> another device: contiguous buffers and cudaMemcpyPeerAsync, synchronised.
+//   device -> another device: dense buffers and cudaMemcpyPeerAsync, synchronised.
 #include <cstring>
 
 #include <ember/aten/Dispatch.h>
@@ -154,10 +155,18 @@ int64_t byte_size(const Tensor& t) { return t.numel() * static_cast<int64_t>(t.i
 
 c10::cuda::CUDAStream stream_of(const Tensor& t) { return c10::cuda::current_stream(t.device().index); }
 
+// Dense (non-overlapping, no gaps): the elements fill numel * itemsize bytes from
+// data_ptr(), whatever the order of the dims -- one memcpy moves them.
+bool dense(const Tensor& t) { return t.is_non_overlapping_and_dense(); }
+
+bool same_dense_layout(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.sizes().equals(b.sizes()) && a.strides().equals(b.strides()) && dense(a);
+}
+
 // Both on one device.
 void copy_device_to_device(TensorIterator& iter, const Tensor& dst, const Tensor& src) {
   c10::DeviceGuard guard(dst.device());
-  if (dst.dtype() == src.dtype() && dst.sizes().equals(src.sizes()) && dst.is_contiguous() && src.is_contiguous()) {
+  if (same_dense_layout(dst, src)) {
     EMBER_CUDA_CHECK(cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), static_cast<size_t>(byte_size(dst)),
                                      cudaMemcpyDeviceToDevice, ember::at::cuda::current_stream()));
     return;
@@ -173,22 +182,35 @@ void copy_device_to_device(TensorIterator& iter, const Tensor& dst, const Tensor
   }
 }
 
-// A contiguous tensor on `device` with dst's sizes and dtype holding src's values
+// The layout a transfer between devices moves: dst's own when dst is dense (a
+// transposed or channels-last tensor needs no reordering), else contiguous.
+DimVector transfer_strides(const Tensor& dst) {
+  return dense(dst) ? DimVector(dst.strides()) : c10::contiguous_strides(dst.sizes());
+}
+
+// A dense tensor on `device` in dst's dtype and transfer layout holding src's values
 // (src itself when it already is one).
-Tensor contiguous_as(const Tensor& src, const Tensor& dst, Device device) {
-  if (src.dtype() == dst.dtype() && src.is_contiguous() && src.device() == device && src.sizes().equals(dst.sizes())) {
+Tensor staged_source(const Tensor& src, const Tensor& dst, Device device) {
+  const DimVector strides = transfer_strides(dst);
+  if (src.device() == device && src.dtype() == dst.dtype() && src.sizes().equals(dst.sizes()) &&
+      src.strides().equals(strides) && dense(src)) {
     return src;
   }
-  Tensor out = empty(dst.sizes(), dst.dtype(), device);
+  Tensor out = empty_strided(dst.sizes(), strides, dst.dtype(), device);
   out.copy_(src);
   return out;
 }
 
+// dst itself when dense, else a contiguous temporary on dst's device to land in.
+Tensor landing_buffer(const Tensor& dst) {
+  return dense(dst) ? dst : empty_strided(dst.sizes(), transfer_strides(dst), dst.dtype(), dst.device());
+}
+
 void copy_host_to_device(const Tensor& dst, const Tensor& src, bool non_blocking) {
   c10::DeviceGuard guard(dst.device());
-  const Tensor host = contiguous_as(src, dst, src.device());
+  const Tensor host = staged_source(src, dst, src.device());
   const bool staged_host = !host.is_same(src);
-  const Tensor dev = dst.is_contiguous() ? dst : empty(dst.sizes(), dst.dtype(), dst.device());
+  const Tensor dev = landing_buffer(dst);
   const bool async = non_blocking && !staged_host && c10::cuda::is_pinned(host.data_ptr());
   c10::cuda::memcpy(dev.data_ptr(), host.data_ptr(), static_cast<size_t>(byte_size(dev)),
                     c10::cuda::CopyKind::HostToDevice, stream_of(dst), async);
@@ -197,8 +219,8 @@ void copy_host_to_device(const Tensor& dst, const Tensor& src, bool non_blocking
 
 void copy_device_to_host(const Tensor& dst, const Tensor& src, bool non_blocking) {
   c10::DeviceGuard guard(src.device());
-  const Tensor dev = contiguous_as(src, dst, src.device());
-  const Tensor host = dst.is_contiguous() ? dst : empty(dst.sizes(), dst.dtype(), dst.device());
+  const Tensor dev = staged_source(src, dst, src.device());
+  const Tensor host = landing_buffer(dst);
   const bool async = non_blocking && host.is_same(dst) && c10::cuda::is_pinned(host.data_ptr());
   c10::cuda::memcpy(host.data_ptr(), dev.data_ptr(), static_cast<size_t>(byte_size(host)),
                     c10::cuda::CopyKind::DeviceToHost, stream_of(src), async);
@@ -206,16 +228,16 @@ void copy_device_to_host(const Tensor& dst, const Tensor& src, bool non_blocking
   ember::at::cuda::check_device_errors(src.device().index);
 }
 
-// Between two devices: contiguous buffers and a peer copy, then synchronised (the
+// Between two devices: dense buffers and a peer copy, then synchronised (the
 // temporaries live on two devices' streams; this path is rare).
 void copy_between_devices(const Tensor& dst, const Tensor& src) {
   const Tensor from = [&] {
     c10::DeviceGuard guard(src.device());
-    return contiguous_as(src, dst, src.device());
+    return staged_source(src, dst, src.device());
   }();
   stream_of(src).synchronize();  // src's pending writes (and the conversion) are done
   c10::DeviceGuard guard(dst.device());
-  const Tensor to = dst.is_contiguous() ? dst : empty(dst.sizes(), dst.dtype(), dst.device());
+  const Tensor to = landing_buffer(dst);
   const c10::cuda::CUDAStream s = stream_of(dst);
   EMBER_CUDA_CHECK(cudaMemcpyPeerAsync(to.data_ptr(), to.device().index, from.data_ptr(), from.device().index,
                                        static_cast<size_t>(byte_size(to)), static_cast<cudaStream_t>(s.handle)));

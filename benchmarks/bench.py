@@ -27,6 +27,9 @@ MODULES += [serialization]
 from workloads import memory  # noqa: E402  -- nn+optim: a 1,000-step loop's memory must be flat
 
 MODULES += [memory]
+from workloads import gpu  # noqa: E402  -- cuda: GPU workloads vs PyTorch CUDA ("not run" without a GPU)
+
+MODULES += [gpu]
 
 
 def main() -> int:

@@ -13,9 +13,9 @@ from typing import Any
 import ember.aten as ea
 import numpy as np
 import pytest
-from ember.autograd import gradcheck, gradgradcheck, no_grad
+from ember.autograd import grad, gradcheck, gradgradcheck, no_grad
 from opinfo import op_db
-from opinfo.core import OpInfo
+from opinfo.core import OpInfo, to_device
 
 # kinds whose second derivatives are checked too (the nn kernels add their own kinds)
 GRADGRAD_KINDS = {"unary", "binary", "pointwise", "reduction", "matmul", "conv", "pooling", "softmax", "norm", "loss"}
@@ -82,11 +82,14 @@ def _flatten(
     spec_kwargs = {k: ("const", v) if k in constant else take(v) for k, v in kwargs.items()}
 
     def build(flat: tuple[Any, ...]) -> tuple[list[Any], dict[str, Any]]:
+        # constant tensors (indices, masks) follow the leaves to their device (CUDA runs)
+        device = flat[0].device if flat else None
+
         def put(spec: Any) -> Any:
             if spec[0] == "leaf":
                 return flat[spec[1]]
             if spec[0] == "const":
-                return spec[1]
+                return to_device(spec[1], device) if device is not None and device.type != "cpu" else spec[1]
             return spec[0](put(s) for s in spec[1])
 
         return [put(s) for s in spec_args], {k: put(s) for k, s in spec_kwargs.items()}
@@ -150,9 +153,58 @@ NOT_IMPLEMENTED = {
 }
 
 
+def _outputs(out: Any) -> list[Any]:
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _assert_same_values(dev: Any, cpu: Any, what: str) -> None:
+    assert isinstance(dev, ea.Tensor) == isinstance(cpu, ea.Tensor), what
+    if not isinstance(cpu, ea.Tensor):
+        return
+    assert dev.device.type != "cpu" and dev.dtype == cpu.dtype, f"{what}: {dev.device} {dev.dtype} vs cpu {cpu.dtype}"
+    got, want = dev.detach().cpu().numpy(), cpu.detach().numpy()
+    if want.dtype.kind == "f":
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8, err_msg=what)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=what)
+
+
+def _check_gradients_on_device(op: OpInfo, device: str) -> None:
+    """On CUDA (gradcheck perturbs inputs through NumPy, so CPU only): the forward values
+    and the gradients for one random output gradient equal the CPU's, which gradcheck checks."""
+    rng = np.random.default_rng(0)
+    checked = 0
+    for what, leaves, fn, _ in grad_samples(op, op.gradcheck_sample_limit):
+        if op.name in NOT_IMPLEMENTED:
+            continue
+        dev_leaves = [x.detach().to(device).requires_grad_(True) for x in leaves]
+        cpu_outs, dev_outs = _outputs(fn(*leaves)), _outputs(fn(*dev_leaves))
+        assert len(cpu_outs) == len(dev_outs), what
+        for i, (d, c) in enumerate(zip(dev_outs, cpu_outs, strict=True)):
+            _assert_same_values(d, c, f"{op.name} {what} output {i} on {device}")
+            assert _requires_grad_outputs(d) == _requires_grad_outputs(c), f"{op.name} {what} output {i}"
+        pairs = [
+            (d, c) for d, c in zip(dev_outs, cpu_outs, strict=True) if isinstance(c, ea.Tensor) and c.requires_grad
+        ]
+        if pairs:
+            gos = [ea.from_numpy(rng.standard_normal(tuple(c.shape))).to(c.dtype) for _, c in pairs]
+            cpu_g = grad([c for _, c in pairs], leaves, gos, allow_unused=True)
+            dev_g = grad([d for d, _ in pairs], dev_leaves, [g.to(device) for g in gos], allow_unused=True)
+            for i, (dg, cg) in enumerate(zip(dev_g, cpu_g, strict=True)):
+                assert (dg is None) == (cg is None), f"{op.name} {what}: gradient {i} on {device} vs cpu"
+                if cg is not None:
+                    _assert_same_values(dg, cg, f"{op.name} {what} gradient {i} on {device}")
+        checked += 1
+    assert checked > 0 or op.name in NOT_IMPLEMENTED, f"{op.name}: no float64 sample usable on {device}"
+
+
 @pytest.mark.parametrize("op", AUTOGRAD_OPS, ids=_ids(AUTOGRAD_OPS))
-def test_gradcheck(op: OpInfo) -> None:
-    """Differentiable outputs: gradcheck. Integer / bool outputs: they must not require grad."""
+def test_gradcheck(op: OpInfo, device: str) -> None:
+    """Differentiable outputs: gradcheck. Integer / bool outputs: they must not require grad.
+    On CUDA: values and gradients equal the CPU's (see _check_gradients_on_device)."""
+    if device != "cpu":
+        _check_gradients_on_device(op, device)
+        return
     checked = 0
     for what, leaves, fn, has_float_output in grad_samples(op, op.gradcheck_sample_limit):
         if op.name in NOT_IMPLEMENTED:

@@ -57,10 +57,12 @@ CASES = [
 
 
 @pytest.mark.parametrize(("module", "ref"), CASES, ids=[type(m).__name__ + str(i) for i, (m, _) in enumerate(CASES)])
-def test_activation_values(module: nn.Module, ref) -> None:  # type: ignore[no-untyped-def]
+def test_activation_values(module: nn.Module, ref, device: str) -> None:  # type: ignore[no-untyped-def]
     x = ea.linspace(-5, 5, 41, dtype=ea.float64).reshape(41)
     xs = x.numpy()
-    np.testing.assert_allclose(module(x).numpy(), ref(xs), rtol=1e-10, atol=1e-12)
+    y = module(x.to(device))
+    assert y.device.type == device
+    np.testing.assert_allclose(y.cpu().numpy(), ref(xs), rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from ember.nn import functional as F
 
 
 def _np(t: ea.Tensor) -> np.ndarray:
-    return t.detach().numpy()
+    return t.detach().cpu().numpy()
 
 
 def conv2d_ref(x, w, b, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):  # type: ignore[no-untyped-def]
@@ -80,15 +80,15 @@ def test_conv2d_parameters_init_state_dict() -> None:
         {"stride": (1, 2), "bias": False},
     ],
 )
-def test_conv2d_values(kw: dict) -> None:
-    conv = nn.Conv2d(4, 6, 3, **kw).double()
-    x = ea.randn(2, 4, 7, 8, dtype=ea.float64)
+def test_conv2d_values(kw: dict, device: str) -> None:
+    conv = nn.Conv2d(4, 6, 3, **kw).double().to(device)
+    x = ea.randn(2, 4, 7, 8, dtype=ea.float64).to(device)
     c = conv
     ref = conv2d_ref(
         _np(x), _np(c.weight), None if c.bias is None else _np(c.bias), c.stride, c.padding, c.dilation, c.groups
     )
     out = conv(x)
-    assert tuple(out.shape) == ref.shape
+    assert tuple(out.shape) == ref.shape and out.device.type == device
     np.testing.assert_allclose(_np(out), ref, rtol=1e-10, atol=1e-10)
 
 

@@ -14,7 +14,7 @@ from ember.nn import functional as F
 
 
 def _np(t: ea.Tensor) -> np.ndarray:
-    return t.detach().numpy()
+    return t.detach().cpu().numpy()
 
 
 def _bn_ref(x: np.ndarray, mean: np.ndarray, var: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
@@ -48,16 +48,18 @@ def test_batchnorm_names_and_repr() -> None:
         (nn.BatchNorm3d, (2, 3, 2, 2, 3)),
     ],
 )
-def test_batchnorm_train_then_eval(cls: type, shape: tuple[int, ...]) -> None:
+def test_batchnorm_train_then_eval(cls: type, shape: tuple[int, ...], device: str) -> None:
     bn = cls(3).double()
     bn.weight.data.copy_(ea.tensor([1.5, -0.5, 2.0], dtype=ea.float64))
     bn.bias.data.copy_(ea.tensor([0.1, 0.2, -0.3], dtype=ea.float64))
-    x = ea.randn(*shape, dtype=ea.float64) * 2 + 1
+    bn.to(device)
+    x = (ea.randn(*shape, dtype=ea.float64) * 2 + 1).to(device)
     xs = _np(x)
     axes = tuple(i for i in range(xs.ndim) if i != 1)
     n = xs.size // 3
     mean, var = xs.mean(axes), xs.var(axes)
     out = bn(x)
+    assert out.device.type == device and bn.running_mean.device.type == device
     np.testing.assert_allclose(
         _np(out), _bn_ref(xs, mean, var, _np(bn.weight), _np(bn.bias), 1e-5), rtol=1e-10, atol=1e-10
     )

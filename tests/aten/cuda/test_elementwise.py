@@ -639,10 +639,11 @@ def test_many_dims_and_in_place() -> None:
     y = x.permute(6, 5, 4, 3, 2, 1, 0)
     run_both(lambda v: v.exp() * 2, y)
     run_both(ea.add, y, x.permute(6, 5, 4, 3, 2, 1, 0).contiguous())
+    want = to_numpy(x) * 3 + 1
     d = x.to("cuda")
     d.mul_(3)
     d.add_(1)
-    np.testing.assert_allclose(to_numpy(d), to_numpy(x) * 3 + 1, rtol=1e-6)
+    np.testing.assert_allclose(to_numpy(d), want, rtol=1e-6)
     out = ea.empty((2, 3, 2, 3, 2, 3, 2), dtype=ea.float64, device="cuda")
     ea.add(x.to("cuda"), 1, out=out)  # computed in float32, cast into the float64 out
     np.testing.assert_allclose(to_numpy(out), (to_numpy(x) + 1).astype(np.float64), rtol=1e-6)

@@ -103,7 +103,77 @@ def mlp_train_step() -> dict[str, Any]:
     return fns
 
 
+# -- elementwise core (csrc/native/cuda/Loops.cuh, Copy.cu)
+
+
+def _pair(ea: Any, torch: Any, make: Any) -> dict[str, Any]:
+    """{backend: callable} for the ember expression make(ea_module) and, with PyTorch, make(torch)."""
+    fns = {}
+    for name, mod in (("ember", ea), ("torch", torch)):
+        if mod is None:
+            continue
+        fn = make(mod)
+
+        def run(fn: Any = fn, mod: Any = mod) -> None:
+            fn()
+            mod.cuda.synchronize()
+
+        fns[name] = run
+    return fns
+
+
+def add_transposed_16m() -> dict[str, Any]:
+    """a + b.t() on 4096 x 4096 float32 CUDA tensors: the strided (offset calculator) path."""
+    ea = _need_cuda()
+
+    def make(mod: Any) -> Any:
+        a, b = mod.rand(4096, 4096, device="cuda"), mod.rand(4096, 4096, device="cuda")
+        return lambda: a + b.t()
+
+    return _pair(ea, _torch_cuda(), make)
+
+
+def gelu_half_16m() -> dict[str, Any]:
+    """gelu (tanh) of a float16 CUDA tensor of 16M elements (half loads, float math)."""
+    ea = _need_cuda()
+
+    def make(mod: Any) -> Any:
+        x = mod.rand(1 << 24, device="cuda").half()
+        gelu = mod.nn.gelu if mod is ea else mod.nn.functional.gelu
+        return lambda: gelu(x, approximate="tanh")
+
+    return _pair(ea, _torch_cuda(), make)
+
+
+def to_half_16m() -> dict[str, Any]:
+    """float32 -> float16 conversion of a 16M-element CUDA tensor (copy_'s converting kernel)."""
+    ea = _need_cuda()
+
+    def make(mod: Any) -> Any:
+        x = mod.rand(1 << 24, device="cuda")
+        return lambda: x.to(mod.float16)
+
+    return _pair(ea, _torch_cuda(), make)
+
+
+def h2d_pinned_64mb() -> dict[str, Any]:
+    """64 MB host -> device copy from pinned memory (cudaMemcpyAsync, non_blocking)."""
+    ea = _need_cuda()
+
+    def make(mod: Any) -> Any:
+        host = mod.rand(1 << 24).pin_memory()
+        dev = mod.empty(1 << 24, device="cuda")
+        return lambda: dev.copy_(host, non_blocking=True)
+
+    return _pair(ea, _torch_cuda(), make)
+
+
 WORKLOADS = [
     ("gpu: add float32 16M (cuda)", "call", add_16m),
     ("gpu: MLP 784-1024-1024-10 train step, batch 512 (cuda)", "step", mlp_train_step),
+    # -- elementwise core
+    ("gpu: add float32 4096x4096 + transposed (cuda)", "call", add_transposed_16m),
+    ("gpu: gelu tanh float16 16M (cuda)", "call", gelu_half_16m),
+    ("gpu: float32 -> float16 copy 16M (cuda)", "call", to_half_16m),
+    ("gpu: host -> device 64 MB from pinned memory (cuda)", "call", h2d_pinned_64mb),
 ]

@@ -152,17 +152,9 @@ void divide_by_count_cpu(TensorIterator& iter) {
 }  // namespace
 
 // These two stubs have one CPU kernel (serial, dtype-dispatched: nothing to gain from
-// per-capability copies), stored in the DEFAULT slot; the others stay empty.
-#define EMBER_INDEXING_CPU_ONLY_STUB(name, fn)                  \
-  template <>                                                   \
-  decltype(name)::FnPtr EMBER_STUB_SLOT_(name, DEFAULT) = fn;   \
-  template <>                                                   \
-  decltype(name)::FnPtr EMBER_STUB_SLOT_(name, AVX2) = nullptr; \
-  template <>                                                   \
-  decltype(name)::FnPtr EMBER_STUB_SLOT_(name, AVX512) = nullptr
-EMBER_INDEXING_CPU_ONLY_STUB(index_reduce_stub, &index_reduce_cpu);
-EMBER_INDEXING_CPU_ONLY_STUB(divide_by_count_stub, &divide_by_count_cpu);
-#undef EMBER_INDEXING_CPU_ONLY_STUB
+// per-capability copies).
+REGISTER_BASELINE_DISPATCH(index_reduce_stub, &index_reduce_cpu);
+REGISTER_BASELINE_DISPATCH(divide_by_count_stub, &divide_by_count_cpu);
 
 void index_reduce_serial(TensorIterator& iter, const IndexedDims& dims, IndexMode mode, ReduceOp op,
                          const Scalar& alpha, const char* name) {

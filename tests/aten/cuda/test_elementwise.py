@@ -447,6 +447,30 @@ def test_division_family(dtype: Any) -> None:
 
 
 @requires_cuda
+@pytest.mark.parametrize("dtype", [ea.uint8, ea.int32, ea.int64])
+def test_integer_division_by_zero_raises(dtype: Any) -> None:
+    a = ea.tensor([1, 2, 3], dtype=dtype, device="cuda")
+    zero_in = ea.tensor([1, 0, 1], dtype=dtype, device="cuda")
+    for fn in (
+        lambda x, y: ea.div(x, y, rounding_mode="trunc"),
+        lambda x, y: ea.div(x, y, rounding_mode="floor"),
+        ea.remainder,
+        ea.fmod,
+        ea.floor_divide,
+    ):
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            fn(a, zero_in)
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            fn(a, 0)
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            fn(a, zero_in[1:2].expand(3))  # a broadcast zero on the device
+        assert_same(fn(a, zero_in + 1), fn(a.cpu(), zero_in.cpu() + 1))
+    # floats divide by zero without an error
+    f = ea.div(a.float(), ea.zeros(3, device="cuda"), rounding_mode="floor")
+    assert to_numpy(f).tolist() == [float("inf")] * 3
+
+
+@requires_cuda
 def test_integer_rounding_modes_and_signs() -> None:
     a = ea.tensor([-7, 7, -7, 7, -128, 5], dtype=ea.int8)
     b = ea.tensor([2, -2, -2, 2, -1, 3], dtype=ea.int8)

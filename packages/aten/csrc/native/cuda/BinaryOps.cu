@@ -6,9 +6,12 @@
 // as a run-time code (see UnaryOps.cu), which keeps the number of instantiations --
 // and the compile time -- down.
 //
-// One difference from the CPU: integer division and remainder by zero cannot raise
-// from a kernel. They give -1 (all bits set) as the quotient and the dividend as the
-// remainder, without an error (PyTorch's CUDA kernels do not raise either).
+// Integer division, remainder and fmod by zero raise "ZeroDivisionError" as on the
+// CPU (PyTorch's CUDA kernels do not): a zero CPU-scalar divisor is seen on the host;
+// a divisor on the device is scanned by a small kernel first, which costs one
+// synchronising read of a flag per integer tensor-by-tensor division. (The kernels
+// themselves would give -1, all bits set, as the quotient and the dividend as the
+// remainder.)
 #include <limits>
 #include <type_traits>
 
@@ -207,7 +210,55 @@ void arith_impl(TensorIterator& iter, ArithFn f) {
   });
 }
 
+// Sets *flag when an element of the operand is zero.
+template <typename T>
+__global__ void any_zero_kernel(int32_t n, cuda_detail::OffsetCalculator<1> calc, const char* data, int* flag) {
+  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    if (*reinterpret_cast<const T*>(data + calc.get(static_cast<uint32_t>(i)).v[0]) == T(0)) {
+      *flag = 1;
+      return;
+    }
+  }
+}
+
+// Raises ZeroDivisionError (as the CPU kernels) if the divisor -- input 1, operand 2
+// -- of an integer division has a zero.
+void check_integer_divisor(const TensorIterator& iter) {
+  if (!c10::isIntegralType(iter.common_dtype(), /*includeBool=*/false) || iter.numel() == 0) return;
+  constexpr int kDivisor = 2;
+  bool zero = false;
+  if (iter.is_cpu_scalar(kDivisor)) {
+    zero = iter.scalar_value(kDivisor).toLong() == 0;
+  } else {
+    c10::DeviceGuard guard(iter.device(0));
+    const Tensor flag = empty({1}, ScalarType::Int, iter.device(0));
+    flag.fill_(Scalar(int64_t{0}));
+    int* flag_ptr = static_cast<int*>(flag.data_ptr());
+    EMBER_DISPATCH_INTEGRAL_TYPES(iter.dtype(kDivisor), "div", [&] {
+      auto launch = [&](const TensorIterator& it) {
+        const int64_t n = it.numel();
+        const cuda_detail::OffsetCalculator<1> calc(it.shape(), [&](int) { return it.strides(kDivisor); });
+        any_zero_kernel<scalar_t>
+            <<<ember::at::cuda::grid_size(n), ember::at::cuda::kNumThreads, 0, ember::at::cuda::current_stream()>>>(
+                static_cast<int32_t>(n), calc, static_cast<const char*>(it.data_ptr(kDivisor)), flag_ptr);
+        EMBER_CUDA_KERNEL_LAUNCH_CHECK();
+      };
+      if (iter.can_use_32bit_indexing()) {
+        launch(iter);
+      } else {
+        for (const TensorIterator& sub : iter.with_32bit_indexing()) launch(sub);
+      }
+    });
+    zero = flag.item().toLong() != 0;
+  }
+  if (zero) throw c10::Error("ZeroDivisionError");
+}
+
 void arith_kernel(TensorIterator& iter, ArithFn f, const char* name) {
+  if (f == ArithFn::DivTrunc || f == ArithFn::DivFloor || f == ArithFn::Remainder || f == ArithFn::Fmod) {
+    check_integer_divisor(iter);
+  }
   EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), name, [&] { arith_impl<scalar_t>(iter, f); });
 }
 

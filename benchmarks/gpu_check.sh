@@ -9,7 +9,7 @@
 #      at once, before building anything;
 #   2. builds every layer from this checkout with CUDA (EMBER_CUDA=ON) into wheels under
 #      $EMBER_GPU_WORK (default build/gpu-check/) and installs them into a venv there
-#      that sees the system's packages (--system-site-packages);
+#      that also sees the packages of the Python it was made from;
 #   3. writes the machine's and ember.aten.cuda's facts;
 #   4. runs the CUDA test selection: tests/aten/cuda/, test_cuda_api.py,
 #      test_cuda_coverage.py, and every test marked `cuda` in tests/{aten,autograd,nn,optim,data}
@@ -21,13 +21,14 @@
 # step passed, 1 if a step failed, 2 for a usage error, 3 when there is no GPU.
 #
 # Assumptions (the GPU machine has no network): the Python it uses ($EMBER_GPU_PYTHON,
-# default python3; 3.11 or newer) already has numpy, pytest, pyyaml, scikit-build-core,
-# pybind11 3.1, ninja and cmake (pytest-xdist and pytest-timeout are used when present,
-# torch for the comparison). What it lacks comes from a local wheel directory
+# default python3; 3.11 or newer) already has numpy, pytest, pyyaml, ninja and cmake
+# (pytest-xdist and pytest-timeout are used when present, torch for the comparison).
+# What it lacks or has in another version comes from a local wheel directory
 # ($EMBER_GPU_WHEELS, default .gpu-wheels/ in the repository root), installed with
-# --no-index: scipy-openblas32, hatchling (+ trove-classifiers), and nvidia-cublas when
-# the toolkit has no cuBLAS headers. Make that directory beforehand, for the GPU
-# machine's Python version, with `benchmarks/gpu_check.sh --prepare-wheels .gpu-wheels`.
+# --no-index: scipy-openblas32, hatchling (+ trove-classifiers), pybind11==3.1.0,
+# scikit-build-core>=1.1 (and nvidia-cublas if the toolkit has no cuBLAS headers). Make
+# that directory beforehand, for the GPU machine's Python version, with
+# `benchmarks/gpu_check.sh --prepare-wheels .gpu-wheels`.
 # With EMBER_GPU_SKIP_BUILD=1 it uses the ember already installed in that Python.
 #
 # Settings (environment):
@@ -49,7 +50,7 @@ if [ "${1:-}" = "--prepare-wheels" ]; then
   mkdir -p "$dest"
   exec "$PY" -m pip download --only-binary=:all: --python-version "$pyver" \
     --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 --implementation cp \
-    -d "$dest" scipy-openblas32 "hatchling>=1.25" trove-classifiers
+    -d "$dest" scipy-openblas32 "hatchling>=1.25" trove-classifiers "pybind11==3.1.0" "scikit-build-core>=1.1,<2"
 fi
 case "${1:-}" in -h | --help) sed -n '2,40p' "$0"; exit 0 ;; -*) echo "unknown option $1" >&2; exit 2 ;; esac
 
@@ -86,15 +87,23 @@ else
   step "2. build (CUDA archs $ARCHS, $JOBS jobs) into $WORK"
   mkdir -p "$WORK/wheels"
   rm -f "$WORK"/wheels/ember_*.whl
-  [ -x "$VENV/bin/python" ] || "$PY" -m venv --system-site-packages "$VENV"
+  if [ ! -x "$VENV/bin/python" ]; then
+    # A venv that also sees $PY's packages, after its own. (--system-site-packages would not
+    # do: when $PY is itself a venv's python, it exposes the base interpreter's packages.)
+    "$PY" -m venv "$VENV" || { record "build: venv" 1; exit 1; }
+    "$PY" -c "import site; print('import site; ' + '; '.join(f'site.addsitedir({p!r})' for p in site.getsitepackages()))" \
+      >"$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/_ember_gpu_check_base.pth"
+  fi
   VPY="$VENV/bin/python"
+  # already satisfied by the system's packages: nothing to do; else from the local wheel folder
   PIPI=("$VPY" -m pip install -q --no-index)
   [ -d "$WHEELS" ] && PIPI+=(--find-links "$WHEELS")
-  for mod_pkg in scipy_openblas32:scipy-openblas32 hatchling:hatchling; do
-    "$VPY" -c "import ${mod_pkg%%:*}" 2>/dev/null || "${PIPI[@]}" "${mod_pkg##*:}" || {
-      echo "gpu_check: ${mod_pkg##*:} is not installed and not in $WHEELS (see --prepare-wheels)"
-      record "build: requirements" 1; exit 1; }
-  done
+  if ! "${PIPI[@]}" numpy pyyaml "pybind11==3.1.0" "scikit-build-core>=1.1,<2" scipy-openblas32 \
+    "hatchling>=1.25"; then
+    echo "gpu_check: build requirements missing and not in $WHEELS (make it with --prepare-wheels)"
+    record "build: requirements" 1
+    exit 1
+  fi
   export EMBER_CUDA=ON CMAKE_BUILD_PARALLEL_LEVEL="$JOBS"
   build_rc=0
   for layer in c10py aten autograd data nn optim; do

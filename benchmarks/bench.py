@@ -30,6 +30,9 @@ MODULES += [memory]
 from workloads import gpu  # noqa: E402  -- cuda: GPU workloads vs PyTorch CUDA ("not run" without a GPU)
 
 MODULES += [gpu]
+from workloads import gpu_blas  # noqa: E402  -- gpu: cuBLAS matmul, conv2d (one "no CUDA GPU" row without one)
+
+MODULES += [gpu_blas]
 
 
 def main() -> int:

@@ -2,6 +2,7 @@
 #include "Blas.h"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstring>
 #include <type_traits>
@@ -52,14 +53,20 @@ OpenBlasThreadsGuard::~OpenBlasThreadsGuard() {
 }
 
 namespace {
+std::atomic<bool> g_cublas_allow_tf32{false};
+std::atomic<bool> g_cudnn_allow_tf32{true};
+std::atomic<bool> g_cublas_fp16_reduced{true};
+std::atomic<bool> g_cublas_bf16_reduced{true};
+}  // namespace
 
-// A (rows x cols) matrix as BLAS reads it: row-major with leading dimension ld, or the
-// transpose of a row-major (cols x rows) one. Strides of size-1 dims do not matter.
-struct BlasOperand {
-  bool ok = false;
-  bool trans = false;
-  int64_t ld = 1;
-};
+bool cublas_allow_tf32() { return g_cublas_allow_tf32.load(); }
+void set_cublas_allow_tf32(bool v) { g_cublas_allow_tf32.store(v); }
+bool cudnn_allow_tf32() { return g_cudnn_allow_tf32.load(); }
+void set_cudnn_allow_tf32(bool v) { g_cudnn_allow_tf32.store(v); }
+bool cublas_allow_fp16_reduced_precision_reduction() { return g_cublas_fp16_reduced.load(); }
+void set_cublas_allow_fp16_reduced_precision_reduction(bool v) { g_cublas_fp16_reduced.store(v); }
+bool cublas_allow_bf16_reduced_precision_reduction() { return g_cublas_bf16_reduced.load(); }
+void set_cublas_allow_bf16_reduced_precision_reduction(bool v) { g_cublas_bf16_reduced.store(v); }
 
 BlasOperand blas_operand(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
   if ((cols == 1 || cs == 1) && (rows == 1 || rs >= std::max<int64_t>(1, cols))) {
@@ -70,6 +77,8 @@ BlasOperand blas_operand(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
   }
   return {};
 }
+
+namespace {
 
 bool fits_blas_int(int64_t v) { return v <= INT_MAX; }
 
@@ -273,6 +282,14 @@ Tensor dot_impl(const Tensor& x, const Tensor& y) {
 }  // namespace
 
 void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  if (out.is_cuda()) {
+#ifdef EMBER_WITH_CUDA
+    gemm_batched_cuda(out, a, b, beta, alpha);
+    return;
+#else
+    EMBER_CHECK(false, "matrix product: ember.aten was built without CUDA");
+#endif
+  }
   // a clear error rather than OpenBLAS's "Detect OpenMP Loop" warning and a possible hang
   EMBER_CHECK(!in_parallel_region(),
               "matrix product: called from inside an OpenMP parallel region (OpenBLAS must not be entered from "
@@ -285,6 +302,13 @@ void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, const Sca
 }
 
 Tensor dot_blas(const Tensor& x, const Tensor& y) {
+  if (x.is_cuda()) {
+#ifdef EMBER_WITH_CUDA
+    return dot_cuda(x, y);
+#else
+    EMBER_CHECK(false, "dot: ember.aten was built without CUDA");
+#endif
+  }
   EMBER_CHECK(!in_parallel_region(),
               "dot: called from inside an OpenMP parallel region (OpenBLAS must not be "
               "entered from OpenMP threads)");

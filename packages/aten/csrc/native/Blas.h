@@ -12,6 +12,10 @@
 // A batch of small matrices runs in parallel over the batch (OpenMP), each matrix with a
 // single-threaded GEMM: OpenBLAS is set to one thread for that region, since this
 // pthreads build must not be entered from OpenMP threads while it runs its own pool.
+//
+// CUDA tensors go to cuBLAS (cuda/CUDABlas.cpp): float32 / float64 / float16 / bfloat16,
+// half types accumulating in float32; TF32 for float32 only when
+// ember.aten.backends.cuda.matmul.allow_tf32 is set (off by default, as PyTorch).
 
 #include <ember/aten/Tensor.h>
 
@@ -26,6 +30,37 @@ void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, const Sca
 
 // sum_i x[i] * y[i] of two 1-d tensors of one dtype (any strides), as a 0-dim tensor.
 Tensor dot_blas(const Tensor& x, const Tensor& y);
+
+// A (rows x cols) matrix as BLAS reads it: row-major with leading dimension ld, or the
+// transpose of a row-major (cols x rows) one (trans). Strides of size-1 dims do not
+// matter. ok == false: neither (the matrix must be copied first).
+struct BlasOperand {
+  bool ok = false;
+  bool trans = false;
+  int64_t ld = 1;
+};
+BlasOperand blas_operand(int64_t rows, int64_t cols, int64_t rs, int64_t cs);
+
+// ---- matmul precision flags (ember.aten.backends; process-wide, as PyTorch's) ----
+// cuda.matmul.allow_tf32 (default False): float32 cuBLAS products may use TF32.
+bool cublas_allow_tf32();
+void set_cublas_allow_tf32(bool v);
+// cudnn.allow_tf32 (default True, as PyTorch): float32 convolutions may use TF32. ember
+// has no cuDNN; its CUDA convolutions are cuBLAS products and follow this flag.
+bool cudnn_allow_tf32();
+void set_cudnn_allow_tf32(bool v);
+// cuda.matmul.allow_{fp16,bf16}_reduced_precision_reduction (default True): cuBLAS may
+// use reduced-precision reductions inside float16 / bfloat16 products.
+bool cublas_allow_fp16_reduced_precision_reduction();
+void set_cublas_allow_fp16_reduced_precision_reduction(bool v);
+bool cublas_allow_bf16_reduced_precision_reduction();
+void set_cublas_allow_bf16_reduced_precision_reduction(bool v);
+
+#ifdef EMBER_WITH_CUDA
+// gemm_batched / dot_blas for CUDA tensors (cuda/CUDABlas.cpp).
+void gemm_batched_cuda(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha);
+Tensor dot_cuda(const Tensor& x, const Tensor& y);
+#endif
 
 // OpenBLAS's thread count for the lifetime of the guard (restored after).
 // The number of threads OpenBLAS uses (ember.aten.set_num_threads sets it with OpenMP's).

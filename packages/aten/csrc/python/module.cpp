@@ -13,7 +13,16 @@ void register_all(python::KernelSink& sink);
 }
 namespace ember::at::native {
 void set_cpu_capability(const std::string& name);
-}
+// matmul precision flags (Blas.cpp), read by the cuBLAS kernels
+bool cublas_allow_tf32();
+void set_cublas_allow_tf32(bool v);
+bool cudnn_allow_tf32();
+void set_cudnn_allow_tf32(bool v);
+bool cublas_allow_fp16_reduced_precision_reduction();
+void set_cublas_allow_fp16_reduced_precision_reduction(bool v);
+bool cublas_allow_bf16_reduced_precision_reduction();
+void set_cublas_allow_bf16_reduced_precision_reduction(bool v);
+}  // namespace ember::at::native
 void init_tensor_new(py::module_& m);
 void init_dlpack(py::module_& m);
 #ifdef EMBER_WITH_CUDA
@@ -215,6 +224,17 @@ PYBIND11_MODULE(_C, m) {
 #else
   m.attr("_built_with_cuda") = false;
 #endif
+  // ember.aten.backends.cuda.matmul / .cudnn flags (PyTorch's torch._C names)
+  m.def("_get_cublas_allow_tf32", &native::cublas_allow_tf32);
+  m.def("_set_cublas_allow_tf32", &native::set_cublas_allow_tf32, py::arg("allow"));
+  m.def("_get_cudnn_allow_tf32", &native::cudnn_allow_tf32);
+  m.def("_set_cudnn_allow_tf32", &native::set_cudnn_allow_tf32, py::arg("allow"));
+  m.def("_get_cublas_allow_fp16_reduced_precision_reduction", &native::cublas_allow_fp16_reduced_precision_reduction);
+  m.def("_set_cublas_allow_fp16_reduced_precision_reduction",
+        &native::set_cublas_allow_fp16_reduced_precision_reduction, py::arg("allow"));
+  m.def("_get_cublas_allow_bf16_reduced_precision_reduction", &native::cublas_allow_bf16_reduced_precision_reduction);
+  m.def("_set_cublas_allow_bf16_reduced_precision_reduction",
+        &native::set_cublas_allow_bf16_reduced_precision_reduction, py::arg("allow"));
   m.def(
       "result_type_of", [](const std::vector<Tensor>& ts) { return result_type(ts); }, py::arg("tensors"),
       "PyTorch's result_type over these tensors (wrapped numbers and 0-dim tensors count as weak).");

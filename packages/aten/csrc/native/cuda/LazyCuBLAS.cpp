@@ -119,5 +119,9 @@ EMBER_CUBLAS_FORWARD(cublasStatus_t, cublasDdot_v2,
                      (cublasHandle_t handle, int n, const double* x, int incx, const double* y, int incy,
                       double* result),
                      (handle, n, x, incx, y, incy, result))
+EMBER_CUBLAS_FORWARD(cublasStatus_t, cublasDotEx,
+                     (cublasHandle_t handle, int n, const void* x, cudaDataType xType, int incx, const void* y,
+                      cudaDataType yType, int incy, void* result, cudaDataType resultType, cudaDataType executionType),
+                     (handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType))
 
 #endif  // EMBER_WITH_CUBLAS

@@ -130,3 +130,6 @@ _dlpack.install(Tensor)
 
 # -- CUDA device API (ember.aten.cuda: PyTorch's torch.cuda)
 from . import cuda  # noqa: E402
+
+# -- backend settings (ember.aten.backends.cuda.matmul.allow_tf32, .cudnn.allow_tf32)
+from . import backends  # noqa: E402

@@ -1,0 +1,278 @@
+// cuBLAS: the raw strided-batched GEMM (CUDABlas.h), and the CUDA side of Blas.h's
+// gemm_batched / dot_blas, which the matmul family (LinearAlgebra.cpp) calls for every
+// device. Host code only (compiled by the C++ compiler). libcublas is loaded at the first
+// call (LazyCuBLAS.cpp); a build that found no cublas_v2.h raises instead.
+#include "CUDABlas.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <vector>
+
+#include <ember/c10/DeviceGuard.h>
+#include <ember/c10/cuda/CUDAFunctions.h>
+
+#include "../Blas.h"
+
+#ifdef EMBER_WITH_CUBLAS
+#include <cublas_v2.h>
+#endif
+
+namespace ember::at::native {
+// BinaryOps.cpp (device-agnostic through TensorIterator)
+Tensor mul_out(const Tensor& self, const Tensor& other, const Tensor& out);
+}  // namespace ember::at::native
+
+#ifdef EMBER_WITH_CUBLAS
+
+namespace ember::at::cuda::blas {
+namespace {
+
+const char* status_name(cublasStatus_t status) {
+  switch (static_cast<int>(status)) {
+    case 1:
+      return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case 3:
+      return "CUBLAS_STATUS_ALLOC_FAILED";
+    case 7:
+      return "CUBLAS_STATUS_INVALID_VALUE";
+    case 8:
+      return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case 11:
+      return "CUBLAS_STATUS_MAPPING_ERROR";
+    case 13:
+      return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case 14:
+      return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case 15:
+      return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case 16:
+      return "CUBLAS_STATUS_LICENSE_ERROR";
+    default:
+      return "CUBLAS_STATUS_UNKNOWN";
+  }
+}
+
+// RuntimeError "CUDA error: CUBLAS_STATUS_... when calling `cublasGemmEx`" (PyTorch's form)
+void check_status(cublasStatus_t status, const char* call) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  EMBER_CHECK(false, "CUDA error: ", status_name(status), " when calling `", call, "` (", cublasGetStatusString(status),
+              ")");
+}
+
+// The calling thread's handle for `device`, bound to that device's current stream.
+cublasHandle_t handle_for(int device) {
+  thread_local std::vector<cublasHandle_t> handles;
+  if (static_cast<size_t>(device) >= handles.size()) handles.resize(device + 1, nullptr);
+  if (handles[device] == nullptr) check_status(cublasCreate(&handles[device]), "cublasCreate");
+  cublasHandle_t h = handles[device];
+  check_status(cublasSetStream(h, static_cast<cudaStream_t>(c10::cuda::current_stream(device).handle)),
+               "cublasSetStream");
+  return h;
+}
+
+cublasHandle_t current_handle() {
+  int device = 0;
+  EMBER_CUDA_CHECK(cudaGetDevice(&device));
+  return handle_for(device);
+}
+
+cudaDataType_t cuda_data_type(ScalarType t) {
+  switch (t) {
+    case ScalarType::Float:
+      return CUDA_R_32F;
+    case ScalarType::Double:
+      return CUDA_R_64F;
+    case ScalarType::Half:
+      return CUDA_R_16F;
+    case ScalarType::BFloat16:
+      return CUDA_R_16BF;
+    default:
+      EMBER_CHECK_NOT_IMPLEMENTED(false, "cuBLAS: not implemented for dtype ", c10::toPythonName(t));
+  }
+  return CUDA_R_32F;
+}
+
+bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+}  // namespace
+
+void gemm_strided_batched(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+                          const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b,
+                          double beta, void* c, int64_t ldc, int64_t stride_c, int64_t batch, bool tf32) {
+  if (m == 0 || n == 0 || batch == 0) return;
+  EMBER_CHECK(
+      fits_int(m) && fits_int(n) && fits_int(k) && fits_int(lda) && fits_int(ldb) && fits_int(ldc) && fits_int(batch),
+      "cuBLAS: matrix sizes m=", m, ", n=", n, ", k=", k, " (batch ", batch, ") do not fit an int");
+  cublasHandle_t h = current_handle();
+  const cudaDataType_t type = cuda_data_type(dtype);
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  int math = CUBLAS_DEFAULT_MATH;
+  switch (dtype) {
+    case ScalarType::Double:
+      compute = CUBLAS_COMPUTE_64F;
+      break;
+    case ScalarType::Float:
+      if (tf32) {
+        compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+        math = CUBLAS_TF32_TENSOR_OP_MATH;
+      }
+      break;
+    case ScalarType::Half:
+      if (!native::cublas_allow_fp16_reduced_precision_reduction()) {
+        math |= CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+      }
+      break;
+    case ScalarType::BFloat16:
+      if (!native::cublas_allow_bf16_reduced_precision_reduction()) {
+        math |= CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+      }
+      break;
+    default:
+      break;
+  }
+  check_status(cublasSetMathMode(h, static_cast<cublasMath_t>(math)), "cublasSetMathMode");
+  // the scale factors have the compute type's precision
+  const float alpha_f = static_cast<float>(alpha), beta_f = static_cast<float>(beta);
+  const void* pa = compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(&alpha) : &alpha_f;
+  const void* pb = compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(&beta) : &beta_f;
+  // column-major C^T (n x m) = op(B)^T (n x k) op(A)^T (k x m)
+  const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  // cuBLAS wants a leading dimension of at least the stored rows even when k == 0
+  const int64_t rows_b = trans_b ? k : n, rows_a = trans_a ? m : k;
+  const int ldb_i = static_cast<int>(std::max<int64_t>({ldb, rows_b, 1}));
+  const int lda_i = static_cast<int>(std::max<int64_t>({lda, rows_a, 1}));
+  const int ldc_i = static_cast<int>(std::max<int64_t>(ldc, n));
+  if (batch == 1) {
+    check_status(cublasGemmEx(h, op_b, op_a, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), pa, b, type,
+                              ldb_i, a, type, lda_i, pb, c, type, ldc_i, compute, CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmEx");
+  } else {
+    check_status(
+        cublasGemmStridedBatchedEx(h, op_b, op_a, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), pa, b,
+                                   type, ldb_i, stride_b, a, type, lda_i, stride_a, pb, c, type, ldc_i, stride_c,
+                                   static_cast<int>(batch), compute, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmStridedBatchedEx");
+  }
+}
+
+}  // namespace ember::at::cuda::blas
+
+namespace ember::at::native {
+namespace {
+
+bool is_cublas_dtype(ScalarType t) {
+  return t == ScalarType::Float || t == ScalarType::Double || t == ScalarType::Half || t == ScalarType::BFloat16;
+}
+
+// A 3-d operand cuBLAS can read matrix by matrix (see blas_operand), or a contiguous copy.
+struct BatchOperand {
+  Tensor t;
+  BlasOperand op;
+};
+
+BatchOperand batch_operand(const Tensor& t) {
+  BlasOperand op = blas_operand(t.size(1), t.size(2), t.stride(1), t.stride(2));
+  if (op.ok && op.ld <= INT_MAX) return {t, op};
+  Tensor c = t.contiguous();
+  return {c, blas_operand(c.size(1), c.size(2), c.stride(1), c.stride(2))};
+}
+
+}  // namespace
+
+void gemm_batched_cuda(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  // PyTorch's CUDA matmuls are floating-point only
+  EMBER_CHECK_NOT_IMPLEMENTED(is_cublas_dtype(out.dtype()), "addmm_cuda: not implemented for dtype ",
+                              c10::toPythonName(out.dtype()));
+  c10::DeviceGuard guard(out.device());
+  const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
+  const bool beta_zero = beta.toDouble() == 0.0 && !beta.isBoolean();
+  if (k == 0) {  // op(A) op(B) is zero: out = beta * out (beta == 0: zeros, NaN ignored)
+    if (beta_zero) {
+      out.zero_();
+    } else if (beta.toDouble() != 1.0) {
+      mul_out(out, wrapped_scalar_tensor(beta), out);
+    }
+    return;
+  }
+  BatchOperand A = batch_operand(a), B = batch_operand(b);
+  // C must be row-major (or its transpose); other layouts, and a batch whose matrices
+  // overlap, are computed in a contiguous temporary and copied back.
+  BlasOperand C = blas_operand(m, n, out.stride(1), out.stride(2));
+  Tensor c_tmp;
+  if (!C.ok || C.ld > INT_MAX || (batch > 1 && out.stride(0) == 0)) {
+    c_tmp = beta_zero ? empty(out.sizes(), out.dtype(), out.device()) : out.contiguous();
+    C = blas_operand(m, n, c_tmp.stride(1), c_tmp.stride(2));
+  }
+  const Tensor& c_t = c_tmp.defined() ? c_tmp : out;
+  const bool tf32 = cublas_allow_tf32();
+  const double al = alpha.toDouble(), be = beta_zero ? 0.0 : beta.toDouble();
+  const int64_t sa = batch > 1 ? A.t.stride(0) : 0, sb = batch > 1 ? B.t.stride(0) : 0;
+  const int64_t sc = batch > 1 ? c_t.stride(0) : 0;
+  if (!C.trans) {
+    cuda::blas::gemm_strided_batched(out.dtype(), A.op.trans, B.op.trans, m, n, k, al, A.t.data_ptr(), A.op.ld, sa,
+                                     B.t.data_ptr(), B.op.ld, sb, be, c_t.data_ptr(), C.ld, sc, batch, tf32);
+  } else {
+    // a column-major C: C^T = op(B)^T op(A)^T, the operands swapped and their transposes flipped
+    cuda::blas::gemm_strided_batched(out.dtype(), !B.op.trans, !A.op.trans, n, m, k, al, B.t.data_ptr(), B.op.ld, sb,
+                                     A.t.data_ptr(), A.op.ld, sa, be, c_t.data_ptr(), C.ld, sc, batch, tf32);
+  }
+  if (c_tmp.defined()) out.copy_(c_tmp);
+}
+
+Tensor dot_cuda(const Tensor& x, const Tensor& y) {
+  EMBER_CHECK_NOT_IMPLEMENTED(is_cublas_dtype(x.dtype()), "dot: not implemented for dtype ",
+                              c10::toPythonName(x.dtype()), " on CUDA");
+  c10::DeviceGuard guard(x.device());
+  const int64_t n = x.numel();
+  Tensor result = empty({}, x.dtype(), x.device());
+  cublasHandle_t h = cuda::blas::current_handle();
+  if (n == 0) {
+    EMBER_CUDA_CHECK(cudaMemsetAsync(result.data_ptr(), 0, result.itemsize(),
+                                     static_cast<cudaStream_t>(c10::cuda::current_stream().handle)));
+    return result;
+  }
+  // a stride-0 (expanded) vector, or strides too large for an int, are read from a copy
+  auto readable = [n](const Tensor& t) {
+    return (t.stride(0) == 0 && n > 1) || t.stride(0) > INT_MAX ? t.contiguous() : t;
+  };
+  const Tensor xs = readable(x), ys = readable(y);
+  EMBER_CHECK(n <= INT_MAX, "dot: ", n, " elements are too many for cuBLAS");
+  const cudaDataType_t type = cuda::blas::cuda_data_type(x.dtype());
+  const cudaDataType_t exec = x.dtype() == ScalarType::Double ? CUDA_R_64F : CUDA_R_32F;
+  // the result is written on the device, in stream order (no synchronisation)
+  cuda::blas::check_status(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE), "cublasSetPointerMode");
+  const cublasStatus_t st = cublasDotEx(
+      h, static_cast<int>(n), xs.data_ptr(), type, static_cast<int>(std::max<int64_t>(xs.stride(0), 1)), ys.data_ptr(),
+      type, static_cast<int>(std::max<int64_t>(ys.stride(0), 1)), result.data_ptr(), type, exec);
+  cuda::blas::check_status(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
+  cuda::blas::check_status(st, "cublasDotEx");
+  return result;
+}
+
+}  // namespace ember::at::native
+
+#else  // no cublas_v2.h at build time
+
+namespace ember::at::cuda::blas {
+void gemm_strided_batched(ScalarType, bool, bool, int64_t, int64_t, int64_t, double, const void*, int64_t, int64_t,
+                          const void*, int64_t, int64_t, double, void*, int64_t, int64_t, int64_t, bool) {
+  EMBER_CHECK(false, "ember.aten was built without cuBLAS headers (pip install nvidia-cublas, then rebuild)");
+}
+}  // namespace ember::at::cuda::blas
+
+namespace ember::at::native {
+void gemm_batched_cuda(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&) {
+  EMBER_CHECK(false,
+              "matrix product: ember.aten was built without cuBLAS headers (pip install nvidia-cublas, then "
+              "rebuild)");
+}
+Tensor dot_cuda(const Tensor&, const Tensor&) {
+  EMBER_CHECK(false, "dot: ember.aten was built without cuBLAS headers (pip install nvidia-cublas, then rebuild)");
+  return Tensor();
+}
+}  // namespace ember::at::native
+
+#endif  // EMBER_WITH_CUBLAS

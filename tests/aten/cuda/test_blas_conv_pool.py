@@ -238,3 +238,214 @@ def test_matmul_errors_on_cuda() -> None:
         ea.mm(cpu_tensor((2, 3)).to("cuda"), cpu_tensor((3, 2)))
     with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)"):
         ea.mm(cpu_tensor((2, 3)).to("cuda"), cpu_tensor((2, 3)).to("cuda"))
+
+
+# ---- convolution (im2col / col2im kernels + cuBLAS) -------------------------------------------
+
+CONV_STUBS = ["im2col_stub", "col2im_stub"]
+
+
+@pytest.mark.skipif(not BUILT_WITH_CUDA, reason="a CPU-only build registers no CUDA kernels")
+def test_conv_stubs_and_ops_have_cuda_kernels() -> None:
+    stubs = dict(ea._C._dispatch_stubs())
+    for name in CONV_STUBS:
+        assert stubs[name] is True, name
+    keys = {(name, key) for name, key, *_ in ea._C._native_kernels()}
+    for op in ["convolution", "convolution_backward", "im2col", "col2im"]:
+        assert (f"aten::{op}", "CUDA") in keys, op
+
+
+# (input shape, weight shape, stride, padding, dilation, transposed, output_padding, groups)
+CONV_CASES = [
+    ((2, 3, 9, 8), (4, 3, 3, 3), [1, 1], [1, 1], [1, 1], False, [0, 0], 1),
+    ((2, 4, 10, 9), (6, 2, 3, 2), [2, 1], [0, 1], [2, 1], False, [0, 0], 2),
+    ((1, 6, 7, 7), (6, 1, 3, 3), [1, 1], [1, 1], [1, 1], False, [0, 0], 6),  # depthwise: groups > images
+    ((3, 5, 6, 6), (7, 5, 1, 1), [1, 1], [0, 0], [1, 1], False, [0, 0], 1),  # 1x1: no im2col
+    ((2, 3, 11), (4, 3, 4), [2], [1], [1], False, [0], 1),  # conv1d
+    ((2, 2, 5, 6, 4), (3, 2, 2, 3, 2), [1, 2, 1], [1, 0, 1], [1, 1, 2], False, [0, 0, 0], 1),  # conv3d
+    ((2, 4, 5, 6), (4, 3, 3, 3), [2, 2], [1, 0], [1, 1], True, [1, 0], 1),  # transposed
+    ((2, 4, 5, 5), (4, 2, 3, 3), [1, 2], [0, 1], [2, 1], True, [0, 1], 2),  # transposed, grouped
+]
+
+
+def _conv_args(case: tuple, dtype: Any) -> tuple[Any, Any, Any, list]:
+    xs, ws, stride, padding, dilation, transposed, output_padding, groups = case
+    x, w = cpu_tensor(xs, dtype), cpu_tensor(ws, dtype)
+    out_channels = ws[1] * groups if transposed else ws[0]
+    b = cpu_tensor((out_channels,), dtype)
+    return x, w, b, [stride, padding, dilation, transposed, output_padding, groups]
+
+
+@requires_cuda
+@pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: f"{c[0]}-{c[1]}-T{int(c[5])}-g{c[7]}")
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_convolution_forward_matches_cpu(case: tuple, dtype: Any) -> None:
+    backends.cudnn.allow_tf32 = False
+    x, w, b, rest = _conv_args(case, dtype)
+    want = ea.convolution(x, w, b, *rest)
+    close(ea.convolution(x.to("cuda"), w.to("cuda"), b.to("cuda"), *rest), want, TOL[dtype])
+    close(ea.convolution(x.to("cuda"), w.to("cuda"), None, *rest), ea.convolution(x, w, None, *rest), TOL[dtype])
+
+
+@requires_cuda
+@pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: f"{c[0]}-{c[1]}-T{int(c[5])}-g{c[7]}")
+@pytest.mark.parametrize("dtype", [ea.float32, ea.float64, ea.bfloat16], ids=str)
+def test_convolution_backward_matches_cpu(case: tuple, dtype: Any) -> None:
+    backends.cudnn.allow_tf32 = False
+    x, w, b, rest = _conv_args(case, dtype)
+    y = ea.convolution(x, w, b, *rest)
+    g = cpu_tensor(tuple(y.shape), dtype)
+    mask = [True, True, True]
+    want = ea.convolution_backward(g, x, w, [b.shape[0]], *rest, mask)
+    got = ea.convolution_backward(g.to("cuda"), x.to("cuda"), w.to("cuda"), [b.shape[0]], *rest, mask)
+    tol = TOL[dtype] if dtype != ea.bfloat16 else (1e-1, 1e-1)  # sums of many bf16 products
+    for gt, wt in zip(got, want, strict=True):
+        close(gt, wt, tol)
+    only_weight = ea.convolution_backward(g.to("cuda"), x.to("cuda"), w.to("cuda"), None, *rest, [False, True, False])
+    assert only_weight[0] is None and only_weight[2] is None
+    close(only_weight[1], want[1], tol)
+
+
+@requires_cuda
+def test_convolution_tf32_default_and_channels_last() -> None:
+    assert backends.cudnn.allow_tf32 is True  # PyTorch's default for convolutions
+    x, w = cpu_tensor((4, 16, 12, 12)), cpu_tensor((8, 16, 3, 3))
+    want = ea.convolution(x.double(), w.double(), None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    got = ea.convolution(x.to("cuda"), w.to("cuda"), None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    np.testing.assert_allclose(N(got), N(want), rtol=2e-2, atol=2e-2)
+    xc = x.contiguous(memory_format=ea.channels_last).to("cuda")
+    y = ea.convolution(xc, w.to("cuda"), None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    assert y.is_contiguous(memory_format=ea.channels_last)
+    np.testing.assert_allclose(N(y), N(want), rtol=2e-2, atol=2e-2)
+
+
+@requires_cuda
+def test_unfold_fold_match_cpu() -> None:
+    x = cpu_tensor((2, 3, 7, 6))
+    args = ([3, 2], [1, 2], [1, 0], [2, 1])
+    cols = ea.nn.im2col(x, *args)
+    close(ea.nn.im2col(x.to("cuda"), *args), cols, TOL[ea.float32])
+    close(ea.nn.col2im(cols.to("cuda"), [7, 6], *args), ea.nn.col2im(cols, [7, 6], *args), TOL[ea.float32])
+
+
+@requires_cuda
+def test_convolution_errors_on_cuda() -> None:
+    x, w = cpu_tensor((1, 2, 5, 5)), cpu_tensor((3, 2, 3, 3))
+    with pytest.raises(RuntimeError, match="same device"):
+        ea.convolution(x.to("cuda"), w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)
+    with pytest.raises(NotImplementedError, match="int64"):
+        ea.convolution(
+            x.to(ea.int64).to("cuda"), w.to(ea.int64).to("cuda"), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1
+        )
+
+
+# ---- pooling ----------------------------------------------------------------------------------
+
+POOL_STUBS = [
+    "max_pool_stub",
+    "avg_pool_stub",
+    "avg_pool_backward_stub",
+    "adaptive_avg_pool_stub",
+    "adaptive_avg_pool_backward_stub",
+    "adaptive_max_pool_stub",
+    "pool_scatter_stub",
+]
+
+
+@pytest.mark.skipif(not BUILT_WITH_CUDA, reason="a CPU-only build registers no CUDA kernels")
+def test_pool_stubs_have_cuda_kernels() -> None:
+    stubs = dict(ea._C._dispatch_stubs())
+    for name in POOL_STUBS:
+        assert stubs[name] is True, name
+    keys = {(name, key) for name, key, *_ in ea._C._native_kernels()}
+    for op in ["max_pool2d_with_indices", "avg_pool3d_backward", "_adaptive_avg_pool2d", "max_unpool2d"]:
+        assert (f"aten::{op}", "CUDA") in keys, op
+
+
+def cuda_args(args: tuple) -> tuple:
+    return tuple(a.to("cuda") if isinstance(a, ea.Tensor) else a for a in args)
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [ea.float32, ea.float64, ea.float16, ea.int64], ids=str)
+@pytest.mark.parametrize("ceil_mode", [False, True])
+def test_max_pool_matches_cpu(dtype: Any, ceil_mode: bool) -> None:
+    x = cpu_tensor((2, 3, 9, 8)).mul(4).to(dtype)
+    args = ([3, 2], [2, 2], [1, 1], [1, 2], ceil_mode)
+    out, idx = ea.nn.max_pool2d_with_indices(x, *args)
+    gout, gidx = ea.nn.max_pool2d_with_indices(x.to("cuda"), *args)
+    close(gout, out, TOL.get(dtype, (0, 0)))
+    np.testing.assert_array_equal(N(gidx), N(idx))
+    x3 = cpu_tensor((1, 2, 5, 6, 7)).to(dtype)
+    args3 = ([2, 3, 2], [2, 1, 2], [1, 1, 0], [1, 1, 2], ceil_mode)
+    out3, idx3 = ea.nn.max_pool3d_with_indices(x3, *args3)
+    gout3, gidx3 = ea.nn.max_pool3d_with_indices(x3.to("cuda"), *args3)
+    close(gout3, out3, TOL.get(dtype, (0, 0)))
+    np.testing.assert_array_equal(N(gidx3), N(idx3))
+    if dtype.is_floating_point:
+        g = cpu_tensor(tuple(out.shape), dtype)
+        want = ea.nn.max_pool2d_with_indices_backward(g, x, *args, idx)
+        got = ea.nn.max_pool2d_with_indices_backward(*cuda_args((g, x)), *args, gidx)
+        close(got, want, TOL[dtype])
+        close(ea.nn.max_unpool2d(gout, gidx, [9, 8]), ea.nn.max_unpool2d(out, idx, [9, 8]), TOL[dtype])
+
+
+@requires_cuda
+def test_max_pool_nan_wins() -> None:
+    x = cpu_tensor((1, 1, 4, 4))
+    x[0, 0, 1, 1] = float("nan")
+    out, idx = ea.nn.max_pool2d_with_indices(x.to("cuda"), [2, 2], [2, 2], [0, 0], [1, 1], False)
+    assert np.isnan(N(out)[0, 0, 0, 0])
+    assert N(idx)[0, 0, 0, 0] == 5
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [ea.float32, ea.float64, ea.bfloat16, ea.int64], ids=str)
+@pytest.mark.parametrize(("count_include_pad", "divisor"), [(True, None), (False, None), (True, 3)])
+def test_avg_pool_matches_cpu(dtype: Any, count_include_pad: bool, divisor: int | None) -> None:
+    x = cpu_tensor((2, 3, 9, 8)).mul(10).to(dtype)
+    args = ([3, 2], [2, 2], [1, 1], True, count_include_pad, divisor)
+    out = ea.nn.avg_pool2d(x, *args)
+    close(ea.nn.avg_pool2d(x.to("cuda"), *args), out, TOL.get(dtype, (0, 0)))
+    x3 = cpu_tensor((1, 2, 5, 6, 7)).to(dtype)
+    args3 = ([2, 3, 2], [2, 1, 2], [1, 1, 0], False, count_include_pad, divisor)
+    close(ea.nn.avg_pool3d(x3.to("cuda"), *args3), ea.nn.avg_pool3d(x3, *args3), TOL.get(dtype, (0, 0)))
+    if dtype.is_floating_point:
+        g = cpu_tensor(tuple(out.shape), dtype)
+        want = ea.nn.avg_pool2d_backward(g, x, *args)
+        close(ea.nn.avg_pool2d_backward(*cuda_args((g, x)), *args), want, TOL[dtype])
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [ea.float32, ea.float64, ea.float16], ids=str)
+def test_adaptive_pool_matches_cpu(dtype: Any) -> None:
+    x = cpu_tensor((2, 3, 10, 7), dtype)
+    close(ea._adaptive_avg_pool2d(x.to("cuda"), [3, 4]), ea._adaptive_avg_pool2d(x, [3, 4]), TOL[dtype])
+    g = cpu_tensor((2, 3, 3, 4), dtype)
+    want = ea._adaptive_avg_pool2d_backward(g, x)
+    close(ea._adaptive_avg_pool2d_backward(*cuda_args((g, x))), want, TOL[dtype])
+    out, idx = ea.nn.adaptive_max_pool2d(x, [4, 3])
+    gout, gidx = ea.nn.adaptive_max_pool2d(x.to("cuda"), [4, 3])
+    close(gout, out, TOL[dtype])
+    np.testing.assert_array_equal(N(gidx), N(idx))
+    g2 = cpu_tensor((2, 3, 4, 3), dtype)
+    want2 = ea.nn.adaptive_max_pool2d_backward(g2, x, idx)
+    close(ea.nn.adaptive_max_pool2d_backward(g2.to("cuda"), x.to("cuda"), gidx), want2, TOL[dtype])
+    x3 = cpu_tensor((1, 2, 5, 6, 7), dtype)
+    close(ea.nn.adaptive_avg_pool3d(x3.to("cuda"), [2, 3, 4]), ea.nn.adaptive_avg_pool3d(x3, [2, 3, 4]), TOL[dtype])
+    out3, idx3 = ea.nn.adaptive_max_pool3d(x3, [3, 2, 4])
+    gout3, gidx3 = ea.nn.adaptive_max_pool3d(x3.to("cuda"), [3, 2, 4])
+    close(gout3, out3, TOL[dtype])
+    np.testing.assert_array_equal(N(gidx3), N(idx3))
+
+
+@requires_cuda
+def test_pool_errors_on_cuda() -> None:
+    x = cpu_tensor((1, 1, 4, 4))
+    out, idx = ea.nn.max_pool2d_with_indices(x, [2, 2], [2, 2], [0, 0], [1, 1], False)
+    with pytest.raises(RuntimeError, match="same device"):
+        ea.nn.max_pool2d_with_indices_backward(out, x.to("cuda"), [2, 2], [2, 2], [0, 0], [1, 1], False, idx)
+    bad = idx.clone()
+    bad[0, 0, 0, 0] = 99
+    with pytest.raises(IndexError, match="max_unpool"):
+        ea.nn.max_unpool2d(out.to("cuda"), bad.to("cuda"), [4, 4]).to("cpu")

@@ -34,6 +34,7 @@
 
 #include <ember/aten/Parallel.h>
 
+#include "Convolution.h"
 #include "Im2Col.h"
 
 namespace ember::at::native {
@@ -77,15 +78,7 @@ DimVector expand_param(IntArrayRef v, const char* name, int64_t dim) {
   return DimVector(v);
 }
 
-struct ConvShape {
-  int64_t dim = 0;  // spatial dims
-  DimVector stride, padding, dilation, output_padding;
-  bool transposed = false;
-  int64_t groups = 1;
-  DimVector output_sizes;  // of the operator's result
-  ConvGeometry geometry;   // big / small spatial sizes (see above)
-  int64_t Ms = 0, Cb = 0;  // rows of one group's weight matrix, big-side channels per group
-};
+}  // namespace
 
 // PyTorch's checks, in its order, and the output shape.
 ConvShape check_convolution(const Tensor& input, const Tensor& weight, const Tensor* bias, IntArrayRef stride,
@@ -204,6 +197,8 @@ ConvShape check_convolution(const Tensor& input, const Tensor& weight, const Ten
   s.Cb = ws[1];
   return s;
 }
+
+namespace {
 
 // ---- products ---------------------------------------------------------------------------------
 
@@ -436,8 +431,10 @@ void dispatch_float_double(ScalarType t, const F& f) {
   }
 }
 
+}  // namespace
+
 // A result in the dtype and memory format the caller expects.
-Tensor finish(Tensor t, ScalarType dtype, MemoryFormat fmt) {
+Tensor conv_result(Tensor t, ScalarType dtype, MemoryFormat fmt) {
   t = t.to(dtype);
   return fmt == MemoryFormat::Contiguous ? t : t.contiguous(fmt);
 }
@@ -446,8 +443,6 @@ MemoryFormat conv_memory_format(const Tensor& input, const Tensor& weight) {
   const MemoryFormat f = suggest_memory_format(input);
   return f != MemoryFormat::Contiguous ? f : suggest_memory_format(weight);
 }
-
-}  // namespace
 
 Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
                    IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
@@ -477,7 +472,7 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const std::optiona
       }
     });
   }
-  return finish(out, input.dtype(), conv_memory_format(input, weight));
+  return conv_result(out, input.dtype(), conv_memory_format(input, weight));
 }
 
 std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_output, const Tensor& input,
@@ -515,7 +510,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
           big_to_small<T>(p, gop, static_cast<const T*>(w.data_ptr()), static_cast<T*>(gi.data_ptr()));
         }
       }
-      gi = finish(gi, input.dtype(), suggest_memory_format(input));
+      gi = conv_result(gi, input.dtype(), suggest_memory_format(input));
     }
     if (output_mask[1]) {
       const Tensor x = input.to(ct).contiguous();
@@ -528,7 +523,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
           weight_grad<T>(p, gop, xp, static_cast<T*>(gw.data_ptr()));
         }
       }
-      gw = finish(gw, weight.dtype(), suggest_memory_format(weight));
+      gw = conv_result(gw, weight.dtype(), suggest_memory_format(weight));
     }
     if (output_mask[2]) {
       gb = empty({C_out}, ct, grad_output.device());

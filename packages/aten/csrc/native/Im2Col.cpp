@@ -2,6 +2,8 @@
 // cpu/Im2ColKernel.cpp, which the convolution uses too (see Im2Col.h for the layouts).
 #include "Im2Col.h"
 
+#include <ember/c10/DeviceGuard.h>
+
 namespace ember::at::native {
 
 DEFINE_DISPATCH(im2col_stub);
@@ -75,13 +77,14 @@ Tensor im2col(const Tensor& self, IntArrayRef kernel_size, IntArrayRef dilation,
               ", padding=", pair_str(padding), ", calculated shape of the array of sliding blocks as ",
               pair_str({oh, ow}), ", but its components must be at least one.");
   const ScalarType ct = nn_compute_type(self.dtype());
+  c10::DeviceGuard guard(self.device());
   const Tensor x = (nd == 3 ? self.unsqueeze(0) : self).to(ct).contiguous();
   const int64_t N = x.size(0), kn = kernel_size[0] * kernel_size[1];
   Tensor out = empty({N, C * kn, oh * ow}, ct, self.device());
   if (out.numel() > 0) {
     const ConvGeometry g = geometry_2d(H, W, oh, ow, kernel_size, dilation, padding, stride);
-    im2col_stub(DeviceType::CPU, ct, x.data_ptr(), C * H * W, out.data_ptr(), ColumnsLayout{C * kn * oh * ow, oh * ow},
-                N, C, g);
+    im2col_stub(self.device().type, ct, x.data_ptr(), C * H * W, out.data_ptr(),
+                ColumnsLayout{C * kn * oh * ow, oh * ow}, N, C, g);
   }
   out = out.to(self.dtype());
   return nd == 3 ? out.squeeze(0) : out;
@@ -120,12 +123,14 @@ Tensor col2im(const Tensor& self, IntArrayRef output_size, IntArrayRef kernel_si
               ", but its components must be at least one.");
   check_floating("col2im", self);
   const ScalarType ct = nn_compute_type(self.dtype());
+  c10::DeviceGuard guard(self.device());
   const Tensor cols = (nd == 2 ? self.unsqueeze(0) : self).to(ct).contiguous();
   const int64_t N = cols.size(0), C = rows / kn;
   Tensor out = empty({N, C, H, W}, ct, self.device());
   if (out.numel() > 0) {
     const ConvGeometry g = geometry_2d(H, W, oh, ow, kernel_size, dilation, padding, stride);
-    col2im_stub(DeviceType::CPU, ct, cols.data_ptr(), ColumnsLayout{rows * L, L}, out.data_ptr(), C * H * W, N, C, g);
+    col2im_stub(self.device().type, ct, cols.data_ptr(), ColumnsLayout{rows * L, L}, out.data_ptr(), C * H * W, N, C,
+                g);
   }
   out = out.to(self.dtype());
   return nd == 2 ? out.squeeze(0) : out;

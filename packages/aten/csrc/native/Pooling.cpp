@@ -1,11 +1,14 @@
 // Pooling operators: argument checks (PyTorch's, in its order), output shapes, dtype and
-// memory-format handling around the kernels of cpu/PoolingKernel.cpp (see Pooling.h).
+// memory-format handling around the kernels of cpu/PoolingKernel.cpp and cuda/Pooling.cu
+// (see Pooling.h): the `*_cpu` operators serve both devices (nothing here touches data).
 // The 1-d variants and the public front ends (max_pool2d, adaptive_avg_pool2d, ...)
 // are Python composites over these (ember/aten/native/conv.py).
 #include "Pooling.h"
 
 #include <string>
 #include <tuple>
+
+#include <ember/c10/DeviceGuard.h>
 
 #include "Im2Col.h"  // nn_compute_type, check_floating, suggest_memory_format
 
@@ -182,6 +185,9 @@ void check_indices(const char* op, const Tensor& indices, IntArrayRef expected) 
 // grad_input[plane][indices] += grad_output (max pooling's backward passes).
 Tensor scatter_backward(const char* op, const Tensor& grad_output, const Tensor& self, const Tensor& indices,
                         int64_t planes, int64_t in_numel, int64_t out_numel) {
+  check_same_device(op, self, grad_output);
+  check_same_device(op, self, indices);
+  c10::DeviceGuard guard(self.device());
   check_floating(op, self);
   const ScalarType ct = nn_compute_type(self.dtype());
   const Tensor go = grad_output.to(ct).contiguous();
@@ -189,7 +195,7 @@ Tensor scatter_backward(const char* op, const Tensor& grad_output, const Tensor&
   Tensor gi = empty(self.sizes(), ct, self.device());
   if (gi.numel() > 0) {
     int64_t bad = 0;
-    const bool ok = pool_scatter_stub(DeviceType::CPU, ct, go.data_ptr(), static_cast<const int64_t*>(ix.data_ptr()),
+    const bool ok = pool_scatter_stub(self.device().type, ct, go.data_ptr(), static_cast<const int64_t*>(ix.data_ptr()),
                                       gi.data_ptr(), planes, out_numel, in_numel, true, &bad);
     EMBER_CHECK(ok, op, ": found an invalid index ", bad, " for input planes of ", in_numel, " elements");
   }
@@ -200,6 +206,7 @@ Tensor scatter_backward(const char* op, const Tensor& grad_output, const Tensor&
 
 std::tuple<Tensor, Tensor> max_pool_nd(const char* op, int n, const Tensor& self, IntArrayRef kernel_size,
                                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  c10::DeviceGuard guard(self.device());
   const PoolArgs a = pool_setup(op, n, self, kernel_size, stride, padding, dilation, ceil_mode, false);
   EMBER_CHECK_NOT_IMPLEMENTED(self.dtype() != ScalarType::Bool, op, ": not implemented for dtype bool");
   const ScalarType ct = nn_compute_type(self.dtype());
@@ -208,7 +215,7 @@ std::tuple<Tensor, Tensor> max_pool_nd(const char* op, int n, const Tensor& self
   Tensor out = empty(a.out_shape, ct, self.device());
   Tensor idx = empty(a.out_shape, ScalarType::Long, self.device());
   if (out.numel() > 0) {
-    max_pool_stub(DeviceType::CPU, ct, x.data_ptr(), out.data_ptr(), static_cast<int64_t*>(idx.data_ptr()), a.planes,
+    max_pool_stub(self.device().type, ct, x.data_ptr(), out.data_ptr(), static_cast<int64_t*>(idx.data_ptr()), a.planes,
                   a.g);
   }
   return {finish(out, self.dtype(), fmt), fmt == MemoryFormat::Contiguous ? idx : idx.contiguous(fmt)};
@@ -238,6 +245,7 @@ void check_avg_dtype(const char* op, const Tensor& self) {
 Tensor avg_pool_nd(const char* op, int n, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                    IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                    const std::optional<int64_t>& divisor_override) {
+  c10::DeviceGuard guard(self.device());
   const int64_t divisor = divisor_of(divisor_override);
   const PoolArgs a = pool_setup(op, n, self, kernel_size, stride, padding, {}, ceil_mode, true);
   check_avg_dtype(op, self);
@@ -245,7 +253,7 @@ Tensor avg_pool_nd(const char* op, int n, const Tensor& self, IntArrayRef kernel
   const Tensor x = self.to(ct).contiguous();
   Tensor out = empty(a.out_shape, ct, self.device());
   if (out.numel() > 0) {
-    avg_pool_stub(DeviceType::CPU, ct, x.data_ptr(), out.data_ptr(), a.planes, a.g, count_include_pad, divisor);
+    avg_pool_stub(self.device().type, ct, x.data_ptr(), out.data_ptr(), a.planes, a.g, count_include_pad, divisor);
   }
   return finish(out, self.dtype(), suggest_memory_format(self));
 }
@@ -253,6 +261,8 @@ Tensor avg_pool_nd(const char* op, int n, const Tensor& self, IntArrayRef kernel
 Tensor avg_pool_nd_backward(const char* op, const char* fwd, int n, const Tensor& grad_output, const Tensor& self,
                             IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
                             bool count_include_pad, const std::optional<int64_t>& divisor_override) {
+  check_same_device(op, self, grad_output);
+  c10::DeviceGuard guard(self.device());
   const int64_t divisor = divisor_of(divisor_override);
   const PoolArgs a = pool_setup(fwd, n, self, kernel_size, stride, padding, {}, ceil_mode, true);
   check_grad_output(op, grad_output, self, a.out_shape);
@@ -261,7 +271,7 @@ Tensor avg_pool_nd_backward(const char* op, const char* fwd, int n, const Tensor
   const Tensor go = grad_output.to(ct).contiguous();
   Tensor gi = empty(self.sizes(), ct, self.device());
   if (gi.numel() > 0) {
-    avg_pool_backward_stub(DeviceType::CPU, ct, go.data_ptr(), gi.data_ptr(), a.planes, a.g, count_include_pad,
+    avg_pool_backward_stub(self.device().type, ct, go.data_ptr(), gi.data_ptr(), a.planes, a.g, count_include_pad,
                            divisor);
   }
   return finish(gi, self.dtype(), suggest_memory_format(self));
@@ -270,12 +280,13 @@ Tensor avg_pool_nd_backward(const char* op, const char* fwd, int n, const Tensor
 // ---- adaptive pooling --------------------------------------------------------------------------
 
 Tensor adaptive_avg_nd(const char* op, int n, const Tensor& self, IntArrayRef output_size) {
+  c10::DeviceGuard guard(self.device());
   const PoolArgs a = adaptive_setup(op, n, self, output_size, false);
   check_floating(op, self);
   const ScalarType ct = nn_compute_type(self.dtype());
   const Tensor x = self.to(ct).contiguous();
   Tensor out = empty(a.out_shape, ct, self.device());
-  if (out.numel() > 0) adaptive_avg_pool_stub(DeviceType::CPU, ct, x.data_ptr(), out.data_ptr(), a.planes, a.g);
+  if (out.numel() > 0) adaptive_avg_pool_stub(self.device().type, ct, x.data_ptr(), out.data_ptr(), a.planes, a.g);
   return finish(out, self.dtype(), suggest_memory_format(self));
 }
 
@@ -290,6 +301,8 @@ DimVector adaptive_backward_size(const char* op, int n, const Tensor& grad_outpu
 }
 
 Tensor adaptive_avg_nd_backward(const char* op, const char* fwd, int n, const Tensor& grad_output, const Tensor& self) {
+  check_same_device(op, self, grad_output);
+  c10::DeviceGuard guard(self.device());
   const DimVector osz = adaptive_backward_size(op, n, grad_output, self);
   const PoolArgs a = adaptive_setup(fwd, n, self, osz, false);
   check_grad_output(op, grad_output, self, a.out_shape);
@@ -301,13 +314,14 @@ Tensor adaptive_avg_nd_backward(const char* op, const char* fwd, int n, const Te
     if (go.numel() == 0) {
       gi.zero_();
     } else {
-      adaptive_avg_pool_backward_stub(DeviceType::CPU, ct, go.data_ptr(), gi.data_ptr(), a.planes, a.g);
+      adaptive_avg_pool_backward_stub(self.device().type, ct, go.data_ptr(), gi.data_ptr(), a.planes, a.g);
     }
   }
   return finish(gi, self.dtype(), suggest_memory_format(self));
 }
 
 std::tuple<Tensor, Tensor> adaptive_max_nd(const char* op, int n, const Tensor& self, IntArrayRef output_size) {
+  c10::DeviceGuard guard(self.device());
   const PoolArgs a = adaptive_setup(op, n, self, output_size, true);
   check_floating(op, self);
   const ScalarType ct = nn_compute_type(self.dtype());
@@ -316,7 +330,7 @@ std::tuple<Tensor, Tensor> adaptive_max_nd(const char* op, int n, const Tensor& 
   Tensor out = empty(a.out_shape, ct, self.device());
   Tensor idx = empty(a.out_shape, ScalarType::Long, self.device());
   if (out.numel() > 0) {
-    adaptive_max_pool_stub(DeviceType::CPU, ct, x.data_ptr(), out.data_ptr(), static_cast<int64_t*>(idx.data_ptr()),
+    adaptive_max_pool_stub(self.device().type, ct, x.data_ptr(), out.data_ptr(), static_cast<int64_t*>(idx.data_ptr()),
                            a.planes, a.g);
   }
   return {finish(out, self.dtype(), fmt), fmt == MemoryFormat::Contiguous ? idx : idx.contiguous(fmt)};
@@ -418,6 +432,8 @@ Tensor adaptive_max_pool3d_backward_cpu(const Tensor& grad_output, const Tensor&
 }
 
 Tensor max_unpool2d_cpu(const Tensor& self, const Tensor& indices, IntArrayRef output_size) {
+  check_same_device("max_unpool2d", self, indices);
+  c10::DeviceGuard guard(self.device());
   EMBER_CHECK(indices.dtype() == ScalarType::Long,
               "elements in indices should be type int64 but got: ", c10::toString(indices.dtype()));
   EMBER_CHECK(output_size.size() == 2, "There should be exactly two elements (height, width) in output_size, but got ",
@@ -450,8 +466,8 @@ Tensor max_unpool2d_cpu(const Tensor& self, const Tensor& indices, IntArrayRef o
   if (planes > 0) {
     int64_t bad = 0;
     const bool ok =
-        pool_scatter_stub(DeviceType::CPU, ct, x.data_ptr(), static_cast<const int64_t*>(ix.data_ptr()), out.data_ptr(),
-                          planes, self.size(nd - 1) * self.size(nd - 2), out_n, false, &bad);
+        pool_scatter_stub(self.device().type, ct, x.data_ptr(), static_cast<const int64_t*>(ix.data_ptr()),
+                          out.data_ptr(), planes, self.size(nd - 1) * self.size(nd - 2), out_n, false, &bad);
     EMBER_CHECK(ok, "Found an invalid max index: ", bad, " (output volumes are of size ", output_size[0], "x",
                 output_size[1], ")");
   }

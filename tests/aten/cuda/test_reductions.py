@@ -14,11 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 import ember.aten as ea
-import ember.c10py as c10py
 import numpy as np
 import pytest
 
-requires_cuda = pytest.mark.skipif(not c10py.cuda.is_available(), reason="needs a CUDA GPU")
+requires_cuda = pytest.mark.cuda  # deselected without a GPU (tests/conftest.py); gpu_check.sh selects -m cuda
 nan, inf = math.nan, math.inf
 
 FLOATS = [ea.float32, ea.float64, ea.float16, ea.bfloat16]
@@ -100,6 +99,13 @@ COVERED_STUBS = [
     "any_stub",
     "count_nonzero_stub",
     "nanmean_divide_stub",
+    "cumsum_stub",
+    "cumprod_stub",
+    "logcumsumexp_stub",
+    "cummax_stub",
+    "cummin_stub",
+    "sort_stub",
+    "pick_sorted_stub",
 ]
 
 
@@ -351,3 +357,116 @@ def test_non_contiguous_and_out_arguments() -> None:
     np.testing.assert_allclose(out.cpu().numpy(), x.sum(0, dtype=ea.float64).numpy(), rtol=1e-6)
     with pytest.raises(RuntimeError, match="same device"):
         x.cuda().sum(0, out=ea.empty(0))
+
+
+# ---- scans ----------------------------------------------------------------------------
+
+# (shape, dim): short rows (a thread per row), long contiguous rows (a block per row,
+# several tiles), outer dims (a thread per column), a long single row
+SCAN_LAYOUTS = [((5, 7), 1), ((3, 1000), 1), ((1000, 3), 0), ((4, 300, 6), 1), ((70_000,), 0), ((2, 3, 4), 2)]
+
+
+@requires_cuda
+@pytest.mark.parametrize(("shape", "dim"), SCAN_LAYOUTS)
+@pytest.mark.parametrize(
+    "dtype", [ea.float32, ea.float64, ea.float16, ea.bfloat16, ea.int32, ea.int64, ea.uint8, ea.bool]
+)
+def test_cumsum_cumprod(shape: tuple[int, ...], dim: int, dtype: Any) -> None:
+    x = sample(shape, dtype)
+    kw = {} if dtype not in FLOATS else ({"rtol": 1e-2, "atol": 1.0} if dtype in (ea.float16, ea.bfloat16) else {})
+    compare(lambda t: t.cumsum(dim), x, **kw)
+    small = x if dtype not in FLOATS else (x * 0.01 + 1).to(dtype)
+    compare(lambda t: t.cumprod(dim), small if dtype != ea.int64 else small.clamp(-2, 2), **kw)
+
+
+@requires_cuda
+@pytest.mark.parametrize(("shape", "dim"), SCAN_LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_logcumsumexp(shape: tuple[int, ...], dim: int, dtype: Any) -> None:
+    x = sample(shape, dtype) * 10
+    compare(lambda t: t.logcumsumexp(dim), x, **({"rtol": 1e-2, "atol": 1e-1} if dtype != ea.float64 else {}))
+    special = ea.tensor([[-inf, -inf, 1.0, inf, 2.0], [1.0, nan, 2.0, -inf, 3.0]]).to(dtype)
+    compare(lambda t: t.logcumsumexp(1), special)
+
+
+@requires_cuda
+@pytest.mark.parametrize(("shape", "dim"), SCAN_LAYOUTS)
+@pytest.mark.parametrize("dtype", [ea.float32, ea.float16, ea.int64, ea.uint8, ea.bool])
+def test_cummax_cummin(shape: tuple[int, ...], dim: int, dtype: Any) -> None:
+    x = sample(shape, dtype)
+    if dtype in FLOATS:
+        x = x.clamp(-1, 1)  # ties: the later index wins
+    compare(lambda t: tuple(t.cummax(dim)), x, exact=True)
+    compare(lambda t: tuple(t.cummin(dim)), x, exact=True)
+
+
+@requires_cuda
+def test_cummax_nan_and_out_dtype_rules() -> None:
+    x = ea.tensor([[1.0, nan, 3.0, nan, 0.0], [2.0, 2.0, 1.0, 2.0, inf]])
+    compare(lambda t: tuple(t.cummax(1)), x, exact=True)
+    compare(lambda t: tuple(t.cummin(1)), x, exact=True)
+    assert x.cuda().cummax(1).indices.cpu().tolist() == [[0, 1, 1, 3, 3], [0, 1, 1, 3, 4]]
+    compare(lambda t: t.cumsum(0, dtype=ea.float64), ea.tensor([1, 2, 3], dtype=ea.int32))
+    i = ea.tensor([1, 2, 3], dtype=ea.int16).cuda()
+    assert i.cumsum(0).dtype == ea.int64
+    compare(lambda t: t.cumsum(0), ea.zeros(0, 3))
+    compare(lambda t: t.cumsum(0), ea.tensor(4.0))
+
+
+# ---- sorting --------------------------------------------------------------------------
+
+SORT_LAYOUTS = [((6, 9), 1), ((9, 6), 0), ((3, 5000), 1), ((5000, 3), 0), ((2, 3, 40), 1), ((100_000,), 0)]
+
+
+@requires_cuda
+@pytest.mark.parametrize(("shape", "dim"), SORT_LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOATS + INTS + [ea.bool])
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_matches_cpu(shape: tuple[int, ...], dim: int, dtype: Any, descending: bool) -> None:
+    # few distinct values: stability decides the indices
+    x = sample(shape, dtype)
+    if dtype in FLOATS:
+        x = (x * 2).round().to(dtype)
+    compare(lambda t: tuple(t.sort(dim, descending=descending)), x, exact=True)
+    compare(lambda t: t.argsort(dim, descending=descending), x, exact=True)
+
+
+@requires_cuda
+def test_sort_nan_and_signed_zero() -> None:
+    x = ea.tensor([3.0, nan, -0.0, 0.0, -inf, nan, inf, 1.0, -0.0])
+    for desc in (False, True):
+        compare(lambda t, d=desc: tuple(t.sort(descending=d)), x, exact=True)
+    assert x.cuda().sort().indices.cpu().tolist() == [4, 2, 3, 8, 7, 0, 6, 1, 5]
+    assert x.cuda().sort(descending=True).indices.cpu().tolist() == [1, 5, 6, 0, 7, 2, 3, 8, 4]
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [ea.float32, ea.float16, ea.int64, ea.int8])
+def test_topk_kthvalue_median_mode(dtype: Any) -> None:
+    x = sample((7, 301), dtype)
+    if dtype in FLOATS:
+        x = (x * 3).round().to(dtype)
+    compare(lambda t: tuple(t.topk(5, 1)), x, exact=True)
+    compare(lambda t: tuple(t.topk(4, 0, largest=False)), x, exact=True)
+    compare(lambda t: tuple(t.kthvalue(17, 1)), x, exact=True)
+    compare(lambda t: tuple(t.kthvalue(3, 0, keepdim=True)), x, exact=True)
+    compare(lambda t: tuple(t.median(1)), x, exact=True)
+    compare(lambda t: t.median(), x, exact=True)
+    compare(lambda t: tuple(t.mode(1)), x, exact=True)
+    compare(lambda t: tuple(t.mode(0)), x, exact=True)
+    if dtype in FLOATS:
+        compare(lambda t: tuple(t.nanmedian(1)), x, exact=True)
+        compare(lambda t: t.nanmedian(), x, exact=True)
+
+
+@requires_cuda
+def test_median_nan_rules() -> None:
+    x = ea.tensor([[1.0, nan, 3.0, 2.0], [nan, nan, nan, nan], [4.0, 1.0, 2.0, 3.0]])
+    for f in (
+        lambda t: tuple(t.median(1)),
+        lambda t: tuple(t.nanmedian(1)),
+        lambda t: t.median(),
+        lambda t: t.nanmedian(),
+    ):
+        compare(f, x, exact=True)
+    assert math.isnan(ea.empty(0).cuda().median().item())

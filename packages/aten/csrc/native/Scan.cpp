@@ -1,5 +1,5 @@
 // cumsum, cumprod, logcumsumexp, cummax, cummin: dtype rules and the ScanPlan; the
-// loops are in cpu/ScanKernel.cpp.
+// loops are in cpu/ScanKernel.cpp and cuda/Scan.cu.
 //
 // dtype rules (as PyTorch): cumsum/cumprod of integral or bool inputs give int64;
 // dtype= casts the input first; an out= (or in-place self) tensor's dtype is the
@@ -26,6 +26,7 @@ ScanPlan make_scan_plan(const Tensor& in, int64_t d, const Tensor& out, const Te
   ScanPlan p;
   p.in = in.data_ptr();
   p.in_dtype = in.dtype();
+  p.device = in.device();
   p.out = out.data_ptr();
   p.indices = indices.defined() ? indices.data_ptr<int64_t>() : nullptr;
   if (in.dim() > 0) {
@@ -67,9 +68,9 @@ Tensor cum_sum_prod(const char* op, bool is_prod, const Tensor& self, int64_t di
   auto o = prepare_output(out, self.sizes(), result_dtype, kernel_dtype, self);
   const ScanPlan p = make_scan_plan(in, d, o.buffer, Tensor());
   if (is_prod) {
-    cumprod_stub(DeviceType::CPU, p);
+    cumprod_stub(in.device().type, p);
   } else {
-    cumsum_stub(DeviceType::CPU, p);
+    cumsum_stub(in.device().type, p);
   }
   o.finish();
   return o.result;
@@ -90,9 +91,9 @@ std::tuple<Tensor, Tensor> cum_extreme(const char* op, bool is_max, const Tensor
   auto i = prepare_output(indices, self.sizes(), ScalarType::Long, ScalarType::Long, self);
   const ScanPlan p = make_scan_plan(self, d, v.buffer, i.buffer);
   if (is_max) {
-    cummax_stub(DeviceType::CPU, p);
+    cummax_stub(self.device().type, p);
   } else {
-    cummin_stub(DeviceType::CPU, p);
+    cummin_stub(self.device().type, p);
   }
   v.finish();
   i.finish();
@@ -120,7 +121,7 @@ Tensor logcumsumexp_out(const Tensor& self, int64_t dim, const Tensor& out) {
   }
   auto o = prepare_output(out, self.sizes(), self.dtype(), self.dtype(), self);
   const ScanPlan p = make_scan_plan(self, d, o.buffer, Tensor());
-  logcumsumexp_stub(DeviceType::CPU, p);
+  logcumsumexp_stub(self.device().type, p);
   o.finish();
   return o.result;
 }

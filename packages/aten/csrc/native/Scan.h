@@ -1,6 +1,6 @@
 #pragma once
-// Scans along one dim (kernels in cpu/ScanKernel.cpp): cumsum, cumprod,
-// logcumsumexp, cummax, cummin.
+// Scans along one dim (kernels in cpu/ScanKernel.cpp and cuda/Scan.cu): cumsum,
+// cumprod, logcumsumexp, cummax, cummin.
 #include <ember/aten/Tensor.h>
 #include <ember/aten/native/DispatchStub.h>
 
@@ -16,6 +16,7 @@ struct ScanPlan {
   // the other dims, smallest input stride first (out and indices share strides)
   DimVector batch_sizes, batch_in_strides, batch_out_strides;
   int64_t rows = 1;
+  Device device;  // the input's device (CUDA kernels make it current)
 };
 
 using scan_fn = void (*)(const ScanPlan&);

@@ -20,11 +20,13 @@
 namespace ember::at::native {
 
 DEFINE_DISPATCH(sort_stub);
+DEFINE_DISPATCH(pick_sorted_stub);
 
 void sort_into(const Tensor& self, int64_t dim, bool descending, const Tensor& values, const Tensor& indices) {
   SortPlan p;
   p.in = self.data_ptr();
   p.dtype = self.dtype();
+  p.device = self.device();
   p.descending = descending;
   p.values = values.defined() ? values.data_ptr() : nullptr;
   p.indices = indices.data_ptr<int64_t>();
@@ -48,7 +50,7 @@ void sort_into(const Tensor& self, int64_t dim, bool descending, const Tensor& v
               " is too long to sort");
   p.rows = 1;
   for (int64_t s : p.batch_sizes) p.rows *= s;
-  sort_stub(DeviceType::CPU, p);
+  sort_stub(self.device().type, p);
 }
 
 SortedRows sort_rows(const Tensor& self, int64_t dim, bool descending, bool want_values) {
@@ -98,7 +100,7 @@ DimVector shape_without(const Tensor& self, int64_t d, bool keepdim) {
   return shape;
 }
 
-enum class Pick { Kth, Median, NanMedian, Mode };
+using Pick = SortedPick;
 
 template <typename scalar_t>
 bool same_value(scalar_t a, scalar_t b) {
@@ -120,7 +122,7 @@ bool nan_value(scalar_t a) {
 }
 
 template <typename scalar_t>
-void pick_rows(Pick kind, const SortedRows& s, int64_t k, scalar_t* out_v, int64_t* out_i) {
+void pick_rows_impl(Pick kind, const SortedRows& s, int64_t k, scalar_t* out_v, int64_t* out_i) {
   const scalar_t* vals = static_cast<const scalar_t*>(s.values.data_ptr());
   const int64_t* idxs = s.indices.data_ptr<int64_t>();
   const int64_t n = s.n;
@@ -156,6 +158,19 @@ void pick_rows(Pick kind, const SortedRows& s, int64_t k, scalar_t* out_v, int64
   });
 }
 
+void pick_rows(Pick kind, const SortedRows& s, int64_t k, const Tensor& out_values, const Tensor& out_indices) {
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(s.values.dtype(), "sort", [&] {
+    pick_rows_impl<scalar_t>(kind, s, k, static_cast<scalar_t*>(out_values.data_ptr()),
+                             out_indices.data_ptr<int64_t>());
+  });
+}
+
+}  // namespace
+
+REGISTER_BASELINE_DISPATCH(pick_sorted_stub, &pick_rows);
+
+namespace {
+
 std::tuple<Tensor, Tensor> select_rows(const char* op, Pick kind, const Tensor& self, int64_t dim, int64_t k,
                                        bool keepdim, const Tensor& values, const Tensor& indices) {
   EMBER_CHECK(kind == Pick::Mode || self.dtype() != ScalarType::Bool, op, ": not implemented for dtype bool");
@@ -170,9 +185,7 @@ std::tuple<Tensor, Tensor> select_rows(const char* op, Pick kind, const Tensor& 
   auto i = prepare_output(indices, shape, ScalarType::Long, ScalarType::Long, self);
   if (v.buffer.numel() > 0) {
     const SortedRows s = sort_rows(self, d, false, true);
-    EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(self.dtype(), op, [&] {
-      pick_rows<scalar_t>(kind, s, k, static_cast<scalar_t*>(v.buffer.data_ptr()), i.buffer.data_ptr<int64_t>());
-    });
+    pick_sorted_stub(self.device().type, kind, s, k, v.buffer, i.buffer);
   }
   v.finish();
   i.finish();

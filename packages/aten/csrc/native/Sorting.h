@@ -1,6 +1,6 @@
 #pragma once
-// Sorting along one dim (kernel in cpu/SortingKernel.cpp), used by sort, argsort,
-// topk, kthvalue, median, nanmedian, mode and unique.
+// Sorting along one dim (kernels in cpu/SortingKernel.cpp and cuda/Sort.cu), used by
+// sort, argsort, topk, kthvalue, median, nanmedian, mode and unique.
 //
 // Order: ascending or descending by value, NaN counted as larger than +inf, -0.0
 // equal to 0.0, equal values kept in their input order (stable) in both directions.
@@ -20,6 +20,7 @@ struct SortPlan {
   DimVector batch_sizes, batch_in_strides, batch_out_strides;  // the other dims
   int64_t rows = 1;                                            // product of batch_sizes
   bool descending = false;
+  Device device;  // the input's device (CUDA kernels make it current)
 };
 
 using sort_fn = void (*)(const SortPlan&);
@@ -39,5 +40,14 @@ struct SortedRows {
   int64_t n = 0;
 };
 SortedRows sort_rows(const Tensor& self, int64_t dim, bool descending, bool want_values);
+
+// kthvalue, median, nanmedian and mode read their answer off ascending sorted rows
+// (CPU kernel in Sorting.cpp, CUDA kernel in cuda/Sort.cu): for each row r, the value
+// and index at the chosen position go to out_values[r] (of the input dtype) and
+// out_indices[r] (contiguous tensors of s.rows elements).
+enum class SortedPick : int { Kth, Median, NanMedian, Mode };
+using pick_sorted_fn = void (*)(SortedPick kind, const SortedRows& s, int64_t k, const Tensor& out_values,
+                                const Tensor& out_indices);
+DECLARE_DISPATCH(pick_sorted_fn, pick_sorted_stub);
 
 }  // namespace ember::at::native

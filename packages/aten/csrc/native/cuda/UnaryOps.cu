@@ -131,8 +131,9 @@ void float_fn_kernel(TensorIterator& iter, FloatFn f, const char* name) {
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), name, [&] { float_fn_impl<scalar_t>(iter, f); });
 }
 
-// The heavier special functions, computed in double as on the CPU (their own kernel,
-// so their register use does not slow the common ones down).
+// The heavier special functions, computed in double (erfinv and digamma as on the
+// CPU; lgamma too, where CUDA's lgammaf is several ulps from the CPU's), in a kernel
+// of their own so that their register use does not slow the common ones down.
 enum class SpecialFn : int { Erfinv, Lgamma, Digamma };
 
 template <typename scalar_t>
@@ -144,7 +145,7 @@ void special_fn_impl(TensorIterator& iter, SpecialFn f) {
       case SpecialFn::Erfinv:
         return static_cast<scalar_t>(m::erfinv_double(static_cast<double>(x)));
       case SpecialFn::Lgamma:
-        return static_cast<scalar_t>(m::lgamma(x));
+        return static_cast<scalar_t>(m::lgamma(static_cast<double>(x)));
       default:
         return static_cast<scalar_t>(m::digamma_double(static_cast<double>(x)));
     }

@@ -36,6 +36,7 @@ std::vector<std::vector<int64_t>> cuda_loops_offsets(const std::vector<int64_t>&
                                                      const std::vector<std::vector<int64_t>>& strides,
                                                      const std::vector<int64_t>& linear);
 std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cuda_loops_split(const std::vector<Tensor>& tensors);
+bool cuda_indexing_emulation(bool on);  // csrc/native/cuda/IndexingTesting.cu
 }  // namespace ember::at::native
 #endif
 
@@ -221,6 +222,9 @@ PYBIND11_MODULE(_C, m) {
         "Byte offsets gpu_kernel's offset calculator computes (host copy of its math, for tests).");
   m.def("_cuda_loops_split", &native::cuda_loops_split, py::arg("tensors"),
         "[(shape, byte starts)] of the 32-bit pieces of an iteration over (out, *inputs) (for tests).");
+  m.def("_cuda_indexing_emulation", &native::cuda_indexing_emulation, py::arg("on"),
+        "on=True: the CPU slots of the indexing stubs run a host emulation of their CUDA kernels (the same "
+        "element code, serially, on CPU tensors) so tests check that code without a GPU; returns the previous state.");
 #else
   m.attr("_built_with_cuda") = false;
 #endif

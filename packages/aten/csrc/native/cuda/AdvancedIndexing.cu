@@ -21,47 +21,23 @@ namespace ecuda = ::ember::at::cuda;
 using cuda_index::IndexGeom;
 using cuda_index::kMaxOperands;
 
-// dst = op(dst, v), the CPU loop's arithmetic (TensorAdvancedIndexing.cpp), atomically.
+// dst = reduce_combine(op, alpha, dst, v), atomically.
 template <typename T>
 __device__ inline void reduce_at(T* dst, T v, ReduceOp op, opmath_t<T> alpha) {
-  using acc_t = opmath_t<T>;
-  if constexpr (std::is_same_v<T, bool>) {
-    if (op == ReduceOp::Add || op == ReduceOp::Max) {
-      cuda_index::atomic_apply(dst, v, [](bool a, bool b) { return a || b; });
-    } else {
-      cuda_index::atomic_apply(dst, v, [](bool a, bool b) { return a && b; });
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t>) {
+    if (op == ReduceOp::Add) {  // T(x + alpha * y) with one rounding of alpha * y, as the CAS path
+      const T add = alpha * v;
+      atomicAdd(dst, add);
+      return;
     }
-  } else {
-    switch (op) {
-      case ReduceOp::Assign:
-      case ReduceOp::Add:
-        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t>) {
-          const T add = alpha * v;
-          atomicAdd(dst, add);
-        } else if constexpr (std::is_same_v<T, int64_t>) {
-          const int64_t add = alpha * v;  // two's complement: the unsigned sum wraps the same way
-          atomicAdd(reinterpret_cast<unsigned long long*>(dst), static_cast<unsigned long long>(add));
-        } else {
-          cuda_index::atomic_apply(dst, v, [alpha](T x, T y) { return T(acc_t(x) + alpha * acc_t(y)); });
-        }
-        break;
-      case ReduceOp::Mul:
-        cuda_index::atomic_apply(dst, v, [](T x, T y) { return T(acc_t(x) * acc_t(y)); });
-        break;
-      case ReduceOp::Max:  // NaN wins, as in PyTorch
-        cuda_index::atomic_apply(dst, v, [](T x, T y) {
-          const acc_t a = acc_t(x), b = acc_t(y);
-          return (a != a || a > b) ? x : y;
-        });
-        break;
-      case ReduceOp::Min:
-        cuda_index::atomic_apply(dst, v, [](T x, T y) {
-          const acc_t a = acc_t(x), b = acc_t(y);
-          return (a != a || a < b) ? x : y;
-        });
-        break;
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    if (op == ReduceOp::Add) {
+      const int64_t add = alpha * v;  // two's complement: the unsigned sum wraps the same way
+      atomicAdd(reinterpret_cast<unsigned long long*>(dst), static_cast<unsigned long long>(add));
+      return;
     }
   }
+  cuda_index::atomic_apply(dst, v, [op, alpha](T x, T y) { return cuda_index::reduce_combine<T>(op, alpha, x, y); });
 }
 
 template <typename T>
@@ -112,17 +88,7 @@ __global__ void divide_by_count_kernel(const __grid_constant__ IndexGeom g, int6
   int64_t off[kMaxOperands];
   EMBER_GRID_STRIDE_LOOP(i, n) {
     cuda_index::operand_offsets(g, i, off);
-    T* x = reinterpret_cast<T*>(g.data[0] + off[0]);
-    const int64_t c = *reinterpret_cast<const int64_t*>(g.data[1] + off[1]);
-    if (c <= 0) continue;
-    if constexpr (std::is_integral_v<T>) {  // floor division, as the CPU loop
-      const int64_t v = static_cast<int64_t>(*x);
-      int64_t q = v / c;
-      if (v % c != 0 && v < 0) --q;
-      *x = static_cast<T>(q);
-    } else {
-      *x = T(static_cast<opmath_t<T>>(*x) / static_cast<opmath_t<T>>(c));
-    }
+    cuda_index::divide_element<T>(g, off);
   }
 }
 

@@ -18,8 +18,9 @@ namespace {
 
 namespace ecuda = ::ember::at::cuda;
 using cuda_index::IndexGeom;
-using cuda_index::kMaxDims;
 using cuda_index::kMaxOperands;
+using cuda_index::make_row_major;
+using cuda_index::RowMajorGeom;
 
 // ---- index / index_put ------------------------------------------------------------
 
@@ -31,11 +32,7 @@ __global__ void index_elementwise_kernel(const __grid_constant__ IndexGeom g, in
     cuda_index::operand_offsets(g, i, off);
     int64_t extra;
     if (!cuda_index::indexed_offset(g, off, err, op, extra)) continue;
-    if constexpr (Put) {
-      *reinterpret_cast<T*>(g.data[0] + off[0] + extra) = *reinterpret_cast<const T*>(g.data[1] + off[1]);
-    } else {
-      *reinterpret_cast<T*>(g.data[0] + off[0]) = *reinterpret_cast<const T*>(g.data[1] + off[1] + extra);
-    }
+    cuda_index::move_element<T, Put>(g, off, extra);
   }
 }
 
@@ -82,7 +79,7 @@ __global__ void masked_fill_kernel(const __grid_constant__ IndexGeom g, int64_t 
   int64_t off[kMaxOperands];
   EMBER_GRID_STRIDE_LOOP(i, n) {
     cuda_index::operand_offsets(g, i, off);
-    if (*reinterpret_cast<const uint8_t*>(g.data[1] + off[1])) *reinterpret_cast<T*>(g.data[0] + off[0]) = value;
+    cuda_index::masked_fill_element<T>(g, off, value);
   }
 }
 
@@ -114,81 +111,26 @@ void masked_fill_kernel_cuda(TensorIterator& iter, const void* value) {
 
 // ---- row-major compactions ------------------------------------------------------------
 
-// Up to two same-shaped operands walked in logical (row-major) order.
-struct RowMajorGeom {
-  int ndim = 0;
-  int64_t sizes[kMaxDims] = {};       // outermost first
-  int64_t strides[2][kMaxDims] = {};  // bytes
-  char* data[2] = {};
-};
-
-RowMajorGeom make_row_major(const Tensor& a, const Tensor* b, const char* op) {
-  RowMajorGeom g;
-  EMBER_CHECK(a.dim() <= kMaxDims, op, ": CUDA kernel supports at most ", kMaxDims, " dimensions, got ", a.dim());
-  g.ndim = static_cast<int>(a.dim());
-  for (int d = 0; d < g.ndim; ++d) {
-    g.sizes[d] = a.size(d);
-    g.strides[0][d] = a.stride(d) * static_cast<int64_t>(a.itemsize());
-    if (b) g.strides[1][d] = b->stride(d) * static_cast<int64_t>(b->itemsize());
-  }
-  g.data[0] = static_cast<char*>(a.data_ptr());
-  if (b) g.data[1] = static_cast<char*>(b->data_ptr());
-  return g;
-}
-
-// Byte offset of row-major element i in operand `which`; coords (if given) receive its coordinates.
-__device__ inline int64_t row_major_offset(const RowMajorGeom& g, int which, int64_t i, int64_t* coords = nullptr) {
-  int64_t off = 0;
-  for (int d = g.ndim - 1; d >= 0; --d) {
-    const int64_t c = i % g.sizes[d];
-    i /= g.sizes[d];
-    off += c * g.strides[which][d];
-    if (coords) coords[d] = c;
-  }
-  return off;
-}
-
-// flags[i] = 1 where operand `which` (viewed as T, bits masked with value_mask) is non-zero.
 template <typename T>
 __global__ void flag_kernel(const __grid_constant__ RowMajorGeom g, int64_t n, int which, T value_mask,
                             int64_t* flags) {
-  EMBER_GRID_STRIDE_LOOP(i, n) {
-    const T v = *reinterpret_cast<const T*>(g.data[which] + row_major_offset(g, which, i));
-    flags[i] = (v & value_mask) != 0 ? 1 : 0;
-  }
+  EMBER_GRID_STRIDE_LOOP(i, n) { flags[i] = cuda_index::flag_element<T>(g, which, i, value_mask); }
 }
-
-// After the inclusive scan, element i is set iff pos[i] differs from pos[i - 1]
-// (or from 0); its output slot is pos[i] - 1.
-__device__ inline bool is_set(const int64_t* pos, int64_t i) { return pos[i] != (i > 0 ? pos[i - 1] : 0); }
 
 template <typename T>
 __global__ void masked_select_kernel(const __grid_constant__ RowMajorGeom g, int64_t n, const int64_t* pos, T* out) {
-  EMBER_GRID_STRIDE_LOOP(i, n) {
-    if (!is_set(pos, i)) continue;
-    out[pos[i] - 1] = *reinterpret_cast<const T*>(g.data[0] + row_major_offset(g, 0, i));
-  }
+  EMBER_GRID_STRIDE_LOOP(i, n) { cuda_index::select_element<T>(g, i, pos, out); }
 }
 
 template <typename T>
 __global__ void masked_scatter_kernel(const __grid_constant__ RowMajorGeom g, int64_t n, const int64_t* pos,
                                       const T* src) {
-  EMBER_GRID_STRIDE_LOOP(i, n) {
-    if (!is_set(pos, i)) continue;
-    *reinterpret_cast<T*>(g.data[0] + row_major_offset(g, 0, i)) = src[pos[i] - 1];
-  }
+  EMBER_GRID_STRIDE_LOOP(i, n) { cuda_index::scatter_element<T>(g, i, pos, src); }
 }
 
 __global__ void nonzero_write_kernel(const __grid_constant__ RowMajorGeom g, int64_t n, const int64_t* pos,
                                      int64_t* out) {
-  int64_t coords[kMaxDims];
-  const int nd = g.ndim;
-  EMBER_GRID_STRIDE_LOOP(i, n) {
-    if (!is_set(pos, i)) continue;
-    row_major_offset(g, 0, i, coords);
-    int64_t* row = out + (pos[i] - 1) * nd;
-    for (int d = 0; d < nd; ++d) row[d] = coords[d];
-  }
+  EMBER_GRID_STRIDE_LOOP(i, n) { cuda_index::nonzero_element(g, i, pos, out); }
 }
 
 // flags of operand `which` -> inclusive prefix sums (in a new int64 tensor of n
@@ -295,13 +237,13 @@ Tensor nonzero_kernel_cuda(const Tensor& self) {
   const bool fp = c10::isFloatingType(self.dtype());
   switch (self.itemsize()) {
     case 1:
-      return nonzero_impl<uint8_t>(self, 0xFF);
+      return nonzero_impl<uint8_t>(self, cuda_index::nonzero_value_mask<uint8_t>(fp));
     case 2:
-      return nonzero_impl<uint16_t>(self, fp ? 0x7FFF : 0xFFFF);
+      return nonzero_impl<uint16_t>(self, cuda_index::nonzero_value_mask<uint16_t>(fp));
     case 4:
-      return nonzero_impl<uint32_t>(self, fp ? 0x7FFFFFFFu : 0xFFFFFFFFu);
+      return nonzero_impl<uint32_t>(self, cuda_index::nonzero_value_mask<uint32_t>(fp));
     default:
-      return nonzero_impl<uint64_t>(self, fp ? 0x7FFFFFFFFFFFFFFFull : ~0ull);
+      return nonzero_impl<uint64_t>(self, cuda_index::nonzero_value_mask<uint64_t>(fp));
   }
 }
 

@@ -75,7 +75,7 @@ def _check_on_device(op: OpInfo, s: SampleInput, dtype: Any, device: str, what: 
     """The sample run on `device`: results on that device, with the CPU result's dtypes and
     shapes, and the NumPy reference's values (the CPU result's where there is no reference)."""
     expected = _call(op.op, s)
-    got = _call(op.op, sample_to_device(s, device))
+    got = _call(op.op, sample_to_device(s, device, op.op))
     got_t, exp_t = _tensors_of(got), _tensors_of(expected)
     assert len(got_t) == len(exp_t), f"{op.name} {what}: {len(got_t)} tensors on {device}, {len(exp_t)} on cpu"
     for g, e in zip(got_t, exp_t, strict=True):
@@ -104,7 +104,7 @@ def test_noncontiguous(op: OpInfo, dtype: Any, device: str) -> None:
     if not op.supports_noncontiguous:
         pytest.skip(f"{op.name} takes no strided inputs")
     for s in op.sample_inputs(op, dtype):
-        s = sample_to_device(s, device)
+        s = sample_to_device(s, device, op.op)
         base = _call(op.op, s)
         positions = [("input", s.input)] + [(i, a) for i, a in enumerate(s.args)]
         for where, t in positions:
@@ -147,7 +147,7 @@ def test_method_matches_function(op: OpInfo, dtype: Any, device: str) -> None:
     if op.method is None:
         pytest.skip(f"{op.name} has no method variant")
     for s in op.sample_inputs(op, dtype):
-        s = sample_to_device(s, device)
+        s = sample_to_device(s, device, op.op)
         assert_close(_call(op.method, s), _to_np(_call(op.op, s)), dtype, atol=0, rtol=0, msg=op.name)
 
 
@@ -157,7 +157,7 @@ def test_out(op: OpInfo, dtype: Any, device: str) -> None:
     if not op.supports_out:
         pytest.skip(f"{op.name} has no out= variant")
     for s in op.sample_inputs(op, dtype):
-        s = sample_to_device(s, device)
+        s = sample_to_device(s, device, op.op)
         expected = _call(op.op, s)
         if not isinstance(expected, ea.Tensor):
             continue
@@ -177,7 +177,7 @@ def test_inplace(op: OpInfo, dtype: Any, device: str) -> None:
     if op.inplace is None:
         pytest.skip(f"{op.name} has no in-place variant")
     for s in op.sample_inputs(op, dtype):
-        s = sample_to_device(s, device)
+        s = sample_to_device(s, device, op.op)
         expected = _call(op.op, s)
         x = s.input.clone()
         if s.broadcasts_input:
@@ -203,7 +203,7 @@ def test_unsupported_dtypes_raise(op: OpInfo, device: str) -> None:
         if dtype in op.dtypes:
             continue
         for s in op.sample_inputs(op, dtype):
-            s = sample_to_device(s, device)
+            s = sample_to_device(s, device, op.op)
             if not any(t.numel() for t in s.tensors()):
                 continue
             with pytest.raises((RuntimeError, TypeError)):
@@ -218,6 +218,6 @@ def test_error_inputs(op: OpInfo, device: str) -> None:
     assert op.error_inputs is not None
     for e in op.error_inputs(op):
         with pytest.raises(e.error_type, match=e.error_regex):
-            _call(op.op, sample_to_device(e.sample, device))
+            _call(op.op, sample_to_device(e.sample, device, op.op))
             if device != "cpu":
                 ea.cuda.synchronize()

@@ -300,13 +300,23 @@ def _has_tensor(x: Any) -> bool:
     return False
 
 
-def sample_to_device(s: SampleInput, device: Any) -> SampleInput:
-    """The sample with its tensors on `device`; a sample without tensors (a factory's)
-    gets ``device=`` instead. "cpu" returns `s` itself."""
+def _accepts_device(fn: Callable[..., Any] | None) -> bool:
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters.values()  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "device" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
+def sample_to_device(s: SampleInput, device: Any, fn: Callable[..., Any] | None = None) -> SampleInput:
+    """The sample with its tensors on `device`; a sample without tensors (a factory's) gets
+    ``device=`` instead when `fn` takes that keyword. "cpu" returns `s` itself."""
     if str(device) == "cpu":
         return s
     kwargs = to_device(s.kwargs, device)
-    if not _has_tensor((s.input, s.args, s.kwargs)):
+    if not _has_tensor((s.input, s.args, s.kwargs)) and _accepts_device(fn):
         kwargs["device"] = device
     return SampleInput(
         to_device(s.input, device),

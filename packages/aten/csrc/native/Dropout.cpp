@@ -13,18 +13,27 @@
 #include <ember/aten/Tensor.h>
 #include <ember/c10/ScalarType.h>
 
+#include "Dropout.h"
+
 namespace ember::at::native {
-
-// csrc/native/Distributions.cpp
-Tensor bernoulli_scalar_(const Tensor& self, double p, const std::optional<Generator>& generator);
-
-namespace {
 
 void check_dropout_input(const Tensor& input, double p) {
   EMBER_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
   EMBER_CHECK(c10::isFloatingType(input.dtype()), "result type Float can't be cast to the desired output type ",
               c10::toString(input.dtype()));
 }
+
+void check_dropout_backward(const Tensor& grad_output, const Tensor& mask) {
+  EMBER_CHECK(mask.dtype() == ScalarType::Bool, "Mask should be Bool Scalar Type", " but got ",
+              c10::toString(mask.dtype()));
+  EMBER_CHECK(grad_output.sizes() == mask.sizes(), "native_dropout_backward: grad_output of shape ",
+              shape_str(grad_output.sizes()), " does not match the mask of shape ", shape_str(mask.sizes()));
+  EMBER_CHECK(c10::isFloatingType(grad_output.dtype()), "native_dropout_backward: grad_output must be floating, got ",
+              c10::toString(grad_output.dtype()));
+  check_same_device("native_dropout_backward", grad_output, mask);
+}
+
+namespace {
 
 // out = x * mask * scale (all contiguous)
 template <typename T>
@@ -64,12 +73,7 @@ std::tuple<Tensor, Tensor> native_dropout_cpu(const Tensor& input, double p, std
 }
 
 Tensor native_dropout_backward_cpu(const Tensor& grad_output, const Tensor& mask, double scale) {
-  EMBER_CHECK(mask.dtype() == ScalarType::Bool, "Mask should be Bool Scalar Type", " but got ",
-              c10::toString(mask.dtype()));
-  EMBER_CHECK(grad_output.sizes() == mask.sizes(), "native_dropout_backward: grad_output of shape ",
-              shape_str(grad_output.sizes()), " does not match the mask of shape ", shape_str(mask.sizes()));
-  EMBER_CHECK(c10::isFloatingType(grad_output.dtype()), "native_dropout_backward: grad_output must be floating, got ",
-              c10::toString(grad_output.dtype()));
+  check_dropout_backward(grad_output, mask);
   return masked_scale_out(grad_output, mask, scale, "native_dropout_backward");
 }
 

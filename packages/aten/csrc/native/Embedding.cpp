@@ -16,9 +16,9 @@
 #include <ember/aten/Tensor.h>
 #include <ember/c10/ScalarType.h>
 
-namespace ember::at::native {
+#include "Embedding.h"
 
-namespace {
+namespace ember::at::native {
 
 void check_indices_dtype(const Tensor& indices, const char* arg, const char* op) {
   EMBER_CHECK(indices.dtype() == ScalarType::Long || indices.dtype() == ScalarType::Int,
@@ -26,6 +26,8 @@ void check_indices_dtype(const Tensor& indices, const char* arg, const char* op)
               "' to have one of the following scalar types: Long, Int; but got ", c10::toString(indices.dtype()),
               " instead (while checking arguments for ", op, ")");
 }
+
+namespace {
 
 std::vector<int64_t> index_values(const Tensor& indices) {
   const Tensor l = (indices.dtype() == ScalarType::Long ? indices : indices.to(ScalarType::Long)).contiguous();

@@ -27,9 +27,14 @@ void check_reduction(int64_t reduction, const char* op) {
 Tensor apply_loss_reduction(const Tensor& loss, int64_t reduction) {
   if (reduction == Reduction::None) return loss;
   const Tensor c = loss.contiguous();
-  double s = c.numel() ? loss_sum_stub(c.device().type, c) : 0.0;
-  if (reduction == Reduction::Mean) s = c.numel() ? s / static_cast<double>(c.numel()) : std::nan("");
-  return at::scalar_tensor(Scalar(s), loss.dtype(), loss.device());
+  if (c.numel() == 0) {
+    return at::scalar_tensor(Scalar(reduction == Reduction::Mean ? std::nan("") : 0.0), loss.dtype(), loss.device());
+  }
+  // the sum lands in a float64 tensor on the loss's device (no host round trip on CUDA)
+  Tensor s = at::empty({}, ScalarType::Double, c.device());
+  loss_sum_stub(c.device().type, s, c, reduction == Reduction::Mean ? static_cast<double>(c.numel()) : 1.0);
+  if (s.is_cpu()) return at::scalar_tensor(Scalar(s.data_ptr<double>()[0]), loss.dtype(), loss.device());
+  return s.dtype() == loss.dtype() ? s : s.to(loss.dtype());
 }
 
 namespace {
@@ -181,10 +186,6 @@ Tensor binary_cross_entropy_with_logits_cpu(const Tensor& self, const Tensor& ta
 
 namespace {
 
-struct NllGeometry {
-  int64_t N, C, S;
-};
-
 template <typename target_t>
 int64_t checked_target(const target_t* tg, int64_t i, int64_t C, int64_t ignore_index) {
   const int64_t t = static_cast<int64_t>(tg[i]);
@@ -277,14 +278,23 @@ Tensor checked_weight(const std::optional<Tensor>& weight, int64_t C, const Tens
   return w.dtype() == self.dtype() ? w : w.to(self.dtype());
 }
 
-std::tuple<Tensor, Tensor> nll_forward(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
-                                       int64_t reduction, int64_t ignore_index, NllGeometry g, DimVector out_shape,
-                                       const char* kernel) {
+}  // namespace
+
+Tensor nll_check_forward(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                         int64_t reduction, NllGeometry g, const char* kernel) {
   check_reduction(reduction, "nll_loss");
   check_floating_loss(self.dtype(), kernel);
   check_nll_target_dtype(target);
   check_same_device("nll_loss", self, target);
-  const Tensor w = checked_weight(weight, g.C, self);
+  return checked_weight(weight, g.C, self);
+}
+
+namespace {
+
+std::tuple<Tensor, Tensor> nll_forward(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                                       int64_t reduction, int64_t ignore_index, NllGeometry g, DimVector out_shape,
+                                       const char* kernel) {
+  const Tensor w = nll_check_forward(self, target, weight, reduction, g, kernel);
   const Tensor x = self.contiguous(), t = target.contiguous();
   Tensor out = reduction == Reduction::None ? at::empty(out_shape, self.dtype(), self.device())
                                             : at::empty({}, self.dtype(), self.device());
@@ -299,9 +309,11 @@ std::tuple<Tensor, Tensor> nll_forward(const Tensor& self, const Tensor& target,
   return {out, total_weight};
 }
 
-Tensor nll_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
-                    const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
-                    const Tensor& total_weight, NllGeometry g, IntArrayRef loss_shape, const char* kernel) {
+}  // namespace
+
+Tensor nll_check_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                          const std::optional<Tensor>& weight, int64_t reduction, const Tensor& total_weight,
+                          NllGeometry g, IntArrayRef loss_shape, const char* kernel) {
   check_reduction(reduction, "nll_loss_backward");
   check_floating_loss(self.dtype(), kernel);
   check_nll_target_dtype(target);
@@ -316,7 +328,18 @@ Tensor nll_backward(const Tensor& grad_output, const Tensor& self, const Tensor&
     EMBER_CHECK(grad_output.numel() == 1, "nll_loss_backward: grad_output must have one element for reduction='",
                 reduction_name(reduction), "', but got shape ", shape_str(grad_output.sizes()));
   }
-  const Tensor w = checked_weight(weight, g.C, self);
+  check_same_device("nll_loss_backward", self, target);
+  check_same_device("nll_loss_backward", self, grad_output);
+  return checked_weight(weight, g.C, self);
+}
+
+namespace {
+
+Tensor nll_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                    const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                    const Tensor& total_weight, NllGeometry g, IntArrayRef loss_shape, const char* kernel) {
+  const Tensor w =
+      nll_check_backward(grad_output, self, target, weight, reduction, total_weight, g, loss_shape, kernel);
   auto same = [&](const Tensor& t) { return (t.dtype() == self.dtype() ? t : t.to(self.dtype())).contiguous(); };
   const Tensor go = same(grad_output), tw = same(total_weight), t = target.contiguous();
   Tensor grad_input = at::zeros(self.sizes(), self.dtype(), self.device());
@@ -329,6 +352,8 @@ Tensor nll_backward(const Tensor& grad_output, const Tensor& self, const Tensor&
   });
   return grad_input;
 }
+
+}  // namespace
 
 // nll_loss: input (C) with a 0-dim target, or (N, C) with target (N).
 NllGeometry nll_geometry(const Tensor& self, const Tensor& target) {
@@ -352,8 +377,6 @@ NllGeometry nll2d_geometry(const Tensor& self, const Tensor& target) {
 }
 
 DimVector nll_loss_shape(const Tensor& self) { return self.dim() == 2 ? DimVector{self.size(0)} : DimVector{}; }
-
-}  // namespace
 
 std::tuple<Tensor, Tensor> nll_loss_forward_cpu(const Tensor& self, const Tensor& target,
                                                 const std::optional<Tensor>& weight, int64_t reduction,

@@ -32,9 +32,7 @@ DEFINE_DISPATCH(channel_affine2_stub);
 DEFINE_DISPATCH(row_norm_stub);
 DEFINE_DISPATCH(row_norm_backward_stub);
 
-namespace {
-
-using Tensors3 = std::tuple<Tensor, Tensor, Tensor>;
+namespace norm {
 
 bool is_reduced_float(ScalarType t) { return t == ScalarType::Half || t == ScalarType::BFloat16; }
 
@@ -68,6 +66,15 @@ Tensor as_compute(const Tensor& x, ScalarType t) {
   return c.dtype() == t ? c : c.to(t);
 }
 
+Tensor cast_to(const Tensor& t, ScalarType dtype) { return t.dtype() == dtype ? t : t.to(dtype); }
+
+}  // namespace norm
+
+namespace {
+
+using namespace norm;
+using Tensors3 = std::tuple<Tensor, Tensor, Tensor>;
+
 std::vector<double> doubles(const Tensor& t) {
   const Tensor d = as_compute(t, ScalarType::Double);
   const double* p = d.data_ptr<double>();
@@ -80,8 +87,6 @@ Tensor from_doubles(const std::vector<double>& v, ScalarType t, Device device) {
   for (size_t i = 0; i < v.size(); ++i) p[i] = v[i];
   return t == ScalarType::Double ? d : d.to(t);
 }
-
-Tensor cast_to(const Tensor& t, ScalarType dtype) { return t.dtype() == dtype ? t : t.to(dtype); }
 
 void check_channels(const Tensor& t, const char* what, int64_t C) {
   if (t.defined()) {
@@ -133,11 +138,8 @@ DimVector stat_shape(IntArrayRef sizes, int64_t axis) {
 
 // ============================================================ batch norm
 
-Tensors3 batch_norm_cpu(const Tensor& input, const std::optional<Tensor>& weight_opt,
-                        const std::optional<Tensor>& bias_opt, const std::optional<Tensor>& running_mean_opt,
-                        const std::optional<Tensor>& running_var_opt, bool training, double momentum, double eps) {
-  const Tensor weight = opt(weight_opt), bias = opt(bias_opt);
-  const Tensor running_mean = opt(running_mean_opt), running_var = opt(running_var_opt);
+norm::ChannelShape norm::check_batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                          const Tensor& running_mean, const Tensor& running_var, bool training) {
   check_floating(input, "batch_norm");
   const int64_t C = input.size(1);
   EMBER_CHECK(input.numel() > 0,
@@ -152,6 +154,15 @@ Tensors3 batch_norm_cpu(const Tensor& input, const std::optional<Tensor>& weight
   const ScalarType pt = param_dtype(input, {&weight, &bias, &running_mean, &running_var});
   const ScalarType ct = compute_dtype(input.dtype());
   const int64_t N = input.size(0), S = input.numel() / (N * C);
+  return {N, C, S, ct, pt};
+}
+
+Tensors3 batch_norm_cpu(const Tensor& input, const std::optional<Tensor>& weight_opt,
+                        const std::optional<Tensor>& bias_opt, const std::optional<Tensor>& running_mean_opt,
+                        const std::optional<Tensor>& running_var_opt, bool training, double momentum, double eps) {
+  const Tensor weight = opt(weight_opt), bias = opt(bias_opt);
+  const Tensor running_mean = opt(running_mean_opt), running_var = opt(running_var_opt);
+  const auto [N, C, S, ct, pt] = check_batch_norm(input, weight, bias, running_mean, running_var, training);
   const Tensor x = as_compute(input, ct);
 
   std::vector<double> mean(C), var(C), invstd(C);
@@ -187,14 +198,9 @@ Tensors3 batch_norm_cpu(const Tensor& input, const std::optional<Tensor>& weight
   return {out, from_doubles(mean, pt, input.device()), from_doubles(invstd, pt, input.device())};
 }
 
-Tensors3 batch_norm_backward_cpu(const Tensor& grad_out, const Tensor& input, const std::optional<Tensor>& weight_opt,
-                                 const std::optional<Tensor>& running_mean_opt,
-                                 const std::optional<Tensor>& running_var_opt,
-                                 const std::optional<Tensor>& save_mean_opt,
-                                 const std::optional<Tensor>& save_invstd_opt, bool train, double eps,
-                                 const std::vector<bool>& output_mask) {
-  const Tensor weight = opt(weight_opt), running_mean = opt(running_mean_opt), running_var = opt(running_var_opt);
-  const Tensor save_mean = opt(save_mean_opt), save_invstd = opt(save_invstd_opt);
+norm::ChannelShape norm::check_batch_norm_backward(const Tensor& grad_out, const Tensor& input, const Tensor& weight,
+                                                   const Tensor& running_mean, const Tensor& running_var,
+                                                   const Tensor& save_mean, const Tensor& save_invstd, bool train) {
   check_floating(input, "batch_norm_backward");
   EMBER_CHECK(grad_out.sizes() == input.sizes(), "batch_norm_backward: grad_out of shape ", shape_str(grad_out.sizes()),
               " does not match the input of shape ", shape_str(input.sizes()));
@@ -205,17 +211,33 @@ Tensors3 batch_norm_backward_cpu(const Tensor& grad_out, const Tensor& input, co
   const ScalarType pt = weight.defined()
                             ? weight.dtype()
                             : (save_mean.defined() && save_mean.numel() ? save_mean.dtype() : input.dtype());
-  std::vector<double> mean, invstd(C);
   if (train) {
     EMBER_CHECK(save_mean.defined() && save_invstd.defined() && save_mean.numel() == C && save_invstd.numel() == C,
                 "batch_norm_backward: training mode needs save_mean and save_invstd of ", C, " elements");
-    mean = doubles(save_mean);
-    invstd = doubles(save_invstd);
   } else {
     EMBER_CHECK(running_mean.defined() && running_var.defined(),
                 "batch_norm_backward: evaluation mode needs running_mean and running_var");
     check_channels(running_mean, "running_mean", C);
     check_channels(running_var, "running_var", C);
+  }
+  return {N, C, S, ct, pt};
+}
+
+Tensors3 batch_norm_backward_cpu(const Tensor& grad_out, const Tensor& input, const std::optional<Tensor>& weight_opt,
+                                 const std::optional<Tensor>& running_mean_opt,
+                                 const std::optional<Tensor>& running_var_opt,
+                                 const std::optional<Tensor>& save_mean_opt,
+                                 const std::optional<Tensor>& save_invstd_opt, bool train, double eps,
+                                 const std::vector<bool>& output_mask) {
+  const Tensor weight = opt(weight_opt), running_mean = opt(running_mean_opt), running_var = opt(running_var_opt);
+  const Tensor save_mean = opt(save_mean_opt), save_invstd = opt(save_invstd_opt);
+  const auto [N, C, S, ct, pt] =
+      check_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train);
+  std::vector<double> mean, invstd(C);
+  if (train) {
+    mean = doubles(save_mean);
+    invstd = doubles(save_invstd);
+  } else {
     mean = doubles(running_mean);
     const std::vector<double> v = doubles(running_var);
     for (int64_t c = 0; c < C; ++c) invstd[c] = 1.0 / std::sqrt(v[c] + eps);
@@ -354,9 +376,8 @@ std::tuple<Tensor, Tensor> fused_rms_norm_backward_cpu(const Tensor& grad_out, c
 
 // ============================================================ group norm
 
-namespace {
-void check_group_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, int64_t N, int64_t C, int64_t HxW,
-                      int64_t group) {
+void norm::check_group_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, int64_t N, int64_t C,
+                            int64_t HxW, int64_t group) {
   EMBER_CHECK(group > 0, "Expected num_groups to be positive, but got num_groups=", group);
   EMBER_CHECK(C % group == 0,
               "Expected number of channels in input to be divisible by num_groups, but got input of shape ",
@@ -372,7 +393,6 @@ void check_group_norm(const Tensor& input, const Tensor& weight, const Tensor& b
               shape_str(bias.defined() ? bias.sizes() : IntArrayRef()), " and input of shape ",
               shape_str(input.sizes()));
 }
-}  // namespace
 
 Tensors3 group_norm_cpu(const Tensor& input, const std::optional<Tensor>& weight_opt,
                         const std::optional<Tensor>& bias_opt, int64_t N, int64_t C, int64_t HxW, int64_t group,

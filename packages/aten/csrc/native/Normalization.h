@@ -8,6 +8,9 @@
 // coefficients as double arrays.
 // Row layout [M, D] (layer norm, RMS norm; group norm's statistics as [N*G, C/G*S]):
 // one row is normalised at a time, in cache.
+#include <initializer_list>
+#include <optional>
+
 #include <ember/aten/Tensor.h>
 #include <ember/aten/native/DispatchStub.h>
 
@@ -36,6 +39,31 @@ using row_norm_fn = void (*)(const Tensor& out, const Tensor& mean, const Tensor
 using row_norm_backward_fn = void (*)(const Tensor& gi, const Tensor& gw, const Tensor& gb, const Tensor& g,
                                       const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
                                       int64_t M, int64_t D, bool rms);
+
+// Argument checks and dtype rules shared by Normalization.cpp and cuda/Normalization.cu.
+namespace norm {
+bool is_reduced_float(ScalarType t);
+ScalarType compute_dtype(ScalarType t);  // float32 for float16 / bfloat16, else t
+Tensor opt(const std::optional<Tensor>& t);
+void check_floating(const Tensor& input, const char* kernel);
+// The parameters' dtype: the input's, or float32 beside a float16 / bfloat16 input.
+ScalarType param_dtype(const Tensor& input, std::initializer_list<const Tensor*> params);
+Tensor as_compute(const Tensor& x, ScalarType t);  // contiguous, in dtype t
+Tensor cast_to(const Tensor& t, ScalarType dtype);
+
+// [N, C, S] with the compute dtype ct and the parameters' dtype pt.
+struct ChannelShape {
+  int64_t N, C, S;
+  ScalarType ct, pt;
+};
+ChannelShape check_batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                              const Tensor& running_var, bool training);
+ChannelShape check_batch_norm_backward(const Tensor& grad_out, const Tensor& input, const Tensor& weight,
+                                       const Tensor& running_mean, const Tensor& running_var, const Tensor& save_mean,
+                                       const Tensor& save_invstd, bool train);
+void check_group_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, int64_t N, int64_t C, int64_t HxW,
+                      int64_t group);
+}  // namespace norm
 
 DECLARE_DISPATCH(channel_mean_var_fn, channel_mean_var_stub);
 DECLARE_DISPATCH(channel_affine_fn, channel_affine_stub);

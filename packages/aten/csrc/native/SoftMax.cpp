@@ -38,7 +38,9 @@ void check_floating(const Tensor& t, const char* name, bool lastdim) {
 }
 
 Tensor host_softmax(const Tensor& self, int64_t dim_, bool half_to_float, bool log, const char* name) {
-  EMBER_CHECK(!half_to_float, "softmax with half to float conversion is not supported on CPU");
+  // half_to_float (CUDA only, as PyTorch): a float16 input gives a float32 result
+  EMBER_CHECK(!half_to_float || self.is_cuda(), "softmax with half to float conversion is not supported on CPU");
+  EMBER_CHECK(!half_to_float || self.dtype() == ScalarType::Half, "conversion is supported for Half type only");
   const int64_t dim = c10::maybe_wrap_dim(dim_, self.dim());
   check_floating(self, name, self.dim() == 0 || dim == self.dim() - 1);
   if (self.numel() == 0) return at::empty(self.sizes(), self.dtype(), self.device());
@@ -47,15 +49,18 @@ Tensor host_softmax(const Tensor& self, int64_t dim_, bool half_to_float, bool l
   Tensor out = at::empty(x.sizes(), x.dtype(), x.device());
   const SoftmaxGeometry g = geometry(x.sizes(), dim);
   softmax_stub(x.device().type, out, x, g.outer, g.dim_size, g.inner, log);
-  return out.dtype() == self.dtype() ? out : out.to(self.dtype());
+  return half_to_float || out.dtype() == self.dtype() ? out : out.to(self.dtype());
 }
 
 Tensor host_softmax_backward(const Tensor& grad_output, const Tensor& output, int64_t dim_, ScalarType input_dtype,
                              bool log, const char* name) {
   EMBER_CHECK(grad_output.dtype() == output.dtype(), "expected scalar type ", c10::toString(output.dtype()),
               " but found ", c10::toString(grad_output.dtype()));
-  EMBER_CHECK(input_dtype == output.dtype(), "expected scalar type ", c10::toString(output.dtype()), " but found ",
-              c10::toString(input_dtype), " (softmax with half to float conversion is not supported on CPU)");
+  // a float32 output of a float16 input (half_to_float, CUDA only) gives a float16 gradient
+  const bool half_to_float = output.is_cuda() && input_dtype == ScalarType::Half && output.dtype() == ScalarType::Float;
+  EMBER_CHECK(input_dtype == output.dtype() || half_to_float, "expected scalar type ", c10::toString(output.dtype()),
+              " but found ", c10::toString(input_dtype),
+              " (softmax with half to float conversion is not supported on CPU)");
   EMBER_CHECK(grad_output.sizes() == output.sizes(), name, ": grad_output of shape ", shape_str(grad_output.sizes()),
               " does not match the output of shape ", shape_str(output.sizes()));
   check_same_device(name, grad_output, output);

@@ -132,8 +132,10 @@ double loss_sum_impl(const Tensor& t) {
   return total;
 }
 
-double loss_sum_kernel(const Tensor& t) {
-  return EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(t.dtype(), "loss", [&] { return loss_sum_impl<scalar_t>(t); });
+void loss_sum_kernel(const Tensor& out, const Tensor& t, double divisor) {
+  const double s =
+      EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(t.dtype(), "loss", [&] { return loss_sum_impl<scalar_t>(t); });
+  out.data_ptr<double>()[0] = divisor == 1.0 ? s : s / divisor;
 }
 
 }  // namespace

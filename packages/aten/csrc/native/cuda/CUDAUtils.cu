@@ -31,9 +31,31 @@ std::mutex& error_mutex() {
   static std::mutex m;
   return m;
 }
-std::vector<std::string>& error_ops() {
-  static std::vector<std::string> v;
+struct ErrorOp {
+  std::string text;  // the op name, or the whole message with {index} / {dim} / {size}
+  bool is_format;
+  bool index_error;
+};
+std::vector<ErrorOp>& error_ops() {
+  static std::vector<ErrorOp> v;
   return v;
+}
+
+int register_error_entry(const char* text, bool is_format, bool index_error) {
+  std::lock_guard<std::mutex> lock(error_mutex());
+  auto& ops = error_ops();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].text == text && ops[i].is_format == is_format && ops[i].index_error == index_error) {
+      return static_cast<int>(i);
+    }
+  }
+  ops.push_back(ErrorOp{text, is_format, index_error});
+  return static_cast<int>(ops.size() - 1);
+}
+
+void replace_all(std::string& s, const std::string& key, const std::string& value) {
+  for (size_t p = s.find(key); p != std::string::npos; p = s.find(key, p + value.size()))
+    s.replace(p, key.size(), value);
 }
 // host and device views of each device's slot (mapped pinned memory)
 DeviceError* host_slots[kMaxDevices] = {};
@@ -48,14 +70,10 @@ int resolve(int device) {
 
 }  // namespace
 
-int register_error_op(const char* name) {
-  std::lock_guard<std::mutex> lock(error_mutex());
-  auto& ops = error_ops();
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i] == name) return static_cast<int>(i);
-  }
-  ops.emplace_back(name);
-  return static_cast<int>(ops.size() - 1);
+int register_error_op(const char* name) { return register_error_entry(name, false, true); }
+
+int register_error_format(const char* format, bool index_error) {
+  return register_error_entry(format, true, index_error);
 }
 
 DeviceError* device_error_slot(int device) {
@@ -90,13 +108,21 @@ void check_device_errors(int device) {
     }
   }
   if (found.flag == 0) return;
-  std::string op;
+  ErrorOp op{"CUDA kernel", false, true};
   {
     std::lock_guard<std::mutex> lock(error_mutex());
-    op = found.op >= 0 && found.op < static_cast<int>(error_ops().size()) ? error_ops()[found.op] : "CUDA kernel";
+    if (found.op >= 0 && found.op < static_cast<int>(error_ops().size())) op = error_ops()[found.op];
   }
-  throw c10::IndexError(
-      c10::str(op, ": index ", found.index, " is out of bounds for dimension ", found.dim, " with size ", found.size));
+  if (op.is_format) {
+    std::string msg = op.text;
+    replace_all(msg, "{index}", std::to_string(found.index));
+    replace_all(msg, "{dim}", std::to_string(found.dim));
+    replace_all(msg, "{size}", std::to_string(found.size));
+    if (op.index_error) throw c10::IndexError(msg);
+    throw c10::Error(msg);
+  }
+  throw c10::IndexError(c10::str(op.text, ": index ", found.index, " is out of bounds for dimension ", found.dim,
+                                 " with size ", found.size));
 }
 
 }  // namespace ember::at::cuda

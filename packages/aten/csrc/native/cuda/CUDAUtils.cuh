@@ -54,6 +54,10 @@ struct DeviceError {
 
 // Host: an id for an op name ("index_select()"), to pass to the kernel.
 int register_error_op(const char* name);
+// Host: an id whose error message is `format` itself with {index}, {dim} and {size}
+// replaced ("Target {index} is out of bounds."); raised as IndexError, or as
+// RuntimeError when index_error is false (a bad value rather than a bad index).
+int register_error_format(const char* format, bool index_error = true);
 // Host: the slot of `device` (-1: current), a device pointer into mapped pinned memory.
 DeviceError* device_error_slot(int device = -1);
 // Host: raises IndexError if a kernel on `device` (-1: every device used so far)

@@ -1,0 +1,219 @@
+// CUDA kernels of embedding (a row gather) and embedding_dense_backward.
+//
+// Indices are checked on the device: an index outside [0, num_weights) is recorded
+// with report_index_error and raised with the CPU kernel's message ("index out of range
+// in self", IndexError) by the next check_device_errors; its output row is zeros.
+//
+// The backward is deterministic, as the CPU kernel: positions are sorted by destination
+// row (a stable CUB radix sort of (row, position) pairs, padding_idx and bad indices
+// sorted past the last row), each row finds its run by binary search, and one thread
+// per (row, column) sums its run in position order (in opmath_t), scaled by 1 / count
+// with scale_grad_by_freq.
+#include <cub/device/device_radix_sort.cuh>
+
+#include <ember/aten/Dispatch.h>
+
+#include "../Embedding.h"
+#include "CUDAUtils.cuh"
+
+namespace ember::at::native {
+namespace {
+
+int embedding_error_op() {
+  static const int op = cuda::register_error_format("index out of range in self");
+  return op;
+}
+
+// E: an unsigned integer of the weight's element size (the gather moves bits).
+template <typename E, typename I>
+__global__ void embedding_gather_kernel(E* __restrict__ out, const E* __restrict__ w, const I* __restrict__ idx,
+                                        int64_t n, int64_t D, int64_t V, cuda::DeviceError* err, int op) {
+  const int64_t total = n * D;
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t i = e / D, j = e % D;
+    const int64_t r = static_cast<int64_t>(idx[i]);
+    if (r < 0 || r >= V) {
+      if (j == 0) cuda::report_index_error(err, op, 0, r, V);
+      out[e] = E(0);
+      continue;
+    }
+    out[e] = w[r * D + j];
+  }
+}
+
+// keys[i] = the destination row of position i (V for padding_idx and bad indices, which
+// sort last); vals[i] = i
+template <typename I>
+__global__ void embedding_backward_keys_kernel(int64_t* __restrict__ keys, int64_t* __restrict__ vals,
+                                               const I* __restrict__ idx, int64_t n, int64_t V, int64_t padding_idx,
+                                               cuda::DeviceError* err, int op) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = static_cast<int64_t>(idx[i]);
+    const bool bad = r < 0 || r >= V;
+    if (bad) cuda::report_index_error(err, op, 0, r, V);
+    keys[i] = bad || r == padding_idx ? V : r;
+    vals[i] = i;
+  }
+}
+
+// starts[r] = first position of sorted_keys >= r, for r in [0, V]
+__global__ void segment_starts_kernel(int64_t* __restrict__ starts, const int64_t* __restrict__ sorted_keys, int64_t n,
+                                      int64_t V) {
+  for (int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; r <= V;
+       r += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (sorted_keys[mid] < r) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    starts[r] = lo;
+  }
+}
+
+template <typename T>
+__global__ void embedding_backward_sum_kernel(T* __restrict__ gw, const T* __restrict__ g,
+                                              const int64_t* __restrict__ sorted_pos,
+                                              const int64_t* __restrict__ starts, int64_t V, int64_t D,
+                                              bool scale_grad_by_freq) {
+  using A = opmath_t<T>;
+  const int64_t total = V * D;
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = e / D, j = e % D;
+    const int64_t s0 = starts[r], s1 = starts[r + 1];
+    if (s0 == s1) continue;  // grad_weight starts as zeros
+    A acc = A(0);
+    for (int64_t k = s0; k < s1; ++k) acc += static_cast<A>(g[sorted_pos[k] * D + j]);
+    const A scale = scale_grad_by_freq ? A(1) / static_cast<A>(s1 - s0) : A(1);
+    gw[e] = static_cast<T>(acc * scale);
+  }
+}
+
+template <typename I>
+void launch_gather(const Tensor& out, const Tensor& w, const Tensor& ix, int64_t n, int64_t D, int64_t V,
+                   cuda::DeviceError* err) {
+  const cudaStream_t stream = cuda::current_stream();
+  const unsigned int grid = cuda::grid_size(n * D);
+  const I* ip = ix.data_ptr<I>();
+  switch (w.itemsize()) {
+    case 1:
+      embedding_gather_kernel<uint8_t, I><<<grid, cuda::kNumThreads, 0, stream>>>(
+          static_cast<uint8_t*>(out.data_ptr()), static_cast<const uint8_t*>(w.data_ptr()), ip, n, D, V, err,
+          embedding_error_op());
+      break;
+    case 2:
+      embedding_gather_kernel<uint16_t, I><<<grid, cuda::kNumThreads, 0, stream>>>(
+          static_cast<uint16_t*>(out.data_ptr()), static_cast<const uint16_t*>(w.data_ptr()), ip, n, D, V, err,
+          embedding_error_op());
+      break;
+    case 4:
+      embedding_gather_kernel<uint32_t, I><<<grid, cuda::kNumThreads, 0, stream>>>(
+          static_cast<uint32_t*>(out.data_ptr()), static_cast<const uint32_t*>(w.data_ptr()), ip, n, D, V, err,
+          embedding_error_op());
+      break;
+    case 8:
+      embedding_gather_kernel<uint64_t, I><<<grid, cuda::kNumThreads, 0, stream>>>(
+          static_cast<uint64_t*>(out.data_ptr()), static_cast<const uint64_t*>(w.data_ptr()), ip, n, D, V, err,
+          embedding_error_op());
+      break;
+    default:
+      EMBER_CHECK(false, "embedding: unsupported element size ", w.itemsize());
+  }
+  EMBER_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+Tensor embedding_cuda(const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool scale_grad_by_freq,
+                      bool sparse) {
+  EMBER_CHECK(weight.dim() == 2, "'weight' must be 2-D");
+  check_indices_dtype(indices, "indices", "embedding");
+  check_same_device("embedding", weight, indices);
+  c10::DeviceGuard guard(weight.device());
+  const int64_t V = weight.size(0), D = weight.size(1), n = indices.numel();
+  DimVector shape(indices.sizes().begin(), indices.sizes().end());
+  shape.push_back(D);
+  Tensor out = at::empty(shape, weight.dtype(), weight.device());
+  if (n == 0) return out;
+  const int dev = weight.device().index;
+  cuda::check_device_errors(dev);
+  cuda::DeviceError* err = cuda::device_error_slot(dev);
+  const Tensor w = weight.contiguous(), ix = indices.contiguous();
+  if (D == 0) return out;
+  if (ix.dtype() == ScalarType::Long) {
+    launch_gather<int64_t>(out, w, ix, n, D, V, err);
+  } else {
+    launch_gather<int32_t>(out, w, ix, n, D, V, err);
+  }
+  return out;
+}
+
+// grad_weight[r] = sum of grad_output over the positions whose index is r (not padding_idx),
+// divided by that count when scale_grad_by_freq.
+Tensor embedding_dense_backward_cuda(const Tensor& grad_output, const Tensor& indices, int64_t num_weights,
+                                     int64_t padding_idx, bool scale_grad_by_freq) {
+  check_indices_dtype(indices, "indices", "embedding_backward");
+  EMBER_CHECK(c10::isFloatingType(grad_output.dtype()), "embedding_dense_backward: grad_output must be floating, got ",
+              c10::toString(grad_output.dtype()));
+  EMBER_CHECK(num_weights >= 0, "embedding_dense_backward: num_weights must be non-negative, got ", num_weights);
+  check_same_device("embedding_dense_backward", grad_output, indices);
+  const int64_t n = indices.numel();
+  const int64_t D = grad_output.dim() == indices.dim() + 1 ? grad_output.size(-1) : (n ? grad_output.numel() / n : 0);
+  EMBER_CHECK(grad_output.numel() == n * D, "embedding_dense_backward: grad_output of shape ",
+              shape_str(grad_output.sizes()), " does not match indices of shape ", shape_str(indices.sizes()));
+  c10::DeviceGuard guard(grad_output.device());
+  const cudaStream_t stream = cuda::current_stream();
+  const Device device = grad_output.device();
+  const int64_t V = num_weights;
+  Tensor gw = at::zeros({V, D}, grad_output.dtype(), device);
+  if (n == 0) return gw;
+  const int dev = device.index;
+  cuda::check_device_errors(dev);
+  cuda::DeviceError* err = cuda::device_error_slot(dev);
+  const Tensor ix = indices.contiguous(), g = grad_output.contiguous();
+
+  Tensor keys = at::empty({n}, ScalarType::Long, device), vals = at::empty({n}, ScalarType::Long, device);
+  if (ix.dtype() == ScalarType::Long) {
+    embedding_backward_keys_kernel<int64_t><<<cuda::grid_size(n), cuda::kNumThreads, 0, stream>>>(
+        keys.data_ptr<int64_t>(), vals.data_ptr<int64_t>(), ix.data_ptr<int64_t>(), n, V, padding_idx, err,
+        embedding_error_op());
+  } else {
+    embedding_backward_keys_kernel<int32_t><<<cuda::grid_size(n), cuda::kNumThreads, 0, stream>>>(
+        keys.data_ptr<int64_t>(), vals.data_ptr<int64_t>(), ix.data_ptr<int32_t>(), n, V, padding_idx, err,
+        embedding_error_op());
+  }
+  EMBER_CUDA_KERNEL_LAUNCH_CHECK();
+  if (V == 0 || D == 0) return gw;
+
+  // stable sort of (row, position) by row: positions stay in increasing order within a row
+  int end_bit = 1;
+  while (end_bit < 63 && (int64_t{1} << end_bit) <= V) ++end_bit;
+  Tensor skeys = at::empty({n}, ScalarType::Long, device), svals = at::empty({n}, ScalarType::Long, device);
+  size_t temp_bytes = 0;
+  EMBER_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.data_ptr<int64_t>(),
+                                                   skeys.data_ptr<int64_t>(), vals.data_ptr<int64_t>(),
+                                                   svals.data_ptr<int64_t>(), n, 0, end_bit, stream));
+  Tensor temp = at::empty({static_cast<int64_t>(std::max<size_t>(temp_bytes, 1))}, ScalarType::Byte, device);
+  EMBER_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data_ptr(), temp_bytes, keys.data_ptr<int64_t>(),
+                                                   skeys.data_ptr<int64_t>(), vals.data_ptr<int64_t>(),
+                                                   svals.data_ptr<int64_t>(), n, 0, end_bit, stream));
+  Tensor starts = at::empty({V + 1}, ScalarType::Long, device);
+  segment_starts_kernel<<<cuda::grid_size(V + 1), cuda::kNumThreads, 0, stream>>>(starts.data_ptr<int64_t>(),
+                                                                                  skeys.data_ptr<int64_t>(), n, V);
+  EMBER_CUDA_KERNEL_LAUNCH_CHECK();
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(g.dtype(), "embedding_dense_backward_cuda", [&] {
+    embedding_backward_sum_kernel<scalar_t><<<cuda::grid_size(V * D), cuda::kNumThreads, 0, stream>>>(
+        gw.data_ptr<scalar_t>(), g.data_ptr<scalar_t>(), svals.data_ptr<int64_t>(), starts.data_ptr<int64_t>(), V, D,
+        scale_grad_by_freq);
+    EMBER_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  return gw;
+}
+
+}  // namespace ember::at::native

@@ -1,5 +1,5 @@
-"""CUDA kernels of the random distributions, the fused optimizer steps, the _foreach_ ops and
-fused scaled dot product attention, against the CPU kernels.
+"""CUDA kernels of the random distributions, the fused optimizer steps, the _foreach_ ops
+(multi-tensor launch) and fused scaled dot product attention, against the CPU kernels.
 
 Random numbers: the CUDA kernels follow the CPU's Philox layout word for word and use the
 same libm-free arithmetic (Distributions.h) built without FMA contraction, so every
@@ -36,6 +36,7 @@ CUDA_STUBS = [
     "bernoulli_stub",
     "fused_adam_stub",
     "fused_sgd_stub",
+    "foreach_stub",
     "sdpa_forward_stub",
     "sdpa_backward_stub",
 ]
@@ -208,7 +209,7 @@ SHAPES = [(), (5,), (3, 4), (2, 3, 5), (70_000,)]
 
 def _arrays(seed: int, scale: float = 1.0) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
-    return [(scale * rng.uniform(-1.0, 1.0, size=s)).astype(np.float32) for s in SHAPES]
+    return [np.asarray(scale * rng.uniform(-1.0, 1.0, size=s), dtype=np.float32) for s in SHAPES]
 
 
 def _pair(arrays: list[np.ndarray], dtype: Any) -> tuple[list[Any], list[Any]]:
@@ -311,10 +312,23 @@ def test_fused_errors_name_the_device() -> None:
 
 
 @needs_cuda
+def test_foreach_mixed_layouts_and_dtypes_on_cuda() -> None:
+    # a transposed view and a float64 tensor leave the multi-tensor launch for the
+    # per-tensor kernels; the results must not change
+    x = ea.from_numpy(np.arange(12.0).reshape(3, 4)).float()
+    y = ea.from_numpy(np.linspace(-1, 1, 5))
+    cpu = ea._foreach_addcmul([x.t(), y], [x.t(), y], [x.t(), y], value=0.5)
+    got = ea._foreach_addcmul([cuda(x).t(), cuda(y)], [cuda(x).t(), cuda(y)], [cuda(x).t(), cuda(y)], value=0.5)
+    for e, g in zip(cpu, got, strict=True):
+        assert g.dtype == e.dtype and tuple(g.shape) == tuple(e.shape)
+        np.testing.assert_allclose(g.cpu().numpy(), e.numpy(), rtol=1e-6)
+
+
+@needs_cuda
 def test_foreach_ops_on_cuda_match_the_cpu() -> None:
     a = [ea.from_numpy(x) for x in _arrays(4)]
     b = [ea.from_numpy(x) for x in _arrays(5)]
-    c = [ea.from_numpy(np.abs(x) + 0.5) for x in _arrays(6)]
+    c = [ea.from_numpy(np.asarray(np.abs(x) + 0.5)) for x in _arrays(6)]
     ag, bg, cg = [cuda(t) for t in a], [cuda(t) for t in b], [cuda(t) for t in c]
     cases = [
         lambda x, y, z: ea._foreach_add(x, y, alpha=0.5),
@@ -334,12 +348,13 @@ def test_foreach_ops_on_cuda_match_the_cpu() -> None:
         for e, g in zip(exp, got, strict=True):
             assert g.device.type == "cuda", i
             np.testing.assert_allclose(g.cpu().numpy(), e.numpy(), rtol=1e-5, atol=1e-6, err_msg=str(i))
+    expected = [a0.numpy() * 2 + b0.numpy() for a0, b0 in zip(a, b, strict=True)]
     xs = [t.clone() for t in ag]
     ea._foreach_mul_(xs, 2.0)
     ea._foreach_add_(xs, bg)
     ea._foreach_zero_(bg)
-    for x, a0, b0 in zip(xs, a, b, strict=True):
-        np.testing.assert_allclose(x.cpu().numpy(), a0.numpy() * 2 + b0.numpy(), rtol=1e-6)
+    for x, e in zip(xs, expected, strict=True):
+        np.testing.assert_allclose(x.cpu().numpy(), e, rtol=1e-6)
     assert all(float(t.abs().sum().cpu()) == 0.0 for t in bg)
 
 

@@ -7,11 +7,12 @@
 // as one parallel vectorised loop over all their elements (the fast path, ForeachOps.h).
 // Anything else (integer tensors, mixed dtypes, broadcasting, strided views, results
 // of another dtype) goes tensor by tensor through the per-tensor out kernels, so it
-// gets exactly their dtype rules and errors. CUDA tensors always go that way (the
-// per-tensor CUDA kernels), one launch per tensor.
+// gets exactly their dtype rules and errors. On CUDA the fast path is one multi-tensor
+// launch (cuda/Foreach.cu); the rest runs the per-tensor CUDA kernels.
 #include "ForeachOps.h"
 
 #include <ember/aten/TensorIterator.h>
+#include <ember/c10/DeviceGuard.h>
 
 #include <algorithm>
 #include <optional>
@@ -106,17 +107,20 @@ std::vector<double> as_doubles(const ScalarList& s, double scale = 1.0) {
 
 // ---- the fast path --------------------------------------------------------------------------
 
-// All tensors of one floating dtype on the CPU, self[i] dense, the other operands of
-// tensor i laid out as self[i]; in place, no tensor written twice (two threads would race).
+// All tensors of one floating dtype on one device (the CPU, or a CUDA device when the
+// stub has a CUDA kernel), self[i] dense, the other operands of tensor i laid out as
+// self[i]; in place, no tensor written twice (two threads would race).
 bool can_use_fast_path(const TensorList& self, Lists others, bool inplace) {
   const ScalarType dt = self[0].dtype();
   if (!c10::isFloatingType(dt)) return false;
+  const Device dev = self[0].device();
+  if (!dev.is_cpu() && !(dev.is_cuda() && foreach_stub.has_cuda_kernel())) return false;
   for (size_t i = 0; i < self.size(); ++i) {
     const Tensor& t = self[i];
-    if (t.dtype() != dt || !t.is_cpu() || !t.is_non_overlapping_and_dense()) return false;
+    if (t.dtype() != dt || t.device() != dev || !t.is_non_overlapping_and_dense()) return false;
     for (const TensorList* l : others) {
       const Tensor& o = (*l)[i];
-      if (o.dtype() != dt || !o.is_cpu() || !same_layout(t, o)) return false;
+      if (o.dtype() != dt || o.device() != dev || !same_layout(t, o)) return false;
     }
   }
   if (inplace && self.size() > 1) {
@@ -146,7 +150,8 @@ void launch(ForeachOp op, const TensorList& outs, const std::vector<const Tensor
   }
   args.scalars = std::move(scalars);
   args.scalars.resize(n, 0.0);
-  foreach_stub(DeviceType::CPU, op, outs[0].dtype(), args);
+  c10::DeviceGuard guard(outs[0].device());
+  foreach_stub(outs[0].device().type, op, outs[0].dtype(), args);
 }
 
 // The driver of every op: the fast path when it applies (and `fast` allows it), else

@@ -76,7 +76,7 @@ size_t fwd_smem(int64_t bq, int64_t bk, int64_t E, int64_t Ev, size_t elt) {
 
 template <typename T>
 __global__ void sdpa_fwd_kernel(AttentionParams p, Ptrs<T> P, T* out, T* lse, int BQ, int BK) {
-  extern __shared__ unsigned char smem_raw[];
+  extern __shared__ __align__(16) unsigned char smem_raw[];
   T* Qs = reinterpret_cast<T*>(smem_raw);
   T* Ks = Qs + BQ * p.E;
   T* Vs = Ks + BK * p.E;
@@ -236,7 +236,7 @@ void sdpa_forward_cuda(ScalarType dtype, const AttentionParams& p, const void* q
 template <typename T>
 __global__ void sdpa_bwd_kernel(AttentionParams p, Ptrs<T> P, const T* out, const T* lse, const T* gout, T* gq, T* gk,
                                 T* gv, int BQ, int BK) {
-  extern __shared__ unsigned char smem_raw[];
+  extern __shared__ __align__(16) unsigned char smem_raw[];
   T* Ps = reinterpret_cast<T*>(smem_raw);  // [BQ][BK]
   T* dSs = Ps + BQ * BK;                   // [BQ][BK]
   T* Drow = dSs + BQ * BK;                 // [BQ]

@@ -1,10 +1,7 @@
 // CUDA kernels of the fused optimizer steps (../FusedOptimizers.h): one launch per
-// call (= per dtype group) updates every parameter and its state, as PyTorch's
-// multi_tensor_apply. The parameters are cut into chunks of kChunk elements; a table of
-// per-parameter pointers and a table of chunks (parameter, first element) go to the
-// device in one host-to-device copy, and block b of the grid walks chunks b, b + grid,
-// ... with its threads striding over the chunk's elements. The arithmetic is the CPU
-// kernel's (cpu/FusedOptimizerKernel.cpp), in opmath_t, in the same order.
+// call (= per dtype group) updates every parameter and its state (MultiTensorApply.cuh:
+// a per-parameter pointer table and a chunk table uploaded in one copy). The arithmetic
+// is the CPU kernel's (cpu/FusedOptimizerKernel.cpp), in opmath_t, in the same order.
 //
 // Differences from the CPU: a step on the device is read by the kernel and the bias
 // corrections computed there in double (CUDA's pow may differ from glibc's in the last
@@ -20,19 +17,15 @@
 
 #include "../FusedOptimizers.h"
 #include "CUDAUtils.cuh"
+#include "MultiTensorApply.cuh"
 
 namespace ember::at::native {
 namespace {
 
 using cuda::current_stream;
 
-constexpr int64_t kChunk = 65536;
-constexpr int kThreads = 512;
-
-struct Chunk {
-  int64_t tensor;
-  int64_t start;
-};
+using mta::Chunk;
+using mta::kChunk;
 
 template <int K>
 struct TensorMeta {
@@ -42,32 +35,6 @@ struct TensorMeta {
   int step_is_double;
   double step_size, bc2;
 };
-
-// Uploads [metas][chunks] to the device (one copy on the current stream; the staging of
-// pageable memory is done when cudaMemcpyAsync returns, so the host vectors may go).
-// The buffer is freed when the caller returns: the caching allocator reuses it only for
-// work queued later on the same stream.
-template <int K>
-Tensor upload_tables(const std::vector<TensorMeta<K>>& metas, const std::vector<Chunk>& chunks, Device device) {
-  const size_t mb = metas.size() * sizeof(TensorMeta<K>), cb = chunks.size() * sizeof(Chunk);
-  std::vector<char> host(mb + cb);
-  std::memcpy(host.data(), metas.data(), mb);
-  std::memcpy(host.data() + mb, chunks.data(), cb);
-  Tensor buf = at::empty({static_cast<int64_t>(host.size())}, ScalarType::Byte, device);
-  EMBER_CUDA_CHECK(cudaMemcpyAsync(buf.data_ptr(), host.data(), host.size(), cudaMemcpyHostToDevice, current_stream()));
-  return buf;
-}
-
-std::vector<Chunk> make_chunks(const std::vector<int64_t>& offsets) {
-  std::vector<Chunk> chunks;
-  for (size_t t = 0; t + 1 < offsets.size(); ++t) {
-    const int64_t n = offsets[t + 1] - offsets[t];
-    for (int64_t s = 0; s < n; s += kChunk) chunks.push_back({static_cast<int64_t>(t), s});
-  }
-  return chunks;
-}
-
-unsigned int chunk_grid(size_t chunks) { return static_cast<unsigned int>(std::min<size_t>(chunks, size_t{65535})); }
 
 template <typename T>
 __device__ inline T max_nan(T a, T b) {  // NaN-propagating, as the CPU kernel's max_
@@ -141,8 +108,6 @@ __global__ void adam_kernel(const TensorMeta<5>* metas, const Chunk* chunks, int
 void fused_adam_cuda(ScalarType dtype, const FusedAdamArgs& a) {
   const size_t T = a.ptrs.size();
   if (T == 0 || a.offsets.back() == 0) return;
-  int dev = 0;
-  EMBER_CUDA_CHECK(cudaGetDevice(&dev));
   std::vector<TensorMeta<5>> metas(T);
   for (size_t t = 0; t < T; ++t) {
     TensorMeta<5>& m = metas[t];
@@ -153,7 +118,7 @@ void fused_adam_cuda(ScalarType dtype, const FusedAdamArgs& a) {
     m.step_size = a.step_size[t];
     m.bc2 = a.bias_correction2_sqrt[t];
   }
-  const std::vector<Chunk> chunks = make_chunks(a.offsets);
+  const std::vector<Chunk> chunks = mta::make_chunks(a.offsets);
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(dtype, a.adamw ? "_fused_adamw_" : "_fused_adam_", [&] {
     using opm = opmath_t<scalar_t>;
     const double lerp_w = 1 - a.beta1;
@@ -175,11 +140,10 @@ void fused_adam_cuda(ScalarType dtype, const FusedAdamArgs& a) {
     c.has_wd = a.weight_decay != 0;
     c.has_grad_scale = a.has_grad_scale;
     c.grad_scale = a.grad_scale;
-    const Tensor buf = upload_tables(metas, chunks, Device(DeviceType::CUDA, static_cast<int8_t>(dev)));
-    const auto* dm = reinterpret_cast<const TensorMeta<5>*>(buf.data_ptr());
-    const auto* dc =
-        reinterpret_cast<const Chunk*>(static_cast<const char*>(buf.data_ptr()) + T * sizeof(TensorMeta<5>));
-    adam_kernel<scalar_t><<<chunk_grid(chunks.size()), kThreads, 0, current_stream()>>>(
+    const TensorMeta<5>* dm = nullptr;
+    const Chunk* dc = nullptr;
+    const Tensor buf = mta::upload_tables(metas, chunks, &dm, &dc);
+    adam_kernel<scalar_t><<<mta::chunk_grid(chunks.size()), mta::kThreads, 0, current_stream()>>>(
         dm, dc, static_cast<int64_t>(chunks.size()), c, a.grad_scale_ptr, a.found_inf_ptr);
     EMBER_CUDA_KERNEL_LAUNCH_CHECK();
   });
@@ -228,8 +192,6 @@ __global__ void sgd_kernel(const TensorMeta<3>* metas, const Chunk* chunks, int6
 void fused_sgd_cuda(ScalarType dtype, const FusedSgdArgs& a) {
   const size_t T = a.ptrs.size();
   if (T == 0 || a.offsets.back() == 0) return;
-  int dev = 0;
-  EMBER_CUDA_CHECK(cudaGetDevice(&dev));
   std::vector<TensorMeta<3>> metas(T);
   for (size_t t = 0; t < T; ++t) {
     TensorMeta<3>& m = metas[t];
@@ -239,7 +201,7 @@ void fused_sgd_cuda(ScalarType dtype, const FusedSgdArgs& a) {
     m.step_is_double = 0;
     m.step_size = m.bc2 = 0;
   }
-  const std::vector<Chunk> chunks = make_chunks(a.offsets);
+  const std::vector<Chunk> chunks = mta::make_chunks(a.offsets);
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(dtype, "_fused_sgd_", [&] {
     using opm = opmath_t<scalar_t>;
     SgdConsts<opm> c{};
@@ -253,11 +215,10 @@ void fused_sgd_cuda(ScalarType dtype, const FusedSgdArgs& a) {
     c.has_wd = a.weight_decay != 0;
     c.has_grad_scale = a.has_grad_scale;
     c.grad_scale = a.grad_scale;
-    const Tensor buf = upload_tables(metas, chunks, Device(DeviceType::CUDA, static_cast<int8_t>(dev)));
-    const auto* dm = reinterpret_cast<const TensorMeta<3>*>(buf.data_ptr());
-    const auto* dc =
-        reinterpret_cast<const Chunk*>(static_cast<const char*>(buf.data_ptr()) + T * sizeof(TensorMeta<3>));
-    sgd_kernel<scalar_t><<<chunk_grid(chunks.size()), kThreads, 0, current_stream()>>>(
+    const TensorMeta<3>* dm = nullptr;
+    const Chunk* dc = nullptr;
+    const Tensor buf = mta::upload_tables(metas, chunks, &dm, &dc);
+    sgd_kernel<scalar_t><<<mta::chunk_grid(chunks.size()), mta::kThreads, 0, current_stream()>>>(
         dm, dc, static_cast<int64_t>(chunks.size()), c, a.grad_scale_ptr, a.found_inf_ptr);
     EMBER_CUDA_KERNEL_LAUNCH_CHECK();
   });

@@ -13,6 +13,10 @@ two implementations, as PyTorch's CPU dispatch does:
   and gradients -- any order -- through the operators it calls).
 
 A query row whose keys are all masked gives 0 in both (PyTorch's safe softmax).
+
+On CUDA tensors the same fused operator runs csrc/native/cuda/Attention.cu (online softmax
+over key blocks in shared memory, and a recompute backward); the choice between the two
+paths is the same on both devices.
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ import pytest
 from opinfo.core import assert_close, to_numpy
 from opinfo.indexing import OPS
 
-requires_cuda = pytest.mark.skipif(not ember.c10py.cuda.is_available(), reason="needs a CUDA GPU")
+# tests/conftest.py deselects `cuda` tests without a device; `-m cuda` selects them (benchmarks/gpu_check.sh)
+requires_cuda = pytest.mark.cuda
 
 # the stubs this file's kernels fill (DEFINE_DISPATCH order does not matter)
 INDEXING_STUBS = [
@@ -106,7 +107,7 @@ class Target:
         assert_same(got, expected, msg, cuda=self.kind == "cuda")
 
 
-@pytest.fixture(params=["cuda", "emulated"])
+@pytest.fixture(params=[pytest.param("cuda", marks=pytest.mark.cuda), "emulated"])
 def target(request: pytest.FixtureRequest) -> Target:
     if request.param == "cuda" and not ember.c10py.cuda.is_available():
         pytest.skip("needs a CUDA GPU")

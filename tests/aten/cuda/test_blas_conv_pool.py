@@ -449,3 +449,85 @@ def test_pool_errors_on_cuda() -> None:
     bad[0, 0, 0, 0] = 99
     with pytest.raises(IndexError, match="max_unpool"):
         ea.nn.max_unpool2d(out.to("cuda"), bad.to("cuda"), [4, 4]).to("cpu")
+
+
+# ---- padding and upsampling (separable resampling), addr ------------------------------------------
+
+
+@pytest.mark.skipif(not BUILT_WITH_CUDA, reason="a CPU-only build registers no CUDA kernels")
+def test_resample_stubs_and_addr_have_cuda_kernels() -> None:
+    stubs = dict(ea._C._dispatch_stubs())
+    for name in ["resample_gather_stub", "resample_stub", "resample_backward_stub"]:
+        assert stubs[name] is True, name
+    keys = {(name, key) for name, key, *_ in ea._C._native_kernels()}
+    for op in ["reflection_pad2d", "upsample_bicubic2d_backward", "_upsample_nearest_exact3d", "addr"]:
+        assert (f"aten::{op}", "CUDA") in keys, op
+
+
+# (forward name, args after the input, backward name, backward args builder)
+RESAMPLE_CASES = [
+    ("reflection_pad1d", ([2, 3],)),
+    ("reflection_pad2d", ([1, 2, 2, 1],)),
+    ("reflection_pad3d", ([1, 0, 1, 2, 0, 1],)),
+    ("replication_pad1d", ([3, 1],)),
+    ("replication_pad2d", ([2, 0, 1, 3],)),
+    ("replication_pad3d", ([1, 1, 0, 2, 2, 0],)),
+    ("upsample_nearest1d", ([11],)),
+    ("upsample_nearest2d", ([9, 7],)),
+    ("upsample_nearest3d", ([5, 9, 7],)),
+    ("_upsample_nearest_exact2d", ([9, 7],)),
+    ("upsample_linear1d", ([11], True)),
+    ("upsample_bilinear2d", ([9, 7], False)),
+    ("upsample_bicubic2d", ([9, 7], True)),
+    ("upsample_trilinear3d", ([5, 9, 7], False)),
+]
+SPATIAL = {"1d": (2, 3, 6), "2d": (2, 3, 6, 5), "3d": (1, 2, 4, 6, 5)}
+
+
+@requires_cuda
+@pytest.mark.parametrize(("name", "args"), RESAMPLE_CASES, ids=[c[0] for c in RESAMPLE_CASES])
+@pytest.mark.parametrize("dtype", [ea.float32, ea.float64, ea.float16], ids=str)
+def test_resample_forward_backward_match_cpu(name: str, args: tuple, dtype: Any) -> None:
+    x = cpu_tensor(SPATIAL[name[-2:]], dtype)
+    fwd = getattr(ea.nn, name)
+    out = fwd(x, *args)
+    close(fwd(x.to("cuda"), *args), out, TOL[dtype])
+    g = cpu_tensor(tuple(out.shape), dtype)
+    bwd = getattr(ea.nn, name + "_backward")
+    if "pad" in name:
+        want = bwd(g, x, *args)
+        got = bwd(g.to("cuda"), x.to("cuda"), *args)
+    else:
+        want = bwd(g, args[0], list(x.shape), *args[1:])
+        got = bwd(g.to("cuda"), args[0], list(x.shape), *args[1:])
+    close(got, want, TOL[dtype])
+
+
+@requires_cuda
+def test_nearest_copies_every_dtype() -> None:
+    x = ea.arange(30, dtype=ea.int64).reshape(1, 1, 5, 6).to(ea.int16)
+    out = ea.nn.upsample_nearest2d(x, [10, 9])
+    got = ea.nn.upsample_nearest2d(x.to("cuda"), [10, 9])
+    assert got.dtype == ea.int16
+    np.testing.assert_array_equal(N(got), N(out))
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [ea.float32, ea.float64, ea.bfloat16, ea.int32, ea.bool], ids=str)
+def test_addr_matches_cpu(dtype: Any) -> None:
+    s, v1, v2 = cpu_tensor((4, 5)), cpu_tensor((4,)), cpu_tensor((5,))
+    s, v1, v2 = (t.mul(3).to(dtype) for t in (s, v1, v2))
+    beta, alpha = (True, True) if dtype == ea.bool else (2, 3)
+    want = ea.addr(s, v1, v2, beta=beta, alpha=alpha)
+    got = ea.addr(*cuda_args((s, v1, v2)), beta=beta, alpha=alpha)
+    if dtype in TOL:
+        close(got, want, TOL[dtype])
+    else:
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(N(got), N(want))
+    # promotion: float32 self with float64 vectors -> float64
+    close(
+        ea.addr(*cuda_args((s.float(), v1.double(), v2.double()))),
+        ea.addr(s.float(), v1.double(), v2.double()),
+        TOL[ea.float64],
+    )

@@ -292,8 +292,10 @@ void addr_loop(TensorIterator& iter, const Scalar& beta, const Scalar& alpha) {
 
 }  // namespace
 
-Tensor addr_out(const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta, const Scalar& alpha,
-                const Tensor& out) {
+// addr's checks (PyTorch's), output and type-promoting iterator over (out, self, vec1 column,
+// vec2 row): shared with the CUDA kernel (cuda/LinearAlgebra.cu).
+TensorIterator addr_iterator(const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta,
+                             const Scalar& alpha, const Tensor& out) {
   EMBER_CHECK(vec1.dim() == 1, "addr: Expected 1-D argument vec1, but got ", vec1.dim(), "-D");
   EMBER_CHECK(vec2.dim() == 1, "addr: Expected 1-D argument vec2, but got ", vec2.dim(), "-D");
   const DimVector shape{vec1.size(0), vec2.size(0)};
@@ -323,6 +325,13 @@ Tensor addr_out(const Tensor& self, const Tensor& vec1, const Tensor& vec2, cons
     EMBER_CHECK(!alpha.isFloatingPoint(),
                 "For integral input tensors, argument alpha must not be a floating point number.");
   }
+  return iter;
+}
+
+Tensor addr_out(const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta, const Scalar& alpha,
+                const Tensor& out) {
+  TensorIterator iter = addr_iterator(self, vec1, vec2, beta, alpha, out);
+  const ScalarType t = iter.common_dtype();
   EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(t, "addr", [&] { addr_loop<scalar_t>(iter, beta, alpha); });
   return iter.output();
 }

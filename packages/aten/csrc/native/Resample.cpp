@@ -1,7 +1,7 @@
 // Padding (reflection_pad1d/2d/3d, replication_pad1d/2d/3d) and upsampling (upsample_nearest1d/2d/3d,
 // _upsample_nearest_exact1d/2d/3d, upsample_linear1d / bilinear2d / trilinear3d, upsample_bicubic2d) with their
 // backward operators: PyTorch's checks and index rules, turned into per-dim maps for the kernels of
-// cpu/ResampleKernel.cpp (see Resample.h).
+// cpu/ResampleKernel.cpp and cuda/Resample.cu (see Resample.h); the operators serve both devices.
 #include "Resample.h"
 
 #include <algorithm>
@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <ember/c10/DeviceGuard.h>
 
 #include "Im2Col.h"  // nn_compute_type, check_floating, suggest_memory_format
 
@@ -56,6 +58,7 @@ void fill_dims(const std::vector<DimMap>& maps, ResampleDim* dims) {
 
 // out[..., o...] = sum over taps of weight * self[..., index...] over the last maps.size() dims.
 Tensor resample_forward(const Tensor& self, const std::vector<DimMap>& maps) {
+  c10::DeviceGuard guard(self.device());
   const int n = static_cast<int>(maps.size());
   DimVector shape(self.sizes().begin(), self.sizes().end() - n);
   for (const DimMap& m : maps) shape.push_back(m.out);
@@ -68,20 +71,21 @@ Tensor resample_forward(const Tensor& self, const std::vector<DimMap>& maps) {
   for (const DimMap& m : maps) weighted |= !m.weight.empty();
   if (!weighted) {
     const Tensor x = self.contiguous();
-    resample_gather_stub(DeviceType::CPU, static_cast<int64_t>(self.itemsize()), x.data_ptr(), out.data_ptr(), planes,
-                         dims);
+    resample_gather_stub(self.device().type, static_cast<int64_t>(self.itemsize()), x.data_ptr(), out.data_ptr(),
+                         planes, dims);
     return out;
   }
   const ScalarType ct = nn_compute_type(self.dtype());
   const Tensor x = self.to(ct).contiguous();
   Tensor o = ct == self.dtype() ? out : empty(shape, ct, self.device());
-  resample_stub(DeviceType::CPU, ct, x.data_ptr(), o.data_ptr(), planes, dims);
+  resample_stub(self.device().type, ct, x.data_ptr(), o.data_ptr(), planes, dims);
   return ct == self.dtype() ? o : o.to(self.dtype());
 }
 
 // The adjoint of resample_forward: grad_input of `input_sizes` from grad_output.
 Tensor resample_backward(const char* op, const Tensor& grad_output, IntArrayRef input_sizes,
                          const std::vector<DimMap>& maps) {
+  c10::DeviceGuard guard(grad_output.device());
   const int n = static_cast<int>(maps.size());
   DimVector expected(input_sizes.begin(), input_sizes.end() - n);
   for (const DimMap& m : maps) expected.push_back(m.out);
@@ -94,7 +98,8 @@ Tensor resample_backward(const char* op, const Tensor& grad_output, IntArrayRef 
     ResampleDim dims[3];
     fill_dims(maps, dims);
     const Tensor go = grad_output.to(ct).contiguous();
-    resample_backward_stub(DeviceType::CPU, ct, go.data_ptr(), gi.data_ptr(), planes_of(input_sizes, n), dims);
+    resample_backward_stub(grad_output.device().type, ct, go.data_ptr(), gi.data_ptr(), planes_of(input_sizes, n),
+                           dims);
   }
   return gi.to(grad_output.dtype());
 }

@@ -21,6 +21,7 @@ NN_CUDA_STUBS = [
     "row_norm_stub",
     "row_norm_backward_stub",
     "loss_sum_stub",
+    "pointwise_loss_stub",
 ]
 
 
@@ -191,6 +192,86 @@ def test_group_norm_matches_cpu(dtype: Any) -> None:
     same(gg[2], gc[2], pt, tol=TOL[dtype] * 10)
 
 
+# ---- pointwise losses -------------------------------------------------------------------------------
+
+_LOSSES = {
+    "mse": (lambda x, y, r: ea.nn.mse_loss(x, y, r), lambda g, x, y, r: ea.nn.mse_loss_backward(g, x, y, r)),
+    "smooth_l1": (
+        lambda x, y, r: ea.nn.smooth_l1_loss(x, y, r, 0.7),
+        lambda g, x, y, r: ea.nn.smooth_l1_loss_backward(g, x, y, r, 0.7),
+    ),
+    "huber": (
+        lambda x, y, r: ea.nn.huber_loss(x, y, r, 0.6),
+        lambda g, x, y, r: ea.nn.huber_loss_backward(g, x, y, r, 0.6),
+    ),
+    "soft_margin": (
+        lambda x, y, r: ea.nn.soft_margin_loss(x, y.sign(), r),
+        lambda g, x, y, r: ea.nn.soft_margin_loss_backward(g, x, y.sign(), r),
+    ),
+    "bce": (
+        lambda x, y, r: ea.nn.binary_cross_entropy(x.sigmoid(), (y + 2) / 4, None, r),
+        lambda g, x, y, r: ea.nn.binary_cross_entropy_backward(g, x.sigmoid(), (y + 2) / 4, None, r),
+    ),
+}
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+@pytest.mark.parametrize("name", list(_LOSSES))
+def test_pointwise_loss_matches_cpu(name: str, reduction: int, dtype: Any) -> None:
+    fwd, back = _LOSSES[name]
+    x, y = t(arr(5, 7), dtype), t(arr(5, 7, seed=5), dtype)
+    same(fwd(x.cuda(), y.cuda(), reduction), fwd(x, y, reduction), dtype)
+    go = t(arr(5, 7, seed=1) if reduction == 0 else np.array(0.8), dtype)
+    same(back(go.cuda(), x.cuda(), y.cuda(), reduction), back(go, x, y, reduction), dtype)
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+def test_bce_weighted_and_with_logits_match_cpu(dtype: Any, reduction: int) -> None:
+    p, y = t(arr(4, 6, low=0.05, high=0.95), dtype), t(arr(4, 6, seed=2, low=0, high=1), dtype)
+    w, pw = t(arr(6, seed=3, low=0.5, high=2), dtype), t(arr(6, seed=4, low=0.5, high=2), dtype)
+    same(
+        ea.nn.binary_cross_entropy(p.cuda(), y.cuda(), w.cuda(), reduction),
+        ea.nn.binary_cross_entropy(p, y, w, reduction),
+        dtype,
+    )
+    go = t(arr(4, 6, seed=1) if reduction == 0 else np.array(1.3), dtype)
+    same(
+        ea.nn.binary_cross_entropy_backward(go.cuda(), p.cuda(), y.cuda(), w.cuda(), reduction),
+        ea.nn.binary_cross_entropy_backward(go, p, y, w, reduction),
+        dtype,
+    )
+    x = t(arr(4, 6) * 30, dtype)  # large logits: the stable form stays finite
+    same(
+        ea.binary_cross_entropy_with_logits(x.cuda(), y.cuda(), w.cuda(), pw.cuda(), reduction),
+        ea.binary_cross_entropy_with_logits(x, y, w, pw, reduction),
+        dtype,
+    )
+
+
+@requires_cuda
+def test_bce_out_of_range_input_raises_cpu_message_on_cuda() -> None:
+    p, y = t([0.2, 1.5, 0.3]), t([0.0, 1.0, 1.0])
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        ea.nn.binary_cross_entropy(p, y, None, 1)
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        ea.nn.binary_cross_entropy(p.cuda(), y.cuda(), None, 1).cpu()
+
+
+@requires_cuda
+def test_loss_reduction_stays_on_the_device() -> None:
+    x = t(arr(1000, 33), ea.float32)
+    y = t(arr(1000, 33, seed=1), ea.float32)
+    got = ea.nn.mse_loss(x.cuda(), y.cuda(), 1)
+    assert got.is_cuda and got.dtype == ea.float32 and tuple(got.shape) == ()
+    np.testing.assert_allclose(to_np(got), ((to_np(x) - to_np(y)) ** 2).mean(), rtol=1e-6)
+    empty = ea.nn.mse_loss(t(np.zeros((0, 3))).cuda(), t(np.zeros((0, 3))).cuda(), 1)
+    assert np.isnan(to_np(empty))
+
+
 # ---- nll_loss -----------------------------------------------------------------------------------
 
 
@@ -241,6 +322,33 @@ def test_nll_loss_bad_target_raises_cpu_message_on_cuda() -> None:
     np.testing.assert_allclose(to_np(out), -(to_np(x)[[0, 1, 2], [1, 4, 0]]).sum(), rtol=1e-6)
 
 
+# ---- ctc_loss -----------------------------------------------------------------------------------
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [ea.float32, ea.float64])
+@pytest.mark.parametrize("padded", [False, True])
+@pytest.mark.parametrize("zero_infinity", [False, True])
+def test_ctc_loss_matches_cpu(dtype: Any, padded: bool, zero_infinity: bool) -> None:
+    lp = ea.log_softmax(t(arr(12, 3, 5), dtype), 2)
+    il, tl = [12, 9, 1], [4, 3, 2]  # sample 2 is impossible (infinite loss)
+    if padded:
+        targets = t([[1, 2, 2, 4], [3, 1, 1, 0], [2, 3, 0, 0]], ea.int64)
+    else:
+        targets = t([1, 2, 2, 4, 3, 1, 1, 2, 3], ea.int32)
+    nll_c, alpha_c = ea._ctc_loss(lp, targets, il, tl, 0, zero_infinity)
+    nll_g, alpha_g = ea._ctc_loss(lp.cuda(), targets.cuda(), il, tl, 0, zero_infinity)
+    same(nll_g, nll_c, dtype)
+    same(alpha_g, alpha_c, dtype)
+    go = t([0.7, 1.1, 0.4], dtype)
+    gc = ea._ctc_loss_backward(go, lp, targets, il, tl, nll_c, alpha_c, 0, zero_infinity)
+    gg = ea._ctc_loss_backward(go.cuda(), lp.cuda(), targets.cuda(), il, tl, nll_g, alpha_g, 0, zero_infinity)
+    same(gg, gc, dtype, tol=TOL[dtype] * 10)
+    # the Tensor-lengths overloads
+    il_t, tl_t = t(il, ea.int64).cuda(), t(tl, ea.int64).cuda()
+    same(ea._ctc_loss(lp.cuda(), targets.cuda(), il_t, tl_t, 0, zero_infinity)[0], nll_c, dtype)
+
+
 # ---- embedding ----------------------------------------------------------------------------------
 
 
@@ -275,6 +383,35 @@ def test_embedding_dense_backward_matches_cpu(dtype: Any, padding_idx: int, scal
     # deterministic: the same inputs give the same bits
     again = ea.embedding_dense_backward(go.cuda(), idx.cuda(), 8, padding_idx, scale)
     assert (to_np(again) == to_np(gpu)).all()
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("mode", [0, 1, 2])
+@pytest.mark.parametrize("padding_idx", [-1, 4])
+def test_embedding_bag_matches_cpu(dtype: Any, mode: int, padding_idx: int) -> None:
+    w = t(arr(6, 3), dtype)
+    idx, off = t([1, 2, 4, 5, 4, 3, 0], ea.int64), t([0, 2, 2, 5], ea.int64)
+    psw = t(arr(7, seed=3), dtype) if mode == 0 else None
+    psw_g = psw.cuda() if psw is not None else None
+    cpu = ea._embedding_bag(w, idx, off, False, mode, False, psw, False, padding_idx)
+    gpu = ea._embedding_bag(w.cuda(), idx.cuda(), off.cuda(), False, mode, False, psw_g, False, padding_idx)
+    same(gpu[0], cpu[0], dtype)
+    for g_, c_ in zip(gpu[1:], cpu[1:], strict=True):
+        assert g_.is_cuda and (to_np(g_) == to_np(c_)).all()
+    go = t(arr(*cpu[0].shape, seed=1), dtype)
+    for freq in (False, True) if mode != 2 else (False,):
+        gc = ea._embedding_bag_dense_backward(go, idx, cpu[1], cpu[2], cpu[3], 6, freq, mode, psw, padding_idx)
+        gg = ea._embedding_bag_dense_backward(
+            go.cuda(), idx.cuda(), gpu[1], gpu[2], gpu[3], 6, freq, mode, psw_g, padding_idx
+        )
+        same(gg, gc, dtype, tol=TOL[dtype] * 10)
+    if mode == 0:
+        pc = ea._embedding_bag_per_sample_weights_backward(go, w, idx, off, cpu[1], 0, padding_idx)
+        pg = ea._embedding_bag_per_sample_weights_backward(
+            go.cuda(), w.cuda(), idx.cuda(), off.cuda(), gpu[1], 0, padding_idx
+        )
+        same(pg, pc, dtype, tol=TOL[dtype] * 10)
 
 
 # ---- dropout ------------------------------------------------------------------------------------

@@ -27,10 +27,11 @@ void check_indices_dtype(const Tensor& indices, const char* arg, const char* op)
               " instead (while checking arguments for ", op, ")");
 }
 
-namespace {
+namespace embedding {
 
 std::vector<int64_t> index_values(const Tensor& indices) {
-  const Tensor l = (indices.dtype() == ScalarType::Long ? indices : indices.to(ScalarType::Long)).contiguous();
+  Tensor l = (indices.dtype() == ScalarType::Long ? indices : indices.to(ScalarType::Long)).contiguous();
+  if (!l.is_cpu()) l = l.to(Device(DeviceType::CPU));  // read on the host (CUDA: a device-to-host copy)
   const int64_t* p = l.data_ptr<int64_t>();
   return std::vector<int64_t>(p, p + l.numel());
 }
@@ -38,12 +39,6 @@ std::vector<int64_t> index_values(const Tensor& indices) {
 void check_index_range(const std::vector<int64_t>& idx, int64_t num_weights) {
   for (int64_t v : idx) EMBER_CHECK_INDEX(v >= 0 && v < num_weights, "index out of range in self");
 }
-
-// CSR grouping of positions by destination row: rows[start[r] .. start[r+1]) are the
-// positions i with dest[i] == r, in increasing order. dest < 0 is skipped.
-struct Groups {
-  std::vector<int64_t> start, pos;
-};
 
 Groups group_by_row(const std::vector<int64_t>& dest, int64_t num_rows) {
   Groups g;
@@ -57,6 +52,12 @@ Groups group_by_row(const std::vector<int64_t>& dest, int64_t num_rows) {
     if (dest[i] >= 0) g.pos[fill[dest[i]]++] = i;
   return g;
 }
+
+}  // namespace embedding
+
+namespace {
+
+using namespace embedding;
 
 bool is_reduced_float(ScalarType t) { return t == ScalarType::Half || t == ScalarType::BFloat16; }
 
@@ -146,14 +147,7 @@ Tensor embedding_dense_backward_cpu(const Tensor& grad_output, const Tensor& ind
 // that are not padding_idx; max_indices is [B, D] (the weight row of each max) in max
 // mode and bag_size otherwise. An empty bag gives a zero row.
 
-namespace {
-
-struct Bags {
-  int64_t B = 0;
-  std::vector<int64_t> begin, end;  // index range of each bag
-};
-
-Bags make_bags(const std::vector<int64_t>& off, int64_t n, bool include_last_offset) {
+Bags embedding::make_bags(const std::vector<int64_t>& off, int64_t n, bool include_last_offset) {
   EMBER_CHECK(!off.empty() || !include_last_offset,
               "embedding_bag: offsets must not be empty with include_last_offset");
   Bags b;
@@ -178,6 +172,8 @@ Bags make_bags(const std::vector<int64_t>& off, int64_t n, bool include_last_off
   }
   return b;
 }
+
+namespace {
 
 template <typename T>
 void embedding_bag_impl(const Tensor& out, const Tensor& max_idx, const Tensor& w, const std::vector<int64_t>& idx,
@@ -234,29 +230,29 @@ void embedding_bag_impl(const Tensor& out, const Tensor& max_idx, const Tensor& 
   });
 }
 
-Tensor int64_tensor(const std::vector<int64_t>& v, Device device) {
-  Tensor t = at::empty({static_cast<int64_t>(v.size())}, ScalarType::Long, device);
+}  // namespace
+
+Tensor embedding::int64_tensor(const std::vector<int64_t>& v, Device device) {
+  Tensor t = at::empty({static_cast<int64_t>(v.size())}, ScalarType::Long, Device(DeviceType::CPU));
   if (!v.empty()) std::memcpy(t.data_ptr(), v.data(), v.size() * sizeof(int64_t));
-  return t;
+  return device.is_cpu() ? t : t.to(device);
 }
 
-void check_bag_mode(int64_t mode) { EMBER_CHECK(mode >= 0 && mode <= 2, "`mode` must be sum, mean, or max."); }
+void embedding::check_bag_mode(int64_t mode) {
+  EMBER_CHECK(mode >= 0 && mode <= 2, "`mode` must be sum, mean, or max.");
+}
 
-std::vector<int64_t> flat_indices(const Tensor& indices) {
+std::vector<int64_t> embedding::flat_indices(const Tensor& indices) {
   EMBER_CHECK(indices.dim() == 1 || indices.dim() == 2, "input has to be 1D or 2D Tensor, but got Tensor of dimension ",
               indices.dim());
   return index_values(indices);
 }
 
-}  // namespace
-
-std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag_cpu(const Tensor& weight, const Tensor& indices,
-                                                             const Tensor& offsets, bool scale_grad_by_freq,
-                                                             int64_t mode, bool sparse,
-                                                             const std::optional<Tensor>& per_sample_weights,
-                                                             bool include_last_offset, int64_t padding_idx) {
+embedding::BagPlan embedding::plan_embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& offsets,
+                                                 int64_t mode, const std::optional<Tensor>& per_sample_weights,
+                                                 bool include_last_offset, const char* kernel) {
   EMBER_CHECK(weight.dim() == 2, "'weight' must be 2-D");
-  EMBER_CHECK(c10::isFloatingType(weight.dtype()), "\"embedding_bag_cpu\" not implemented for '",
+  EMBER_CHECK(c10::isFloatingType(weight.dtype()), "\"", kernel, "\" not implemented for '",
               c10::toString(weight.dtype()), "'");
   check_indices_dtype(indices, "indices", "embedding_bag");
   EMBER_CHECK(
@@ -265,23 +261,41 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag_cpu(const Tensor& weigh
       c10::toString(offsets.dtype()), " instead (while checking arguments for embedding_bag)");
   EMBER_CHECK(offsets.dim() == 1, "offsets has to be a 1D Tensor, but got Tensor of dimension ", offsets.dim());
   check_bag_mode(mode);
-  const int64_t V = weight.size(0), D = weight.size(1);
-  const std::vector<int64_t> idx = flat_indices(indices);
-  check_index_range(idx, V);
-  const int64_t n = static_cast<int64_t>(idx.size());
-  const Bags bags = make_bags(index_values(offsets), n, include_last_offset);
-  Tensor psw;
+  check_same_device("embedding_bag", weight, indices);
+  check_same_device("embedding_bag", weight, offsets);
+  BagPlan plan;
+  plan.idx = flat_indices(indices);
+  check_index_range(plan.idx, weight.size(0));
+  const int64_t n = static_cast<int64_t>(plan.idx.size());
+  plan.bags = make_bags(index_values(offsets), n, include_last_offset);
   if (per_sample_weights.has_value() && per_sample_weights->defined()) {
     EMBER_CHECK(mode == 0, "embedding_bag: per_sample_weights only supported with mode='sum'");
     EMBER_CHECK(per_sample_weights->dtype() == weight.dtype(), "embedding_bag: expected per_sample_weights of dtype ",
                 c10::toString(weight.dtype()), " (the weight's), but got ", c10::toString(per_sample_weights->dtype()));
     EMBER_CHECK(per_sample_weights->numel() == n, "embedding_bag: per_sample_weights (", per_sample_weights->numel(),
                 " elements) must have one weight per index (", n, ")");
-    psw = per_sample_weights->contiguous();
+    check_same_device("embedding_bag", weight, *per_sample_weights);
+    plan.psw = per_sample_weights->contiguous();
   }
-  std::vector<int64_t> offset2bag(n, 0), bag_size(bags.B, 0);
-  for (int64_t b = 0; b < bags.B; ++b)
-    for (int64_t i = bags.begin[b]; i < bags.end[b]; ++i) offset2bag[i] = b;
+  plan.offset2bag.assign(n, 0);
+  for (int64_t b = 0; b < plan.bags.B; ++b)
+    for (int64_t i = plan.bags.begin[b]; i < plan.bags.end[b]; ++i) plan.offset2bag[i] = b;
+  return plan;
+}
+
+std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag_cpu(const Tensor& weight, const Tensor& indices,
+                                                             const Tensor& offsets, bool scale_grad_by_freq,
+                                                             int64_t mode, bool sparse,
+                                                             const std::optional<Tensor>& per_sample_weights,
+                                                             bool include_last_offset, int64_t padding_idx) {
+  const BagPlan plan =
+      plan_embedding_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, "embedding_bag_cpu");
+  const int64_t D = weight.size(1);
+  const std::vector<int64_t>& idx = plan.idx;
+  const Bags& bags = plan.bags;
+  const Tensor& psw = plan.psw;
+  const std::vector<int64_t>& offset2bag = plan.offset2bag;
+  std::vector<int64_t> bag_size(bags.B, 0);
   Tensor out = at::empty({bags.B, D}, weight.dtype(), weight.device());
   Tensor max_idx = mode == 2 ? at::empty({bags.B, D}, ScalarType::Long, weight.device()) : Tensor();
   const Tensor w = weight.contiguous();
@@ -349,43 +363,58 @@ void embedding_bag_backward_impl(const Tensor& gw_t, const Tensor& grad_t, const
 
 }  // namespace
 
-Tensor embedding_bag_dense_backward_cpu(const Tensor& grad, const Tensor& indices, const Tensor& offset2bag,
-                                        const Tensor& bag_size, const Tensor& maximum_indices, int64_t num_weights,
-                                        bool scale_grad_by_freq, int64_t mode,
-                                        const std::optional<Tensor>& per_sample_weights, int64_t padding_idx) {
+embedding::BagBackwardPlan embedding::plan_embedding_bag_backward(const Tensor& grad, const Tensor& indices,
+                                                                  const Tensor& offset2bag, const Tensor& bag_size,
+                                                                  const Tensor& maximum_indices, int64_t num_weights,
+                                                                  int64_t mode,
+                                                                  const std::optional<Tensor>& per_sample_weights) {
   check_bag_mode(mode);
   check_indices_dtype(indices, "indices", "embedding_bag_backward");
   EMBER_CHECK(grad.dim() == 2, "embedding_bag_backward: grad must be 2-D, got shape ", shape_str(grad.sizes()));
   EMBER_CHECK(c10::isFloatingType(grad.dtype()), "embedding_bag_backward: grad must be floating, got ",
               c10::toString(grad.dtype()));
+  check_same_device("embedding_bag_backward", grad, indices);
   const int64_t D = grad.size(1), B = grad.size(0);
-  const std::vector<int64_t> idx = flat_indices(indices);
-  check_index_range(idx, num_weights);
-  const std::vector<int64_t> o2b = index_values(offset2bag), bs = index_values(bag_size);
-  EMBER_CHECK(
-      static_cast<int64_t>(o2b.size()) == static_cast<int64_t>(idx.size()) && static_cast<int64_t>(bs.size()) == B,
-      "embedding_bag_backward: offset2bag / bag_size do not match indices / grad");
-  for (int64_t b : o2b)
+  BagBackwardPlan plan;
+  plan.idx = flat_indices(indices);
+  check_index_range(plan.idx, num_weights);
+  plan.o2b = index_values(offset2bag);
+  plan.bag_size = index_values(bag_size);
+  EMBER_CHECK(static_cast<int64_t>(plan.o2b.size()) == static_cast<int64_t>(plan.idx.size()) &&
+                  static_cast<int64_t>(plan.bag_size.size()) == B,
+              "embedding_bag_backward: offset2bag / bag_size do not match indices / grad");
+  for (int64_t b : plan.o2b)
     EMBER_CHECK_INDEX(b >= 0 && b < std::max<int64_t>(B, 1), "embedding_bag_backward: bad offset2bag");
-  Tensor mi;
   if (mode == 2) {
     EMBER_CHECK(maximum_indices.numel() == B * D, "embedding_bag_backward: maximum_indices must have shape [", B, ", ",
                 D, "]");
-    mi = (maximum_indices.dtype() == ScalarType::Long ? maximum_indices : maximum_indices.to(ScalarType::Long))
-             .contiguous();
-    const int64_t* p = mi.data_ptr<int64_t>();
+    plan.max_idx = index_values(maximum_indices);
     for (int64_t k = 0; k < B * D; ++k)
-      if (bs[k / std::max<int64_t>(D, 1)] > 0)
-        EMBER_CHECK_INDEX(p[k] >= 0 && p[k] < num_weights, "index out of range in self");
+      if (plan.bag_size[k / std::max<int64_t>(D, 1)] > 0)
+        EMBER_CHECK_INDEX(plan.max_idx[k] >= 0 && plan.max_idx[k] < num_weights, "index out of range in self");
   }
-  Tensor psw;
   if (per_sample_weights.has_value() && per_sample_weights->defined()) {
     EMBER_CHECK(mode == 0, "embedding_bag: per_sample_weights only supported with mode='sum'");
-    EMBER_CHECK(per_sample_weights->numel() == static_cast<int64_t>(idx.size()),
+    EMBER_CHECK(per_sample_weights->numel() == static_cast<int64_t>(plan.idx.size()),
                 "embedding_bag_backward: per_sample_weights must have one weight per index");
-    psw = (per_sample_weights->dtype() == grad.dtype() ? *per_sample_weights : per_sample_weights->to(grad.dtype()))
-              .contiguous();
+    check_same_device("embedding_bag_backward", grad, *per_sample_weights);
+    plan.psw =
+        (per_sample_weights->dtype() == grad.dtype() ? *per_sample_weights : per_sample_weights->to(grad.dtype()))
+            .contiguous();
   }
+  return plan;
+}
+
+Tensor embedding_bag_dense_backward_cpu(const Tensor& grad, const Tensor& indices, const Tensor& offset2bag,
+                                        const Tensor& bag_size, const Tensor& maximum_indices, int64_t num_weights,
+                                        bool scale_grad_by_freq, int64_t mode,
+                                        const std::optional<Tensor>& per_sample_weights, int64_t padding_idx) {
+  const BagBackwardPlan plan = plan_embedding_bag_backward(grad, indices, offset2bag, bag_size, maximum_indices,
+                                                           num_weights, mode, per_sample_weights);
+  const int64_t D = grad.size(1);
+  const std::vector<int64_t>&idx = plan.idx, &o2b = plan.o2b, &bs = plan.bag_size;
+  const Tensor mi = mode == 2 ? int64_tensor(plan.max_idx, Device(DeviceType::CPU)) : Tensor();
+  const Tensor& psw = plan.psw;
   Tensor gw = at::zeros({num_weights, D}, grad.dtype(), grad.device());
   const Tensor g = grad.contiguous();
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(g.dtype(), "embedding_bag_backward", [&] {
@@ -394,23 +423,37 @@ Tensor embedding_bag_dense_backward_cpu(const Tensor& grad, const Tensor& indice
   return gw;
 }
 
+embedding::BagBackwardPlan embedding::plan_per_sample_weights_backward(const Tensor& grad, const Tensor& weight,
+                                                                       const Tensor& indices, const Tensor& offset2bag,
+                                                                       int64_t mode) {
+  EMBER_CHECK(mode == 0, "embedding_bag_backward: per_sample_weights only supported for mode='sum'");
+  EMBER_CHECK(grad.dim() == 2 && weight.dim() == 2 && grad.size(1) == weight.size(1),
+              "embedding_bag_per_sample_weights_backward: grad of shape ", shape_str(grad.sizes()),
+              " does not match weight of shape ", shape_str(weight.sizes()));
+  check_same_device("embedding_bag_per_sample_weights_backward", weight, grad);
+  check_same_device("embedding_bag_per_sample_weights_backward", weight, indices);
+  const int64_t V = weight.size(0), B = grad.size(0);
+  BagBackwardPlan plan;
+  plan.idx = flat_indices(indices);
+  plan.o2b = index_values(offset2bag);
+  check_index_range(plan.idx, V);
+  const int64_t n = static_cast<int64_t>(plan.idx.size());
+  EMBER_CHECK(static_cast<int64_t>(plan.o2b.size()) == n,
+              "embedding_bag_per_sample_weights_backward: offset2bag must have ", n, " elements");
+  for (int64_t b : plan.o2b)
+    EMBER_CHECK_INDEX(b >= 0 && b < std::max<int64_t>(B, 1), "embedding_bag_backward: bad offset2bag");
+  return plan;
+}
+
 // d(output[bag(i)]) / d(per_sample_weights[i]) = weight[indices[i]]: the gradient is the dot
 // product of the bag's gradient with that row (0 for padding_idx).
 Tensor embedding_bag_per_sample_weights_backward_cpu(const Tensor& grad, const Tensor& weight, const Tensor& indices,
                                                      const Tensor& offsets, const Tensor& offset2bag, int64_t mode,
                                                      int64_t padding_idx) {
-  EMBER_CHECK(mode == 0, "embedding_bag_backward: per_sample_weights only supported for mode='sum'");
-  EMBER_CHECK(grad.dim() == 2 && weight.dim() == 2 && grad.size(1) == weight.size(1),
-              "embedding_bag_per_sample_weights_backward: grad of shape ", shape_str(grad.sizes()),
-              " does not match weight of shape ", shape_str(weight.sizes()));
-  const int64_t V = weight.size(0), D = weight.size(1), B = grad.size(0);
-  const std::vector<int64_t> idx = flat_indices(indices), o2b = index_values(offset2bag);
-  check_index_range(idx, V);
+  const BagBackwardPlan plan = plan_per_sample_weights_backward(grad, weight, indices, offset2bag, mode);
+  const int64_t D = weight.size(1);
+  const std::vector<int64_t>&idx = plan.idx, &o2b = plan.o2b;
   const int64_t n = static_cast<int64_t>(idx.size());
-  EMBER_CHECK(static_cast<int64_t>(o2b.size()) == n, "embedding_bag_per_sample_weights_backward: offset2bag must have ",
-              n, " elements");
-  for (int64_t b : o2b)
-    EMBER_CHECK_INDEX(b >= 0 && b < std::max<int64_t>(B, 1), "embedding_bag_backward: bad offset2bag");
   const Tensor g = (grad.dtype() == weight.dtype() ? grad : grad.to(weight.dtype())).contiguous();
   const Tensor w = weight.contiguous();
   Tensor out = at::empty({n}, weight.dtype(), weight.device());

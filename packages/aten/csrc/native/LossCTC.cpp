@@ -23,6 +23,8 @@
 #include <ember/aten/Tensor.h>
 #include <ember/c10/ScalarType.h>
 
+#include "LossCTC.h"
+
 namespace ember::at::native {
 
 namespace {
@@ -41,20 +43,16 @@ inline double lse3(double a, double b, double c) {
   return m + std::log(std::exp(a - m) + std::exp(b - m) + std::exp(c - m));
 }
 
-struct CtcProblem {
-  int64_t T, N, C, max_target;
-  std::vector<int64_t> input_lengths, target_lengths, target_offsets;
-  int64_t target_stride;  // between symbols of one target
-  Tensor targets;         // int64, contiguous
-};
-
 std::string ctc_where() { return " (while checking arguments for ctc_loss_cpu)"; }
+
+}  // namespace
 
 CtcProblem check_ctc(const Tensor& log_probs, const Tensor& targets, IntArrayRef input_lengths,
                      IntArrayRef target_lengths, int64_t blank) {
   EMBER_CHECK(c10::isFloatingType(log_probs.dtype()) && log_probs.dtype() != ScalarType::Half &&
                   log_probs.dtype() != ScalarType::BFloat16,
-              "\"ctc_loss_cpu\" not implemented for '", c10::toString(log_probs.dtype()), "'");
+              "\"ctc_loss_", log_probs.is_cpu() ? "cpu" : "cuda", "\" not implemented for '",
+              c10::toString(log_probs.dtype()), "'");
   EMBER_CHECK(log_probs.dim() == 3, "Expected 3-dimensional tensor, but got ", log_probs.dim(),
               "-dimensional tensor for argument #1 'log_probs'", ctc_where());
   EMBER_CHECK(
@@ -104,7 +102,9 @@ CtcProblem check_ctc(const Tensor& log_probs, const Tensor& targets, IntArrayRef
     for (int64_t b = 0; b < p.N; ++b) p.target_offsets[b] = b * targets.size(1);
     p.target_stride = 1;
   }
-  const int64_t* tg = p.targets.data_ptr<int64_t>();
+  // the target values are checked on the host (CUDA: a device-to-host copy)
+  const Tensor host_targets = p.targets.is_cpu() ? p.targets : p.targets.to(Device(DeviceType::CPU));
+  const int64_t* tg = host_targets.data_ptr<int64_t>();
   for (int64_t b = 0; b < p.N; ++b)
     for (int64_t i = 0; i < p.target_lengths[b]; ++i) {
       const int64_t v = tg[p.target_offsets[b] + i];
@@ -113,6 +113,8 @@ CtcProblem check_ctc(const Tensor& log_probs, const Tensor& targets, IntArrayRef
     }
   return p;
 }
+
+namespace {
 
 // symbol s of the extended target of element b
 inline int64_t ext_symbol(const CtcProblem& p, const int64_t* tg, int64_t b, int64_t s, int64_t blank) {
@@ -208,16 +210,17 @@ void ctc_backward_impl(const CtcProblem& p, const Tensor& grad_t, const Tensor& 
   });
 }
 
-std::vector<int64_t> lengths_of(const Tensor& t, const char* name) {
+}  // namespace
+
+std::vector<int64_t> ctc_lengths_of(const Tensor& t, const char* name) {
   EMBER_CHECK(!c10::isFloatingType(t.dtype()) && t.dtype() != ScalarType::Bool, "ctc_loss: ", name,
               " must be an integer tensor, but got ", c10::toString(t.dtype()));
   EMBER_CHECK(t.dim() <= 1, "ctc_loss: ", name, " must be a 0-d or 1-d tensor, but got shape ", shape_str(t.sizes()));
-  const Tensor l = (t.dtype() == ScalarType::Long ? t : t.to(ScalarType::Long)).contiguous();
+  Tensor l = (t.dtype() == ScalarType::Long ? t : t.to(ScalarType::Long)).contiguous();
+  if (!l.is_cpu()) l = l.to(Device(DeviceType::CPU));  // read on the host
   const int64_t* p = l.data_ptr<int64_t>();
   return std::vector<int64_t>(p, p + l.numel());
 }
-
-}  // namespace
 
 std::tuple<Tensor, Tensor> ctc_loss_cpu(const Tensor& log_probs, const Tensor& targets, IntArrayRef input_lengths,
                                         IntArrayRef target_lengths, int64_t blank, bool zero_infinity) {
@@ -233,20 +236,25 @@ std::tuple<Tensor, Tensor> ctc_loss_cpu(const Tensor& log_probs, const Tensor& t
 std::tuple<Tensor, Tensor> ctc_loss_tensor_cpu(const Tensor& log_probs, const Tensor& targets,
                                                const Tensor& input_lengths, const Tensor& target_lengths, int64_t blank,
                                                bool zero_infinity) {
-  const std::vector<int64_t> il = lengths_of(input_lengths, "input_lengths");
-  const std::vector<int64_t> tl = lengths_of(target_lengths, "target_lengths");
+  const std::vector<int64_t> il = ctc_lengths_of(input_lengths, "input_lengths");
+  const std::vector<int64_t> tl = ctc_lengths_of(target_lengths, "target_lengths");
   return ctc_loss_cpu(log_probs, targets, il, tl, blank, zero_infinity);
+}
+
+void check_ctc_backward(const CtcProblem& p, const Tensor& grad, const Tensor& neg_log_likelihood,
+                        const Tensor& log_alpha) {
+  EMBER_CHECK(grad.numel() == p.N && neg_log_likelihood.numel() == p.N,
+              "ctc_loss_backward: grad and neg_log_likelihood must have one element per batch element (", p.N, ")");
+  EMBER_CHECK(log_alpha.dim() == 3 && log_alpha.size(0) == p.N && log_alpha.size(1) == p.T &&
+                  log_alpha.size(2) >= 2 * p.max_target + 1,
+              "ctc_loss_backward: log_alpha of shape ", shape_str(log_alpha.sizes()), " does not match the problem");
 }
 
 Tensor ctc_loss_backward_cpu(const Tensor& grad, const Tensor& log_probs, const Tensor& targets,
                              IntArrayRef input_lengths, IntArrayRef target_lengths, const Tensor& neg_log_likelihood,
                              const Tensor& log_alpha, int64_t blank, bool zero_infinity) {
   const CtcProblem p = check_ctc(log_probs, targets, input_lengths, target_lengths, blank);
-  EMBER_CHECK(grad.numel() == p.N && neg_log_likelihood.numel() == p.N,
-              "ctc_loss_backward: grad and neg_log_likelihood must have one element per batch element (", p.N, ")");
-  EMBER_CHECK(log_alpha.dim() == 3 && log_alpha.size(0) == p.N && log_alpha.size(1) == p.T &&
-                  log_alpha.size(2) >= 2 * p.max_target + 1,
-              "ctc_loss_backward: log_alpha of shape ", shape_str(log_alpha.sizes()), " does not match the problem");
+  check_ctc_backward(p, grad, neg_log_likelihood, log_alpha);
   const Tensor lp = log_probs.contiguous();
   auto same = [&](const Tensor& t) { return (t.dtype() == lp.dtype() ? t : t.to(lp.dtype())).contiguous(); };
   const Tensor g = same(grad), nll = same(neg_log_likelihood), la = same(log_alpha);
@@ -260,8 +268,8 @@ Tensor ctc_loss_backward_tensor_cpu(const Tensor& grad, const Tensor& log_probs,
                                     const Tensor& input_lengths, const Tensor& target_lengths,
                                     const Tensor& neg_log_likelihood, const Tensor& log_alpha, int64_t blank,
                                     bool zero_infinity) {
-  const std::vector<int64_t> il = lengths_of(input_lengths, "input_lengths");
-  const std::vector<int64_t> tl = lengths_of(target_lengths, "target_lengths");
+  const std::vector<int64_t> il = ctc_lengths_of(input_lengths, "input_lengths");
+  const std::vector<int64_t> tl = ctc_lengths_of(target_lengths, "target_lengths");
   return ctc_loss_backward_cpu(grad, log_probs, targets, il, tl, neg_log_likelihood, log_alpha, blank, zero_infinity);
 }
 

@@ -1,4 +1,5 @@
-// CUDA kernels of embedding (a row gather) and embedding_dense_backward.
+// CUDA kernels of embedding (a row gather), embedding_dense_backward and embedding_bag
+// (+ its backward; see the section at the end).
 //
 // Indices are checked on the device: an index outside [0, num_weights) is recorded
 // with report_index_error and raised with the CPU kernel's message ("index out of range
@@ -214,6 +215,216 @@ Tensor embedding_dense_backward_cuda(const Tensor& grad_output, const Tensor& in
     EMBER_CUDA_KERNEL_LAUNCH_CHECK();
   });
   return gw;
+}
+
+// ============================================================ embedding_bag
+// The checks and the bag layout are computed on the host exactly as the CPU kernel does
+// (embedding::plan_*: indices, offsets, offset2bag and bag_size are read on the host, a
+// device-to-host copy that synchronises); the per-element work runs on the device, one
+// thread per (bag, column) forward and per (row, column) backward, summing in index
+// order (deterministic, as the CPU kernel).
+
+namespace {
+
+using namespace embedding;
+
+template <typename T>
+__global__ void embedding_bag_kernel(T* __restrict__ out, int64_t* __restrict__ max_idx, const T* __restrict__ w,
+                                     const int64_t* __restrict__ idx, const int64_t* __restrict__ begin,
+                                     const int64_t* __restrict__ end, const T* __restrict__ psw, int64_t B, int64_t D,
+                                     int64_t mode, int64_t padding_idx) {
+  using A = opmath_t<T>;
+  const int64_t total = B * D;
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t b = e / D, j = e % D;
+    A acc = A(0);
+    int64_t arg = -1, count = 0;
+    for (int64_t i = begin[b]; i < end[b]; ++i) {
+      const int64_t r = idx[i];
+      if (r == padding_idx) continue;
+      ++count;
+      const A v = static_cast<A>(w[r * D + j]);
+      if (mode == 2) {
+        if (arg < 0 || v > acc || v != v) {
+          if (arg < 0 || acc == acc) {  // a NaN once taken stays
+            acc = v;
+            arg = r;
+          }
+        }
+      } else {
+        acc += (psw ? static_cast<A>(psw[i]) : A(1)) * v;
+      }
+    }
+    if (mode == 2) {
+      out[e] = arg < 0 ? T(0) : static_cast<T>(acc);
+      max_idx[e] = arg < 0 ? 0 : arg;
+    } else {
+      const A scale = mode == 1 && count > 0 ? A(1) / static_cast<A>(count) : A(1);
+      out[e] = static_cast<T>(acc * scale);
+    }
+  }
+}
+
+// sum / mean: grad_weight[r, j] = sum over the positions i of row r (in order) of
+// s_i grad[bag(i), j], s_i = per_sample_weight (or 1) / bag_size for mean
+template <typename T>
+__global__ void embedding_bag_backward_kernel(T* __restrict__ gw, const T* __restrict__ g,
+                                              const int64_t* __restrict__ start, const int64_t* __restrict__ pos,
+                                              const int64_t* __restrict__ o2b, const int64_t* __restrict__ bag_size,
+                                              const T* __restrict__ psw, int64_t V, int64_t D, int64_t mode,
+                                              bool scale_grad_by_freq) {
+  using A = opmath_t<T>;
+  const int64_t total = V * D;
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = e / D, j = e % D;
+    const int64_t s0 = start[r], s1 = start[r + 1];
+    if (s0 == s1) continue;  // grad_weight starts as zeros
+    A acc = A(0);
+    for (int64_t k = s0; k < s1; ++k) {
+      const int64_t i = pos[k], bag = o2b[i];
+      A s = psw ? static_cast<A>(psw[i]) : A(1);
+      if (mode == 1) s /= static_cast<A>(bag_size[bag] > 1 ? bag_size[bag] : 1);
+      acc += s * static_cast<A>(g[bag * D + j]);
+    }
+    const A scale = scale_grad_by_freq ? A(1) / static_cast<A>(s1 - s0) : A(1);
+    gw[e] = static_cast<T>(acc * scale);
+  }
+}
+
+// max: one thread per row adds the gradients of the (bag, column) pairs whose max it held
+template <typename T>
+__global__ void embedding_bag_max_backward_kernel(T* __restrict__ gw, const T* __restrict__ g,
+                                                  const int64_t* __restrict__ start, const int64_t* __restrict__ pos,
+                                                  int64_t V, int64_t D) {
+  using A = opmath_t<T>;
+  for (int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; r < V;
+       r += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    for (int64_t k = start[r]; k < start[r + 1]; ++k) {
+      const int64_t p = pos[k], j = p % D;
+      gw[r * D + j] = static_cast<T>(static_cast<A>(gw[r * D + j]) + static_cast<A>(g[p]));
+    }
+  }
+}
+
+template <typename T>
+__global__ void per_sample_weights_backward_kernel(T* __restrict__ out, const T* __restrict__ g,
+                                                   const T* __restrict__ w, const int64_t* __restrict__ idx,
+                                                   const int64_t* __restrict__ o2b, int64_t n, int64_t D,
+                                                   int64_t padding_idx) {
+  using A = opmath_t<T>;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    A s = A(0);
+    if (idx[i] != padding_idx) {
+      const T* gr = g + o2b[i] * D;
+      const T* wr = w + idx[i] * D;
+      for (int64_t j = 0; j < D; ++j) s += static_cast<A>(gr[j]) * static_cast<A>(wr[j]);
+    }
+    out[i] = static_cast<T>(s);
+  }
+}
+
+template <typename T>
+const T* data_or_null(const Tensor& t) {
+  return t.defined() ? t.data_ptr<T>() : nullptr;
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag_cuda(const Tensor& weight, const Tensor& indices,
+                                                              const Tensor& offsets, bool scale_grad_by_freq,
+                                                              int64_t mode, bool sparse,
+                                                              const std::optional<Tensor>& per_sample_weights,
+                                                              bool include_last_offset, int64_t padding_idx) {
+  const BagPlan plan =
+      plan_embedding_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, "embedding_bag_cuda");
+  c10::DeviceGuard guard(weight.device());
+  const Device dev = weight.device();
+  const int64_t D = weight.size(1), B = plan.bags.B;
+  std::vector<int64_t> bag_size(B, 0);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = plan.bags.begin[b]; i < plan.bags.end[b]; ++i) bag_size[b] += plan.idx[i] != padding_idx;
+  Tensor out = at::empty({B, D}, weight.dtype(), dev);
+  Tensor max_idx = mode == 2 ? at::empty({B, D}, ScalarType::Long, dev) : Tensor();
+  if (B * D > 0) {
+    const Tensor w = weight.contiguous();
+    const Tensor idx = int64_tensor(plan.idx, dev), begin = int64_tensor(plan.bags.begin, dev),
+                 end = int64_tensor(plan.bags.end, dev);
+    EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(w.dtype(), "embedding_bag_cuda", [&] {
+      embedding_bag_kernel<scalar_t><<<cuda::grid_size(B * D), cuda::kNumThreads, 0, cuda::current_stream()>>>(
+          out.data_ptr<scalar_t>(), mode == 2 ? max_idx.data_ptr<int64_t>() : nullptr, w.data_ptr<scalar_t>(),
+          idx.data_ptr<int64_t>(), begin.data_ptr<int64_t>(), end.data_ptr<int64_t>(), data_or_null<scalar_t>(plan.psw),
+          B, D, mode, padding_idx);
+      EMBER_CUDA_KERNEL_LAUNCH_CHECK();
+    });
+  }
+  Tensor bs = int64_tensor(bag_size, dev);
+  return {out, int64_tensor(plan.offset2bag, dev), bs, mode == 2 ? max_idx : bs.clone()};
+}
+
+Tensor embedding_bag_dense_backward_cuda(const Tensor& grad, const Tensor& indices, const Tensor& offset2bag,
+                                         const Tensor& bag_size, const Tensor& maximum_indices, int64_t num_weights,
+                                         bool scale_grad_by_freq, int64_t mode,
+                                         const std::optional<Tensor>& per_sample_weights, int64_t padding_idx) {
+  const BagBackwardPlan plan = plan_embedding_bag_backward(grad, indices, offset2bag, bag_size, maximum_indices,
+                                                           num_weights, mode, per_sample_weights);
+  c10::DeviceGuard guard(grad.device());
+  const cudaStream_t stream = cuda::current_stream();
+  const Device dev = grad.device();
+  const int64_t V = num_weights, D = grad.size(1), B = grad.size(0);
+  Tensor gw = at::zeros({V, D}, grad.dtype(), dev);
+  if (V * D == 0) return gw;
+  const Tensor g = grad.contiguous();
+  std::vector<int64_t> dest;
+  if (mode == 2) {
+    dest.resize(B * D);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t j = 0; j < D; ++j) dest[b * D + j] = plan.bag_size[b] > 0 ? plan.max_idx[b * D + j] : -1;
+  } else {
+    dest = plan.idx;
+    for (int64_t& d : dest)
+      if (d == padding_idx) d = -1;
+  }
+  const Groups groups = group_by_row(dest, V);
+  const Tensor start = int64_tensor(groups.start, dev), pos = int64_tensor(groups.pos, dev);
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(g.dtype(), "embedding_bag_backward_cuda", [&] {
+    if (mode == 2) {
+      embedding_bag_max_backward_kernel<scalar_t><<<cuda::grid_size(V), cuda::kNumThreads, 0, stream>>>(
+          gw.data_ptr<scalar_t>(), g.data_ptr<scalar_t>(), start.data_ptr<int64_t>(), pos.data_ptr<int64_t>(), V, D);
+    } else {
+      const Tensor o2b = int64_tensor(plan.o2b, dev), bs = int64_tensor(plan.bag_size, dev);
+      embedding_bag_backward_kernel<scalar_t><<<cuda::grid_size(V * D), cuda::kNumThreads, 0, stream>>>(
+          gw.data_ptr<scalar_t>(), g.data_ptr<scalar_t>(), start.data_ptr<int64_t>(), pos.data_ptr<int64_t>(),
+          o2b.data_ptr<int64_t>(), bs.data_ptr<int64_t>(), data_or_null<scalar_t>(plan.psw), V, D, mode,
+          scale_grad_by_freq);
+    }
+    EMBER_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  return gw;
+}
+
+Tensor embedding_bag_per_sample_weights_backward_cuda(const Tensor& grad, const Tensor& weight, const Tensor& indices,
+                                                      const Tensor& offsets, const Tensor& offset2bag, int64_t mode,
+                                                      int64_t padding_idx) {
+  const BagBackwardPlan plan = plan_per_sample_weights_backward(grad, weight, indices, offset2bag, mode);
+  c10::DeviceGuard guard(weight.device());
+  const Device dev = weight.device();
+  const int64_t D = weight.size(1), n = static_cast<int64_t>(plan.idx.size());
+  const Tensor g = (grad.dtype() == weight.dtype() ? grad : grad.to(weight.dtype())).contiguous();
+  const Tensor w = weight.contiguous();
+  Tensor out = at::empty({n}, weight.dtype(), dev);
+  if (n == 0) return out;
+  const Tensor idx = int64_tensor(plan.idx, dev), o2b = int64_tensor(plan.o2b, dev);
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(w.dtype(), "embedding_bag_per_sample_weights_backward_cuda", [&] {
+    per_sample_weights_backward_kernel<scalar_t><<<cuda::grid_size(n), cuda::kNumThreads, 0, cuda::current_stream()>>>(
+        out.data_ptr<scalar_t>(), g.data_ptr<scalar_t>(), w.data_ptr<scalar_t>(), idx.data_ptr<int64_t>(),
+        o2b.data_ptr<int64_t>(), n, D, padding_idx);
+    EMBER_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  (void)offsets;
+  return out;
 }
 
 }  // namespace ember::at::native

@@ -1,6 +1,11 @@
-// CUDA kernels of the losses: the sum behind every loss reduction (loss_sum_stub) and
-// nll_loss / nll_loss2d forward and backward (the host side checks as Loss.cpp does,
-// with the shared nll_check_* functions).
+// CUDA kernels of the losses: the pointwise losses (pointwise_loss_stub, through
+// gpu_kernel), the sum behind every loss reduction (loss_sum_stub) and nll_loss /
+// nll_loss2d forward and backward (the host side checks as Loss.cpp does, with the
+// shared nll_check_* functions).
+//
+// binary_cross_entropy's input range is checked on the device too: a value outside
+// [0, 1] is recorded and raised as the CPU's RuntimeError ("all elements of input should
+// be between 0 and 1") by the next check_device_errors; the element's loss is NaN.
 //
 // nll targets are checked on the device: a target outside [0, C) that is not
 // ignore_index is recorded with report_index_error and raised as PyTorch's CPU message
@@ -16,6 +21,7 @@
 
 #include "../Loss.h"
 #include "CUDAUtils.cuh"
+#include "Loops.cuh"
 #include "NNReduce.cuh"
 
 namespace ember::at::native {
@@ -58,6 +64,148 @@ void loss_sum_kernel_cuda(const Tensor& out, const Tensor& t, double divisor) {
   });
   finish_sum_kernel<<<1, kSumThreads, 0, stream>>>(out.data_ptr<double>(), partial.data_ptr<double>(), blocks, divisor);
   EMBER_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// ---------------------------------------------------------------- pointwise losses
+// The formulas of cpu/LossKernel.cpp, one functor per arity (the loss chosen at run
+// time: a uniform branch), so each dtype instantiates three gpu_kernels rather than eleven.
+
+__host__ __device__ inline float lf_log(float x) { return logf(x); }
+__host__ __device__ inline double lf_log(double x) { return log(x); }
+__host__ __device__ inline float lf_log1p(float x) { return log1pf(x); }
+__host__ __device__ inline double lf_log1p(double x) { return log1p(x); }
+__host__ __device__ inline float lf_exp(float x) { return expf(x); }
+__host__ __device__ inline double lf_exp(double x) { return exp(x); }
+__host__ __device__ inline float lf_abs(float x) { return fabsf(x); }
+__host__ __device__ inline double lf_abs(double x) { return fabs(x); }
+
+template <typename A>
+__host__ __device__ inline A lf_sign(A d) {
+  return d > A(0) ? A(1) : (d < A(0) ? A(-1) : A(0));
+}
+
+// log(1 + exp(z)) without overflow: max(z, 0) + log1p(exp(-|z|))
+template <typename A>
+__host__ __device__ inline A lf_softplus(A z) {
+  return (z > A(0) ? z : A(0)) + lf_log1p(lf_exp(-lf_abs(z)));
+}
+
+// (self, target): MSE, SmoothL1, Huber, SoftMargin
+template <typename S>
+struct Loss2 {
+  using A = opmath_t<S>;
+  PointwiseLoss op;
+  A a0;
+  __host__ __device__ S operator()(S x, S t) const {
+    const A xv = static_cast<A>(x), tv = static_cast<A>(t);
+    switch (op) {
+      case PointwiseLoss::MSE: {
+        const A d = xv - tv;
+        return S(d * d);
+      }
+      case PointwiseLoss::SmoothL1: {
+        const A d = lf_abs(xv - tv);
+        return S(d < a0 ? A(0.5) * d * d / a0 : d - A(0.5) * a0);
+      }
+      case PointwiseLoss::Huber: {
+        const A d = lf_abs(xv - tv);
+        return S(d < a0 ? A(0.5) * d * d : a0 * (d - A(0.5) * a0));
+      }
+      default:  // SoftMargin
+        return S(lf_softplus(-tv * xv));
+    }
+  }
+};
+
+// (self, target, grad) for the backward ones; (self, target, weight) for BCE
+template <typename S>
+struct Loss3 {
+  using A = opmath_t<S>;
+  PointwiseLoss op;
+  A a0, a1;
+  cuda::DeviceError* err;
+  int err_op;
+  __host__ __device__ S operator()(S x, S t, S g) const {
+    const A xv = static_cast<A>(x), tv = static_cast<A>(t), gv = static_cast<A>(g);
+    switch (op) {
+      case PointwiseLoss::MSEBackward:
+        return S(a0 * (xv - tv) * gv);
+      case PointwiseLoss::SmoothL1Backward: {
+        const A d = xv - tv;
+        return S(a0 * gv * (lf_abs(d) < a1 ? d / a1 : lf_sign(d)));
+      }
+      case PointwiseLoss::HuberBackward: {
+        const A d = xv - tv;
+        const A c = d < -a1 ? -a1 : (d > a1 ? a1 : d);
+        return S(a0 * gv * c);
+      }
+      case PointwiseLoss::SoftMarginBackward: {
+        const A z = -tv * xv;  // d/dx log(1 + exp(z)) = -t sigmoid(z)
+        return S(-a0 * gv * tv / (A(1) + lf_exp(-z)));
+      }
+      default: {  // BCE, g is the weight
+        if (!(xv >= A(0) && xv <= A(1))) {
+#if defined(__CUDA_ARCH__)
+          cuda::report_index_error(err, err_op, 0, 0, 0);
+#endif
+          return S(A(0) / A(0));  // NaN
+        }
+        // PyTorch clamps each log at -100, so x = 0 or 1 gives a finite loss
+        const A lx = lf_log(xv) > A(-100) ? lf_log(xv) : A(-100);
+        const A l1x = lf_log1p(-xv) > A(-100) ? lf_log1p(-xv) : A(-100);
+        return S(gv * ((tv - A(1)) * l1x - tv * lx));
+      }
+    }
+  }
+};
+
+// BCEBackward (self, target, grad, weight); BCEWithLogits (self, target, pos_weight, weight)
+template <typename S>
+struct Loss4 {
+  using A = opmath_t<S>;
+  PointwiseLoss op;
+  A a0;
+  __host__ __device__ S operator()(S x, S t, S u, S w) const {
+    const A xv = static_cast<A>(x), tv = static_cast<A>(t), uv = static_cast<A>(u), wv = static_cast<A>(w);
+    if (op == PointwiseLoss::BCEBackward) {
+      const A den = (A(1) - xv) * xv > A(1e-12) ? (A(1) - xv) * xv : A(1e-12);
+      return S(a0 * uv * wv * (xv - tv) / den);
+    }
+    // (1 - t) x + (1 + (pw - 1) t) log(1 + exp(-x)), the log in its overflow-free form
+    const A log_weight = (uv - A(1)) * tv + A(1);
+    return S(wv * ((A(1) - tv) * xv + log_weight * lf_softplus(-xv)));
+  }
+};
+
+template <typename S>
+void pointwise_loss_impl_cuda(TensorIterator& iter, PointwiseLoss op, double p0, double p1) {
+  using A = opmath_t<S>;
+  switch (iter.ninputs()) {
+    case 2:
+      gpu_kernel(iter, Loss2<S>{op, static_cast<A>(p0)});
+      return;
+    case 3: {
+      cuda::DeviceError* err = nullptr;
+      int err_op = 0;
+      if (op == PointwiseLoss::BCE) {
+        const int dev = iter.device(0).index;
+        cuda::check_device_errors(dev);
+        err = cuda::device_error_slot(dev);
+        err_op = cuda::register_error_format("all elements of input should be between 0 and 1", false);
+      }
+      gpu_kernel(iter, Loss3<S>{op, static_cast<A>(p0), static_cast<A>(p1), err, err_op});
+      return;
+    }
+    default:
+      gpu_kernel(iter, Loss4<S>{op, static_cast<A>(p0)});
+      return;
+  }
+}
+
+void pointwise_loss_kernel_cuda(TensorIterator& iter, PointwiseLoss op, double p0, double p1) {
+  c10::DeviceGuard guard(iter.device(0));
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), "loss_cuda",
+                                         [&] { pointwise_loss_impl_cuda<scalar_t>(iter, op, p0, p1); });
 }
 
 // ---------------------------------------------------------------- nll_loss
@@ -258,5 +406,6 @@ Tensor nll_loss2d_backward_cuda(const Tensor& grad_output, const Tensor& self, c
 }
 
 REGISTER_CUDA_DISPATCH(loss_sum_stub, &loss_sum_kernel_cuda);
+REGISTER_CUDA_DISPATCH(pointwise_loss_stub, &pointwise_loss_kernel_cuda);
 
 }  // namespace ember::at::native

@@ -470,3 +470,61 @@ def test_median_nan_rules() -> None:
     ):
         compare(f, x, exact=True)
     assert math.isnan(ea.empty(0).cuda().median().item())
+
+
+# ---- unique, bincount, histc ------------------------------------------------------------
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [ea.float32, ea.float16, ea.int64, ea.uint8, ea.bool])
+def test_unique_matches_cpu(dtype: Any) -> None:
+    x = sample((40, 50), dtype)
+    if dtype in FLOATS:
+        x = (x * 2).round().to(dtype)
+    for f in (
+        lambda t: ea.unique(t),
+        lambda t: tuple(ea.unique(t, return_inverse=True, return_counts=True)),
+        lambda t: tuple(ea.unique_consecutive(t, return_inverse=True, return_counts=True)),
+        lambda t: tuple(ea.unique_consecutive(t.view(-1).sort().values, return_counts=True)),
+        lambda t: tuple(ea.unique(t[:6], dim=0, return_inverse=True, return_counts=True)),
+        lambda t: tuple(ea.unique_consecutive(t[:, :3], dim=1, return_counts=True)),
+    ):
+        compare(f, x, exact=True)
+
+
+@requires_cuda
+def test_unique_nan_and_empty() -> None:
+    compare(
+        lambda t: tuple(ea.unique(t, return_inverse=True, return_counts=True)), ea.tensor([1.0, nan, -0.0, nan, 0.0])
+    )
+    u = ea.unique(ea.tensor([1.0, nan, nan]).cuda())
+    assert len(u) == 3  # NaNs are never equal
+    compare(lambda t: tuple(ea.unique(t, return_inverse=True, return_counts=True)), ea.zeros(0))
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [ea.uint8, ea.int32, ea.int64])
+def test_bincount(dtype: Any) -> None:
+    x = ea.from_numpy(np.random.default_rng(0).integers(0, 50, 100_000)).to(dtype)
+    compare(lambda t: t.bincount(), x, exact=True)
+    compare(lambda t: t.bincount(minlength=80), x, exact=True)
+    w = ea.from_numpy(np.random.default_rng(1).random(100_000))
+    compare(lambda t: t.bincount(w.to(t.device)), x, rtol=1e-9, atol=1e-9)
+    compare(lambda t: t.bincount(w.float().to(t.device)), x, rtol=1e-4, atol=1e-3)
+    compare(lambda t: t.bincount(minlength=3), ea.zeros(0, dtype=dtype), exact=True)
+    with pytest.raises(RuntimeError, match="non-negative"):
+        ea.tensor([1, -1]).cuda().bincount()
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_histc(dtype: Any) -> None:
+    x = sample((10_000,), dtype)
+    compare(lambda t: t.histc(bins=30, min=-2, max=2), x, exact=True)
+    compare(lambda t: t.histc(bins=7), x, exact=True)  # the data's range
+    y = ea.tensor([1.0, 2.0, 1.0, 4.0, 2.5, nan, 7.0]).to(dtype)
+    compare(lambda t: t.histc(bins=4, min=0, max=4), y, exact=True)
+    compare(lambda t: t.histc(bins=3), y, exact=True)
+    compare(lambda t: t.histc(bins=3), ea.tensor([nan, nan]).to(dtype), exact=True)
+    with pytest.raises(RuntimeError, match="max must be larger than min"):
+        x.cuda().histc(bins=3, min=2, max=1)

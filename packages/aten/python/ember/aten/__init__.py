@@ -15,8 +15,15 @@ composite kernels into the dispatcher, then loads the plugins that extend it
 
 from __future__ import annotations
 
+import os as _os
 import types as _types
 from importlib import metadata as _metadata
+
+# OpenBLAS's worker threads spin for a long while after each product before they sleep;
+# on few cores they then take the CPU from the OpenMP threads of the next elementwise op
+# (a 64x784 grad accumulation right after its GEMM ran 500x slower). Sleep at once
+# instead. Read when _C loads OpenBLAS; a value the user set is kept.
+_os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 import ember.c10py
 from ember.c10py import device
@@ -128,8 +135,6 @@ from .serialization import load, save  # noqa: E402
 
 _dlpack.install(Tensor)
 
-# -- CUDA device API (ember.aten.cuda: PyTorch's torch.cuda)
-from . import cuda  # noqa: E402
-
-# -- backend settings (ember.aten.backends.cuda.matmul.allow_tf32, .cudnn.allow_tf32)
-from . import backends  # noqa: E402
+# the CUDA device API (ember.aten.cuda: PyTorch's torch.cuda) and backend settings
+# (ember.aten.backends.cuda.matmul.allow_tf32, .cudnn.allow_tf32)
+from . import backends, cuda  # noqa: E402

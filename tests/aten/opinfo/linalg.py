@@ -908,11 +908,11 @@ def _gauge(U: Any, S: Any, Vh: Any) -> Any:
         sign[sign == 0] = 1
         return U * sign, S, Vh * np.swapaxes(sign, -1, -2)
     with _NoGrad():
-        un = U.detach().numpy() if U.numel() else np.zeros(tuple(U.shape))
+        un = U.detach().cpu().numpy() if U.numel() else np.zeros(tuple(U.shape))
         idx = np.abs(un).argmax(-2)[..., None, :] if U.numel() else np.zeros((*U.shape[:-2], 1, k), dtype=np.int64)
         sign = np.sign(np.take_along_axis(un, idx, -2)) if U.numel() else np.ones((*U.shape[:-2], 1, k))
         sign[sign == 0] = 1
-    s = ea.from_numpy(np.ascontiguousarray(sign)).to(U.dtype)
+    s = ea.from_numpy(np.ascontiguousarray(sign)).to(U.dtype).to(U.device)
     return U * s, S, Vh * s.transpose(-2, -1)
 
 

@@ -533,7 +533,7 @@ std::tuple<Tensor, Tensor> linalg_qr_out_cuda(const Tensor& A, const std::string
       const Tensor tau = empty({count, kk}, A.dtype(), A.device());
       const Tensor infos = int_buffer({1}, A.device());  // geqrf / orgqr report only bad arguments
       EMBER_DISPATCH_FLOATING_TYPES(A.dtype(), "linalg.qr", [&] { qr_factor<scalar_t>(work, tau, infos); });
-      k::masked_copy(work, r, k::Keep::kUpper);  // R: the upper triangle (rows past m are zeros)
+      k::masked_copy(work, r, k::Keep::kUpper);  // R: the upper triangle, zeros below
       if (compute_q) {
         k::masked_copy(work, q, k::Keep::kAll);  // the reflectors; columns past n zeros
         EMBER_DISPATCH_FLOATING_TYPES(A.dtype(), "linalg.qr",
@@ -571,8 +571,9 @@ SvdResult svd_gesvdj(const Tensor& A, const Tensor& s, bool full, bool compute_u
     u = empty_fortran(with_matrix(batch, m, full ? m : kk), A.dtype(), A.device());
     v = empty_fortran(with_matrix(batch, n, full ? n : kk), A.dtype(), A.device());
   }
-  auto u_ptr = [&](int64_t b) { return compute_uv ? matrix_ptr<T>(u, b) : nullptr; };
-  auto v_ptr = [&](int64_t b) { return compute_uv ? matrix_ptr<T>(v, b) : nullptr; };
+  // jobz NOVECTOR references neither U nor V (the leading dimensions stay valid)
+  auto u_ptr = [&](int64_t b) { return compute_uv ? matrix_ptr<T>(u, b) : static_cast<T*>(nullptr); };
+  auto v_ptr = [&](int64_t b) { return compute_uv ? matrix_ptr<T>(v, b) : static_cast<T*>(nullptr); };
   T* sp = static_cast<T*>(s.data_ptr());
   const Tensor infos = int_buffer({count}, A.device());
   int* info = static_cast<int*>(infos.data_ptr());
@@ -609,9 +610,9 @@ SvdResult svd_gesvd(const Tensor& A, const Tensor& s, bool full, bool compute_uv
     u = empty_fortran(with_matrix(batch, m, full ? m : n), A.dtype(), A.device());
     vt = empty_fortran(with_matrix(batch, n, n), A.dtype(), A.device());
   }
-  T dummy_u = 0, dummy_vt = 0;  // never read: job 'N' references neither
-  auto u_ptr = [&](int64_t b) { return compute_uv ? matrix_ptr<T>(u, b) : &dummy_u; };
-  auto vt_ptr = [&](int64_t b) { return compute_uv ? matrix_ptr<T>(vt, b) : &dummy_vt; };
+  // job 'N' references neither U nor VT (the leading dimensions stay valid)
+  auto u_ptr = [&](int64_t b) { return compute_uv ? matrix_ptr<T>(u, b) : static_cast<T*>(nullptr); };
+  auto vt_ptr = [&](int64_t b) { return compute_uv ? matrix_ptr<T>(vt, b) : static_cast<T*>(nullptr); };
   T* sp = static_cast<T*>(s.data_ptr());
   const Tensor infos = int_buffer({count}, A.device());
   int* info = static_cast<int*>(infos.data_ptr());

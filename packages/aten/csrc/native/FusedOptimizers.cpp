@@ -116,11 +116,11 @@ struct Operands {
   std::vector<Tensor> keep_alive;
 };
 
-void fused_adam_impl(const char* op, bool adamw, const TensorList& params, const TensorList& grads,
-                     const TensorList& exp_avgs, const TensorList& exp_avg_sqs, const TensorList& max_exp_avg_sqs,
-                     const TensorList& state_steps, double lr, double beta1, double beta2, double weight_decay,
-                     double eps, bool amsgrad, bool maximize, const std::optional<Tensor>& grad_scale,
-                     const std::optional<Tensor>& found_inf) {
+// The tensor-list checks of _fused_adam_ / _fused_adamw_ (every overload): list lengths,
+// the parameters' device and dtype, and each state tensor like its parameter.
+void check_adam_args(const char* op, const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
+                     const TensorList& exp_avg_sqs, const TensorList& max_exp_avg_sqs, const TensorList& state_steps,
+                     bool amsgrad) {
   check_length(params, grads);
   check_length(params, exp_avgs);
   check_length(params, exp_avg_sqs);
@@ -138,6 +138,14 @@ void fused_adam_impl(const char* op, bool adamw, const TensorList& params, const
     check_like(op, "exp_avg_sqs", i, params[i], exp_avg_sqs[i]);
     if (amsgrad) check_like(op, "max_exp_avg_sqs", i, params[i], max_exp_avg_sqs[i]);
   }
+}
+
+void fused_adam_impl(const char* op, bool adamw, const TensorList& params, const TensorList& grads,
+                     const TensorList& exp_avgs, const TensorList& exp_avg_sqs, const TensorList& max_exp_avg_sqs,
+                     const TensorList& state_steps, double lr, double beta1, double beta2, double weight_decay,
+                     double eps, bool amsgrad, bool maximize, const std::optional<Tensor>& grad_scale,
+                     const std::optional<Tensor>& found_inf) {
+  check_adam_args(op, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, amsgrad);
   if (params.empty()) return;
   const Tensor found_inf_dev = device_scalar(op, "found_inf", found_inf, params[0]);
   const Tensor grad_scale_dev = device_scalar(op, "grad_scale", grad_scale, params[0]);

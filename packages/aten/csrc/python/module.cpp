@@ -37,6 +37,16 @@ std::vector<std::vector<int64_t>> cuda_loops_offsets(const std::vector<int64_t>&
                                                      const std::vector<int64_t>& linear);
 std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cuda_loops_split(const std::vector<Tensor>& tensors);
 bool cuda_indexing_emulation(bool on);  // csrc/native/cuda/IndexingTesting.cu
+// csrc/native/cuda/BlasTesting.cpp
+void cuda_emulated_gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& beta,
+                                const Scalar& alpha);
+Tensor cuda_emulated_convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                                 IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                                 IntArrayRef output_padding, int64_t groups);
+std::tuple<Tensor, Tensor, Tensor> cuda_emulated_convolution_backward(
+    const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+    const std::optional<c10::DimVector>& bias_sizes, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+    bool transposed, IntArrayRef output_padding, int64_t groups, const std::vector<bool>& output_mask);
 }  // namespace ember::at::native
 #endif
 
@@ -225,6 +235,33 @@ PYBIND11_MODULE(_C, m) {
   m.def("_cuda_indexing_emulation", &native::cuda_indexing_emulation, py::arg("on"),
         "on=True: the CPU slots of the indexing stubs run a host emulation of their CUDA kernels (the same "
         "element code, serially, on CPU tensors) so tests check that code without a GPU; returns the previous state.");
+  // -- cuBLAS callers on the host (csrc/native/cuda/BlasTesting.cpp)
+  m.def("_cuda_emulated_gemm_batched", &native::cuda_emulated_gemm_batched, py::arg("out"), py::arg("a"), py::arg("b"),
+        py::arg("beta"), py::arg("alpha"),
+        "gemm_batched_cuda on CPU tensors, its cuBLAS calls run by a host emulation of cuBLAS (for tests).");
+  m.def(
+      "_cuda_emulated_convolution",
+      [](const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, std::vector<int64_t> stride,
+         std::vector<int64_t> padding, std::vector<int64_t> dilation, bool transposed,
+         std::vector<int64_t> output_padding, int64_t groups) {
+        return native::cuda_emulated_convolution(input, weight, bias, stride, padding, dilation, transposed,
+                                                 output_padding, groups);
+      },
+      "convolution_cuda on CPU tensors, its cuBLAS calls emulated on the host (for tests).");
+  m.def(
+      "_cuda_emulated_convolution_backward",
+      [](const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+         std::optional<std::vector<int64_t>> bias_sizes, std::vector<int64_t> stride, std::vector<int64_t> padding,
+         std::vector<int64_t> dilation, bool transposed, std::vector<int64_t> output_padding, int64_t groups,
+         std::vector<bool> output_mask) {
+        std::optional<c10::DimVector> bs;
+        if (bias_sizes) bs = c10::DimVector(bias_sizes->begin(), bias_sizes->end());
+        auto r = native::cuda_emulated_convolution_backward(grad_output, input, weight, bs, stride, padding, dilation,
+                                                            transposed, output_padding, groups, output_mask);
+        auto opt = [](const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; };
+        return std::make_tuple(opt(std::get<0>(r)), opt(std::get<1>(r)), opt(std::get<2>(r)));
+      },
+      "convolution_backward_cuda on CPU tensors, its cuBLAS calls emulated on the host (for tests).");
 #else
   m.attr("_built_with_cuda") = false;
 #endif

@@ -7,8 +7,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <vector>
+
+#include <ember/aten/Dispatch.h>
 
 #include <ember/c10/DeviceGuard.h>
 #include <ember/c10/cuda/CUDAFunctions.h>
@@ -22,6 +25,162 @@
 namespace ember::at::native {
 // BinaryOps.cpp (device-agnostic through TensorIterator)
 Tensor mul_out(const Tensor& self, const Tensor& other, const Tensor& out);
+}  // namespace ember::at::native
+
+namespace ember::at::cuda::blas {
+
+namespace {
+
+std::atomic<bool> g_emulation{false};
+
+bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+// Host emulation of cublasGemmStridedBatchedEx (tests without a GPU): cuBLAS's argument
+// checks, then column-major C_p = alpha op(A_p) op(B_p) + beta C_p, summed in double (beta
+// == 0: C is only written).
+template <typename T>
+void host_gemm_typed(const ColumnMajorGemm& g, double alpha, double beta) {
+  for (int64_t p = 0; p < g.batch; ++p) {
+    const T* A = static_cast<const T*>(g.a) + p * g.stride_a;
+    const T* B = static_cast<const T*>(g.b) + p * g.stride_b;
+    T* C = static_cast<T*>(g.c) + p * g.stride_c;
+    for (int64_t j = 0; j < g.n; ++j) {
+      for (int64_t i = 0; i < g.m; ++i) {
+        double acc = 0;
+        for (int64_t l = 0; l < g.k; ++l) {
+          const double av = static_cast<double>(g.trans_a ? A[l + i * g.lda] : A[i + l * g.lda]);
+          const double bv = static_cast<double>(g.trans_b ? B[j + l * g.ldb] : B[l + j * g.ldb]);
+          acc += av * bv;
+        }
+        T& c = C[i + j * g.ldc];
+        c = static_cast<T>(beta == 0.0 ? alpha * acc : alpha * acc + beta * static_cast<double>(c));
+      }
+    }
+  }
+}
+
+void host_gemm(ScalarType dtype, const ColumnMajorGemm& g, double alpha, double beta) {
+  const char* call = g.batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx";
+  const bool valid = g.m >= 0 && g.n >= 0 && g.k >= 0 && g.batch >= 0 &&
+                     g.lda >= std::max<int64_t>(1, g.trans_a ? g.k : g.m) &&
+                     g.ldb >= std::max<int64_t>(1, g.trans_b ? g.n : g.k) && g.ldc >= std::max<int64_t>(1, g.m);
+  EMBER_CHECK(valid, "CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `", call, "` (host emulation)");
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(dtype, call, [&] { host_gemm_typed<scalar_t>(g, alpha, beta); });
+}
+
+}  // namespace
+
+ColumnMajorGemm column_major_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void* a,
+                                  int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b, void* c,
+                                  int64_t ldc, int64_t stride_c, int64_t batch) {
+  // column-major C^T (n x m) = op(B)^T (n x k) op(A)^T (k x m): cuBLAS's A is our b, its B our a.
+  // cuBLAS wants a leading dimension of at least the stored rows even where it reads none
+  // (k == 0, or a single row / column).
+  const int64_t rows_b = trans_b ? k : n, rows_a = trans_a ? m : k;
+  return ColumnMajorGemm{trans_b,
+                         trans_a,
+                         n,
+                         m,
+                         k,
+                         b,
+                         std::max<int64_t>({ldb, rows_b, 1}),
+                         stride_b,
+                         a,
+                         std::max<int64_t>({lda, rows_a, 1}),
+                         stride_a,
+                         c,
+                         std::max<int64_t>({ldc, n, 1}),
+                         stride_c,
+                         batch};
+}
+
+namespace {
+void run_cublas(ScalarType dtype, const ColumnMajorGemm& g, double alpha, double beta, bool tf32);
+}  // namespace
+
+void gemm_strided_batched(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+                          const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b,
+                          double beta, void* c, int64_t ldc, int64_t stride_c, int64_t batch, bool tf32) {
+  if (m == 0 || n == 0 || batch == 0) return;
+  EMBER_CHECK(
+      fits_int(m) && fits_int(n) && fits_int(k) && fits_int(lda) && fits_int(ldb) && fits_int(ldc) && fits_int(batch),
+      "cuBLAS: matrix sizes m=", m, ", n=", n, ", k=", k, " (batch ", batch, ") do not fit an int");
+  const ColumnMajorGemm g =
+      column_major_gemm(trans_a, trans_b, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c, batch);
+  if (g_emulation.load()) {
+    host_gemm(dtype, g, alpha, beta);
+    return;
+  }
+  run_cublas(dtype, g, alpha, beta, tf32);
+}
+
+}  // namespace ember::at::cuda::blas
+
+namespace ember::at::native {
+
+bool cuda_blas_emulation(bool on) { return cuda::blas::g_emulation.exchange(on); }
+
+namespace {
+
+bool is_cublas_dtype(ScalarType t) {
+  return t == ScalarType::Float || t == ScalarType::Double || t == ScalarType::Half || t == ScalarType::BFloat16;
+}
+
+// A 3-d operand cuBLAS can read matrix by matrix (see blas_operand), or a contiguous copy.
+struct BatchOperand {
+  Tensor t;
+  BlasOperand op;
+};
+
+BatchOperand batch_operand(const Tensor& t) {
+  BlasOperand op = blas_operand(t.size(1), t.size(2), t.stride(1), t.stride(2));
+  if (op.ok && op.ld <= INT_MAX) return {t, op};
+  Tensor c = t.contiguous();
+  return {c, blas_operand(c.size(1), c.size(2), c.stride(1), c.stride(2))};
+}
+
+}  // namespace
+
+void gemm_batched_cuda(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  // PyTorch's CUDA matmuls are floating-point only
+  EMBER_CHECK_NOT_IMPLEMENTED(is_cublas_dtype(out.dtype()), "addmm_cuda: not implemented for dtype ",
+                              c10::toPythonName(out.dtype()));
+  c10::DeviceGuard guard(out.device());
+  const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
+  const bool beta_zero = beta.toDouble() == 0.0 && !beta.isBoolean();
+  if (k == 0) {  // op(A) op(B) is zero: out = beta * out (beta == 0: zeros, NaN ignored)
+    if (beta_zero) {
+      out.zero_();
+    } else if (beta.toDouble() != 1.0) {
+      mul_out(out, wrapped_scalar_tensor(beta), out);
+    }
+    return;
+  }
+  BatchOperand A = batch_operand(a), B = batch_operand(b);
+  // C must be row-major (or its transpose); other layouts, and a batch whose matrices
+  // overlap, are computed in a contiguous temporary and copied back.
+  BlasOperand C = blas_operand(m, n, out.stride(1), out.stride(2));
+  Tensor c_tmp;
+  if (!C.ok || C.ld > INT_MAX || (batch > 1 && out.stride(0) == 0)) {
+    c_tmp = beta_zero ? empty(out.sizes(), out.dtype(), out.device()) : out.contiguous();
+    C = blas_operand(m, n, c_tmp.stride(1), c_tmp.stride(2));
+  }
+  const Tensor& c_t = c_tmp.defined() ? c_tmp : out;
+  const bool tf32 = cublas_allow_tf32();
+  const double al = alpha.toDouble(), be = beta_zero ? 0.0 : beta.toDouble();
+  const int64_t sa = batch > 1 ? A.t.stride(0) : 0, sb = batch > 1 ? B.t.stride(0) : 0;
+  const int64_t sc = batch > 1 ? c_t.stride(0) : 0;
+  if (!C.trans) {
+    cuda::blas::gemm_strided_batched(out.dtype(), A.op.trans, B.op.trans, m, n, k, al, A.t.data_ptr(), A.op.ld, sa,
+                                     B.t.data_ptr(), B.op.ld, sb, be, c_t.data_ptr(), C.ld, sc, batch, tf32);
+  } else {
+    // a column-major C: C^T = op(B)^T op(A)^T, the operands swapped and their transposes flipped
+    cuda::blas::gemm_strided_batched(out.dtype(), !B.op.trans, !A.op.trans, n, m, k, al, B.t.data_ptr(), B.op.ld, sb,
+                                     A.t.data_ptr(), A.op.ld, sa, be, c_t.data_ptr(), C.ld, sc, batch, tf32);
+  }
+  if (c_tmp.defined()) out.copy_(c_tmp);
+}
+
 }  // namespace ember::at::native
 
 #ifdef EMBER_WITH_CUBLAS
@@ -94,17 +253,8 @@ cudaDataType_t cuda_data_type(ScalarType t) {
   return CUDA_R_32F;
 }
 
-bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
-
-}  // namespace
-
-void gemm_strided_batched(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
-                          const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b,
-                          double beta, void* c, int64_t ldc, int64_t stride_c, int64_t batch, bool tf32) {
-  if (m == 0 || n == 0 || batch == 0) return;
-  EMBER_CHECK(
-      fits_int(m) && fits_int(n) && fits_int(k) && fits_int(lda) && fits_int(ldb) && fits_int(ldc) && fits_int(batch),
-      "cuBLAS: matrix sizes m=", m, ", n=", n, ", k=", k, " (batch ", batch, ") do not fit an int");
+// The call column_major_gemm planned, on the current stream of the current device.
+void run_cublas(ScalarType dtype, const ColumnMajorGemm& g, double alpha, double beta, bool tf32) {
   cublasHandle_t h = current_handle();
   const cudaDataType_t type = cuda_data_type(dtype);
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
@@ -137,90 +287,27 @@ void gemm_strided_batched(ScalarType dtype, bool trans_a, bool trans_b, int64_t 
   const float alpha_f = static_cast<float>(alpha), beta_f = static_cast<float>(beta);
   const void* pa = compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(&alpha) : &alpha_f;
   const void* pb = compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(&beta) : &beta_f;
-  // column-major C^T (n x m) = op(B)^T (n x k) op(A)^T (k x m)
-  const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  // cuBLAS wants a leading dimension of at least the stored rows even when k == 0
-  const int64_t rows_b = trans_b ? k : n, rows_a = trans_a ? m : k;
-  const int ldb_i = static_cast<int>(std::max<int64_t>({ldb, rows_b, 1}));
-  const int lda_i = static_cast<int>(std::max<int64_t>({lda, rows_a, 1}));
-  const int ldc_i = static_cast<int>(std::max<int64_t>(ldc, n));
-  if (batch == 1) {
-    check_status(cublasGemmEx(h, op_b, op_a, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), pa, b, type,
-                              ldb_i, a, type, lda_i, pb, c, type, ldc_i, compute, CUBLAS_GEMM_DEFAULT),
+  const cublasOperation_t op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
+  const int lda = static_cast<int>(g.lda), ldb = static_cast<int>(g.ldb), ldc = static_cast<int>(g.ldc);
+  if (g.batch == 1) {
+    check_status(cublasGemmEx(h, op_a, op_b, m, n, k, pa, g.a, type, lda, g.b, type, ldb, pb, g.c, type, ldc, compute,
+                              CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx");
   } else {
-    check_status(
-        cublasGemmStridedBatchedEx(h, op_b, op_a, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), pa, b,
-                                   type, ldb_i, stride_b, a, type, lda_i, stride_a, pb, c, type, ldc_i, stride_c,
-                                   static_cast<int>(batch), compute, CUBLAS_GEMM_DEFAULT),
-        "cublasGemmStridedBatchedEx");
+    check_status(cublasGemmStridedBatchedEx(h, op_a, op_b, m, n, k, pa, g.a, type, lda, g.stride_a, g.b, type, ldb,
+                                            g.stride_b, pb, g.c, type, ldc, g.stride_c, static_cast<int>(g.batch),
+                                            compute, CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmStridedBatchedEx");
   }
-}
-
-}  // namespace ember::at::cuda::blas
-
-namespace ember::at::native {
-namespace {
-
-bool is_cublas_dtype(ScalarType t) {
-  return t == ScalarType::Float || t == ScalarType::Double || t == ScalarType::Half || t == ScalarType::BFloat16;
-}
-
-// A 3-d operand cuBLAS can read matrix by matrix (see blas_operand), or a contiguous copy.
-struct BatchOperand {
-  Tensor t;
-  BlasOperand op;
-};
-
-BatchOperand batch_operand(const Tensor& t) {
-  BlasOperand op = blas_operand(t.size(1), t.size(2), t.stride(1), t.stride(2));
-  if (op.ok && op.ld <= INT_MAX) return {t, op};
-  Tensor c = t.contiguous();
-  return {c, blas_operand(c.size(1), c.size(2), c.stride(1), c.stride(2))};
 }
 
 }  // namespace
 
-void gemm_batched_cuda(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
-  // PyTorch's CUDA matmuls are floating-point only
-  EMBER_CHECK_NOT_IMPLEMENTED(is_cublas_dtype(out.dtype()), "addmm_cuda: not implemented for dtype ",
-                              c10::toPythonName(out.dtype()));
-  c10::DeviceGuard guard(out.device());
-  const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
-  const bool beta_zero = beta.toDouble() == 0.0 && !beta.isBoolean();
-  if (k == 0) {  // op(A) op(B) is zero: out = beta * out (beta == 0: zeros, NaN ignored)
-    if (beta_zero) {
-      out.zero_();
-    } else if (beta.toDouble() != 1.0) {
-      mul_out(out, wrapped_scalar_tensor(beta), out);
-    }
-    return;
-  }
-  BatchOperand A = batch_operand(a), B = batch_operand(b);
-  // C must be row-major (or its transpose); other layouts, and a batch whose matrices
-  // overlap, are computed in a contiguous temporary and copied back.
-  BlasOperand C = blas_operand(m, n, out.stride(1), out.stride(2));
-  Tensor c_tmp;
-  if (!C.ok || C.ld > INT_MAX || (batch > 1 && out.stride(0) == 0)) {
-    c_tmp = beta_zero ? empty(out.sizes(), out.dtype(), out.device()) : out.contiguous();
-    C = blas_operand(m, n, c_tmp.stride(1), c_tmp.stride(2));
-  }
-  const Tensor& c_t = c_tmp.defined() ? c_tmp : out;
-  const bool tf32 = cublas_allow_tf32();
-  const double al = alpha.toDouble(), be = beta_zero ? 0.0 : beta.toDouble();
-  const int64_t sa = batch > 1 ? A.t.stride(0) : 0, sb = batch > 1 ? B.t.stride(0) : 0;
-  const int64_t sc = batch > 1 ? c_t.stride(0) : 0;
-  if (!C.trans) {
-    cuda::blas::gemm_strided_batched(out.dtype(), A.op.trans, B.op.trans, m, n, k, al, A.t.data_ptr(), A.op.ld, sa,
-                                     B.t.data_ptr(), B.op.ld, sb, be, c_t.data_ptr(), C.ld, sc, batch, tf32);
-  } else {
-    // a column-major C: C^T = op(B)^T op(A)^T, the operands swapped and their transposes flipped
-    cuda::blas::gemm_strided_batched(out.dtype(), !B.op.trans, !A.op.trans, n, m, k, al, B.t.data_ptr(), B.op.ld, sb,
-                                     A.t.data_ptr(), A.op.ld, sa, be, c_t.data_ptr(), C.ld, sc, batch, tf32);
-  }
-  if (c_tmp.defined()) out.copy_(c_tmp);
-}
+}  // namespace ember::at::cuda::blas
+
+namespace ember::at::native {
 
 Tensor dot_cuda(const Tensor& x, const Tensor& y) {
   EMBER_CHECK_NOT_IMPLEMENTED(is_cublas_dtype(x.dtype()), "dot: not implemented for dtype ",
@@ -257,18 +344,14 @@ Tensor dot_cuda(const Tensor& x, const Tensor& y) {
 #else  // no cublas_v2.h at build time
 
 namespace ember::at::cuda::blas {
-void gemm_strided_batched(ScalarType, bool, bool, int64_t, int64_t, int64_t, double, const void*, int64_t, int64_t,
-                          const void*, int64_t, int64_t, double, void*, int64_t, int64_t, int64_t, bool) {
+namespace {
+void run_cublas(ScalarType, const ColumnMajorGemm&, double, double, bool) {
   EMBER_CHECK(false, "ember.aten was built without cuBLAS headers (pip install nvidia-cublas, then rebuild)");
 }
+}  // namespace
 }  // namespace ember::at::cuda::blas
 
 namespace ember::at::native {
-void gemm_batched_cuda(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&) {
-  EMBER_CHECK(false,
-              "matrix product: ember.aten was built without cuBLAS headers (pip install nvidia-cublas, then "
-              "rebuild)");
-}
 Tensor dot_cuda(const Tensor&, const Tensor&) {
   EMBER_CHECK(false, "dot: ember.aten was built without cuBLAS headers (pip install nvidia-cublas, then rebuild)");
   return Tensor();

@@ -31,4 +31,30 @@ void gemm_strided_batched(ScalarType dtype, bool trans_a, bool trans_b, int64_t 
                           const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b,
                           double beta, void* c, int64_t ldc, int64_t stride_c, int64_t batch, bool tf32);
 
+// The column-major cuBLAS call (cublasGemmEx / cublasGemmStridedBatchedEx arguments) that
+// computes gemm_strided_batched's row-major product: cuBLAS's A is the row-major b, its B
+// the row-major a, m and n swapped, leading dimensions raised to cuBLAS's minimum.
+struct ColumnMajorGemm {
+  bool trans_a, trans_b;  // cuBLAS's transa / transb
+  int64_t m, n, k;
+  const void* a;
+  int64_t lda, stride_a;
+  const void* b;
+  int64_t ldb, stride_b;
+  void* c;
+  int64_t ldc, stride_c;
+  int64_t batch;
+};
+ColumnMajorGemm column_major_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void* a,
+                                  int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b, void* c,
+                                  int64_t ldc, int64_t stride_c, int64_t batch);
+
 }  // namespace ember::at::cuda::blas
+
+namespace ember::at::native {
+// Tests without a GPU (_C._cuda_blas_emulation): while on, gemm_strided_batched runs the
+// call column_major_gemm plans as a host emulation of cuBLAS (its argument checks, then the
+// column-major product on host pointers), so gemm_batched_cuda and the CUDA convolution
+// run on CPU tensors. Returns the previous state.
+bool cuda_blas_emulation(bool on);
+}  // namespace ember::at::native

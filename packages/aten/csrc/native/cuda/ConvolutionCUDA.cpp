@@ -92,7 +92,7 @@ void big_to_small(const Problem& p, const Tensor& big, const Tensor& w, const Te
     const void* image = at(big.data_ptr(), n0 * p.big_image(), p.dtype);
     const void* col = image;  // a 1x1 kernel, stride 1, no padding: the columns are the image
     if (!identity) {
-      im2col_stub(DeviceType::CUDA, p.dtype, image, p.big_image(), cols.data_ptr(), ColumnsLayout{p.cols_image(), L},
+      im2col_stub(big.device().type, p.dtype, image, p.big_image(), cols.data_ptr(), ColumnsLayout{p.cols_image(), L},
                   nb, p.G * p.Cb, *p.g);
       col = cols.data_ptr();
     }
@@ -120,7 +120,7 @@ void small_to_big(const Problem& p, const Tensor& small, const Tensor& w, const 
                         at(small.data_ptr(), n0 * p.small_image(), p.dtype), L, p.small_image(), Ms * L, col, L,
                         p.cols_image(), Kg * L, nb);
     if (!identity) {
-      col2im_stub(DeviceType::CUDA, p.dtype, col, ColumnsLayout{p.cols_image(), L}, image, p.big_image(), nb,
+      col2im_stub(big.device().type, p.dtype, col, ColumnsLayout{p.cols_image(), L}, image, p.big_image(), nb,
                   p.G * p.Cb, *p.g);
     }
   }
@@ -139,7 +139,7 @@ void weight_grad(const Problem& p, const Tensor& big, const Tensor& small, const
     const void* image = at(big.data_ptr(), n0 * p.big_image(), p.dtype);
     const void* col = image;
     if (!identity) {
-      im2col_stub(DeviceType::CUDA, p.dtype, image, p.big_image(), cols.data_ptr(), ColumnsLayout{p.cols_image(), L},
+      im2col_stub(big.device().type, p.dtype, image, p.big_image(), cols.data_ptr(), ColumnsLayout{p.cols_image(), L},
                   nb, p.G * p.Cb, *p.g);
       col = cols.data_ptr();
     }

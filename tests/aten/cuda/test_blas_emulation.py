@@ -144,3 +144,20 @@ def test_cuda_convolution_many_images_in_chunks() -> None:
         rtol=1e-10,
         atol=1e-10,
     )
+
+
+@pytest.mark.parametrize("dtype", [ea.bfloat16, ea.float16], ids=str)
+def test_cuda_convolution_half_gradients_sum_in_float32(dtype: Any) -> None:
+    # 1x1 kernels need no im2col, so the half types run here too. The weight and bias
+    # gradients sum over 64 images: summed in float32 and rounded once they match the CPU
+    # kernel (float32 throughout) to a rounding; summed in the half type they drift.
+    x = (rand(64, 8, 4, 4) + 1.0).to(dtype)
+    w = rand(6, 8, 1, 1).to(dtype)
+    g = (rand(64, 6, 4, 4) + 1.0).to(dtype)
+    rest = [[1, 1], [0, 0], [1, 1], False, [0, 0], 1]
+    want = ea.convolution_backward(g, x, w, [6], *rest, [True, True, True])
+    got = ea._C._cuda_emulated_convolution_backward(g, x, w, [6], *rest, [True, True, True])
+    eps = 2.0**-8 if dtype == ea.bfloat16 else 2.0**-11
+    for gt, wt in zip(got, want, strict=True):
+        assert gt.dtype == dtype
+        np.testing.assert_allclose(N(gt), N(wt), rtol=2 * eps, atol=1e-6)

@@ -38,12 +38,12 @@ bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 // Host emulation of cublasGemmStridedBatchedEx (tests without a GPU): cuBLAS's argument
 // checks, then column-major C_p = alpha op(A_p) op(B_p) + beta C_p, summed in double (beta
 // == 0: C is only written).
-template <typename T>
+template <typename T, typename TC>
 void host_gemm_typed(const ColumnMajorGemm& g, double alpha, double beta) {
   for (int64_t p = 0; p < g.batch; ++p) {
     const T* A = static_cast<const T*>(g.a) + p * g.stride_a;
     const T* B = static_cast<const T*>(g.b) + p * g.stride_b;
-    T* C = static_cast<T*>(g.c) + p * g.stride_c;
+    TC* C = static_cast<TC*>(g.c) + p * g.stride_c;
     for (int64_t j = 0; j < g.n; ++j) {
       for (int64_t i = 0; i < g.m; ++i) {
         double acc = 0;
@@ -52,20 +52,26 @@ void host_gemm_typed(const ColumnMajorGemm& g, double alpha, double beta) {
           const double bv = static_cast<double>(g.trans_b ? B[j + l * g.ldb] : B[l + j * g.ldb]);
           acc += av * bv;
         }
-        T& c = C[i + j * g.ldc];
-        c = static_cast<T>(beta == 0.0 ? alpha * acc : alpha * acc + beta * static_cast<double>(c));
+        TC& c = C[i + j * g.ldc];
+        c = static_cast<TC>(beta == 0.0 ? alpha * acc : alpha * acc + beta * static_cast<double>(c));
       }
     }
   }
 }
 
-void host_gemm(ScalarType dtype, const ColumnMajorGemm& g, double alpha, double beta) {
+void host_gemm(ScalarType dtype, ScalarType c_dtype, const ColumnMajorGemm& g, double alpha, double beta) {
   const char* call = g.batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx";
   const bool valid = g.m >= 0 && g.n >= 0 && g.k >= 0 && g.batch >= 0 &&
                      g.lda >= std::max<int64_t>(1, g.trans_a ? g.k : g.m) &&
                      g.ldb >= std::max<int64_t>(1, g.trans_b ? g.n : g.k) && g.ldc >= std::max<int64_t>(1, g.m);
   EMBER_CHECK(valid, "CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `", call, "` (host emulation)");
-  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(dtype, call, [&] { host_gemm_typed<scalar_t>(g, alpha, beta); });
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(dtype, call, [&] {
+    if (c_dtype == dtype) {
+      host_gemm_typed<scalar_t, scalar_t>(g, alpha, beta);
+    } else {
+      host_gemm_typed<scalar_t, float>(g, alpha, beta);
+    }
+  });
 }
 
 }  // namespace
@@ -95,12 +101,18 @@ ColumnMajorGemm column_major_gemm(bool trans_a, bool trans_b, int64_t m, int64_t
 }
 
 namespace {
-void run_cublas(ScalarType dtype, const ColumnMajorGemm& g, double alpha, double beta, bool tf32);
+void run_cublas(ScalarType dtype, ScalarType c_dtype, const ColumnMajorGemm& g, double alpha, double beta, bool tf32);
 }  // namespace
 
 void gemm_strided_batched(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
                           const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b,
-                          double beta, void* c, int64_t ldc, int64_t stride_c, int64_t batch, bool tf32) {
+                          double beta, void* c, int64_t ldc, int64_t stride_c, int64_t batch, bool tf32,
+                          ScalarType c_dtype) {
+  if (c_dtype == ScalarType::Undefined) c_dtype = dtype;
+  EMBER_CHECK(c_dtype == dtype ||
+                  (c_dtype == ScalarType::Float && (dtype == ScalarType::Half || dtype == ScalarType::BFloat16)),
+              "cuBLAS: a ", c10::toPythonName(c_dtype), " result of ", c10::toPythonName(dtype),
+              " operands is not supported");
   if (m == 0 || n == 0 || batch == 0) return;
   EMBER_CHECK(
       fits_int(m) && fits_int(n) && fits_int(k) && fits_int(lda) && fits_int(ldb) && fits_int(ldc) && fits_int(batch),
@@ -108,10 +120,10 @@ void gemm_strided_batched(ScalarType dtype, bool trans_a, bool trans_b, int64_t 
   const ColumnMajorGemm g =
       column_major_gemm(trans_a, trans_b, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c, batch);
   if (g_emulation.load()) {
-    host_gemm(dtype, g, alpha, beta);
+    host_gemm(dtype, c_dtype, g, alpha, beta);
     return;
   }
-  run_cublas(dtype, g, alpha, beta, tf32);
+  run_cublas(dtype, c_dtype, g, alpha, beta, tf32);
 }
 
 }  // namespace ember::at::cuda::blas
@@ -254,9 +266,9 @@ cudaDataType_t cuda_data_type(ScalarType t) {
 }
 
 // The call column_major_gemm planned, on the current stream of the current device.
-void run_cublas(ScalarType dtype, const ColumnMajorGemm& g, double alpha, double beta, bool tf32) {
+void run_cublas(ScalarType dtype, ScalarType c_dtype, const ColumnMajorGemm& g, double alpha, double beta, bool tf32) {
   cublasHandle_t h = current_handle();
-  const cudaDataType_t type = cuda_data_type(dtype);
+  const cudaDataType_t type = cuda_data_type(dtype), c_type = cuda_data_type(c_dtype);
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   int math = CUBLAS_DEFAULT_MATH;
   switch (dtype) {
@@ -292,12 +304,12 @@ void run_cublas(ScalarType dtype, const ColumnMajorGemm& g, double alpha, double
   const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
   const int lda = static_cast<int>(g.lda), ldb = static_cast<int>(g.ldb), ldc = static_cast<int>(g.ldc);
   if (g.batch == 1) {
-    check_status(cublasGemmEx(h, op_a, op_b, m, n, k, pa, g.a, type, lda, g.b, type, ldb, pb, g.c, type, ldc, compute,
+    check_status(cublasGemmEx(h, op_a, op_b, m, n, k, pa, g.a, type, lda, g.b, type, ldb, pb, g.c, c_type, ldc, compute,
                               CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx");
   } else {
     check_status(cublasGemmStridedBatchedEx(h, op_a, op_b, m, n, k, pa, g.a, type, lda, g.stride_a, g.b, type, ldb,
-                                            g.stride_b, pb, g.c, type, ldc, g.stride_c, static_cast<int>(g.batch),
+                                            g.stride_b, pb, g.c, c_type, ldc, g.stride_c, static_cast<int>(g.batch),
                                             compute, CUBLAS_GEMM_DEFAULT),
                  "cublasGemmStridedBatchedEx");
   }
@@ -345,7 +357,7 @@ Tensor dot_cuda(const Tensor& x, const Tensor& y) {
 
 namespace ember::at::cuda::blas {
 namespace {
-void run_cublas(ScalarType, const ColumnMajorGemm&, double, double, bool) {
+void run_cublas(ScalarType, ScalarType, const ColumnMajorGemm&, double, double, bool) {
   EMBER_CHECK(false, "ember.aten was built without cuBLAS headers (pip install nvidia-cublas, then rebuild)");
 }
 }  // namespace

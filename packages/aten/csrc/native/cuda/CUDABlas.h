@@ -26,10 +26,13 @@ namespace ember::at::cuda::blas {
 // float32 / float64 / float16 / bfloat16 (the last two accumulate in float32). tf32:
 // float32 products may use TF32 tensor cores. beta == 0: C is only written. Sizes and
 // leading dimensions must fit an int (the caller splits or copies otherwise).
-// Runs on the current device's current stream.
+// Runs on the current device's current stream. c_dtype: C's dtype when it differs from
+// dtype -- only Float for float16 / bfloat16 operands (the sum stays in float32, e.g. a
+// gradient accumulated over many products).
 void gemm_strided_batched(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
                           const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b,
-                          double beta, void* c, int64_t ldc, int64_t stride_c, int64_t batch, bool tf32);
+                          double beta, void* c, int64_t ldc, int64_t stride_c, int64_t batch, bool tf32,
+                          ScalarType c_dtype = ScalarType::Undefined);
 
 // The column-major cuBLAS call (cublasGemmEx / cublasGemmStridedBatchedEx arguments) that
 // computes gemm_strided_batched's row-major product: cuBLAS's A is the row-major b, its B

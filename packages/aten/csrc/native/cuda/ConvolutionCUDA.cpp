@@ -9,8 +9,9 @@
 //   big_to_small   small[n, g] (Ms x L)  = W[g] @ col[n, g] (Kg x L)
 //   small_to_big   col[n, g]   (Kg x L)  = W[g]^T @ small[n, g], then col2im
 //   weight_grad    gW[g]       (Ms x Kg) += small[n, g] @ col[n, g]^T, image by image
+//                  (float16 / bfloat16: summed in a float32 buffer, rounded once)
 //   bias           out[n] (C x S) += bias (C x 1) @ ones (1 x S); its gradient two
-//                  products with ones vectors.
+//                  products with ones vectors (float32 sums for the half types).
 //
 // float32 products may use TF32 when ember.aten.backends.cudnn.allow_tf32 is set (the
 // default, as PyTorch's cuDNN convolutions). Host code only; everything runs on the
@@ -126,30 +127,40 @@ void small_to_big(const Problem& p, const Tensor& small, const Tensor& w, const 
   }
 }
 
+// float16 / bfloat16: a sum over many products (images, positions) is kept in float32
+// (cuBLAS writes a float32 C) and rounded once, as the CPU kernel does.
+bool is_reduced(ScalarType t) { return t == ScalarType::Half || t == ScalarType::BFloat16; }
+
 // gw[g] = sum_n small[n, g] @ im2col(big[n, g])^T
 void weight_grad(const Problem& p, const Tensor& big, const Tensor& small, const Tensor& gw) {
   const int64_t Kg = p.Kg(), L = p.L(), Ms = p.Ms;
-  gw.zero_();
-  if (Kg == 0 || Ms == 0 || L == 0 || p.N == 0) return;
-  const bool identity = p.g->is_identity();
-  const int64_t chunk = p.chunk();
-  Tensor cols = identity ? Tensor() : empty({chunk * p.cols_image()}, p.dtype, big.device());
-  for (int64_t n0 = 0; n0 < p.N; n0 += chunk) {
-    const int64_t nb = std::min(chunk, p.N - n0);
-    const void* image = at(big.data_ptr(), n0 * p.big_image(), p.dtype);
-    const void* col = image;
-    if (!identity) {
-      im2col_stub(big.device().type, p.dtype, image, p.big_image(), cols.data_ptr(), ColumnsLayout{p.cols_image(), L},
-                  nb, p.G * p.Cb, *p.g);
-      col = cols.data_ptr();
-    }
-    // image by image (the sum over images accumulates in gw), every group in one call
-    for (int64_t img = 0; img < nb; ++img) {
-      cuda::blas::gemm_strided_batched(
-          p.dtype, false, true, Ms, Kg, L, 1.0, at(small.data_ptr(), (n0 + img) * p.small_image(), p.dtype), L, Ms * L,
-          at(col, img * p.cols_image(), p.dtype), L, Kg * L, 1.0, gw.data_ptr(), Kg, Ms * Kg, p.G, p.tf32);
+  const bool reduced = is_reduced(p.dtype);
+  // the sum over images accumulates in acc: gw itself, or a float32 buffer for half types
+  const Tensor acc = reduced ? zeros(gw.sizes(), ScalarType::Float, gw.device()) : gw;
+  if (!reduced) gw.zero_();
+  if (Kg > 0 && Ms > 0 && L > 0 && p.N > 0) {
+    const bool identity = p.g->is_identity();
+    const int64_t chunk = p.chunk();
+    Tensor cols = identity ? Tensor() : empty({chunk * p.cols_image()}, p.dtype, big.device());
+    for (int64_t n0 = 0; n0 < p.N; n0 += chunk) {
+      const int64_t nb = std::min(chunk, p.N - n0);
+      const void* image = at(big.data_ptr(), n0 * p.big_image(), p.dtype);
+      const void* col = image;
+      if (!identity) {
+        im2col_stub(big.device().type, p.dtype, image, p.big_image(), cols.data_ptr(), ColumnsLayout{p.cols_image(), L},
+                    nb, p.G * p.Cb, *p.g);
+        col = cols.data_ptr();
+      }
+      // image by image (the sum over images accumulates in acc), every group in one call
+      for (int64_t img = 0; img < nb; ++img) {
+        cuda::blas::gemm_strided_batched(p.dtype, false, true, Ms, Kg, L, 1.0,
+                                         at(small.data_ptr(), (n0 + img) * p.small_image(), p.dtype), L, Ms * L,
+                                         at(col, img * p.cols_image(), p.dtype), L, Kg * L, 1.0, acc.data_ptr(), Kg,
+                                         Ms * Kg, p.G, p.tf32, acc.dtype());
+      }
     }
   }
+  if (reduced) gw.copy_(acc);
 }
 
 // out (N, C, S) += bias[c], as N products bias (C x 1) @ ones (1 x S) accumulated into out
@@ -163,23 +174,22 @@ void add_bias(const Tensor& out, const Tensor& bias) {
 }
 
 // gb[c] = sum over images and positions of g (N, C, S): per_image (N*C) = g @ ones(S),
-// then gb = per_image^T (C x N) @ ones(N) (never TF32)
+// then gb = per_image^T (C x N) @ ones(N) (never TF32; float16 / bfloat16 sum in float32)
 Tensor bias_grad(const Tensor& g, int64_t C) {
-  Tensor gb = empty({C}, g.dtype(), g.device());
+  const ScalarType st = is_reduced(g.dtype()) ? ScalarType::Float : g.dtype();
+  Tensor gb = empty({C}, st, g.device());
   const int64_t N = g.size(0), S = N * C == 0 ? 0 : g.numel() / (N * C);
-  if (C == 0) return gb;
-  if (N == 0 || S == 0) {
-    gb.zero_();
-    return gb;
+  if (C > 0 && (N == 0 || S == 0)) gb.zero_();
+  if (C > 0 && N > 0 && S > 0) {
+    const Tensor ones_s = full({S}, Scalar(1.0), g.dtype(), g.device());
+    const Tensor ones_n = full({N}, Scalar(1.0), st, g.device());
+    Tensor per_image = empty({N * C}, st, g.device());
+    cuda::blas::gemm_strided_batched(g.dtype(), false, false, N * C, 1, S, 1.0, g.data_ptr(), S, 0, ones_s.data_ptr(),
+                                     1, 0, 0.0, per_image.data_ptr(), 1, 0, 1, false, st);
+    cuda::blas::gemm_strided_batched(st, true, false, C, 1, N, 1.0, per_image.data_ptr(), C, 0, ones_n.data_ptr(), 1, 0,
+                                     0.0, gb.data_ptr(), 1, 0, 1, false);
   }
-  const Tensor ones_s = full({S}, Scalar(1.0), g.dtype(), g.device());
-  const Tensor ones_n = full({N}, Scalar(1.0), g.dtype(), g.device());
-  Tensor per_image = empty({N * C}, g.dtype(), g.device());
-  cuda::blas::gemm_strided_batched(g.dtype(), false, false, N * C, 1, S, 1.0, g.data_ptr(), S, 0, ones_s.data_ptr(), 1,
-                                   0, 0.0, per_image.data_ptr(), 1, 0, 1, false);
-  cuda::blas::gemm_strided_batched(g.dtype(), true, false, C, 1, N, 1.0, per_image.data_ptr(), C, 0, ones_n.data_ptr(),
-                                   1, 0, 0.0, gb.data_ptr(), 1, 0, 1, false);
-  return gb;
+  return st == g.dtype() ? gb : gb.to(g.dtype());
 }
 
 void check_cuda_dtype(const Tensor& t) {

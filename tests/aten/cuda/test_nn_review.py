@@ -171,3 +171,23 @@ def test_empty_inputs_match_cpu_on_cuda(name: str, fn: Callable[[str], list[Any]
             continue
         assert g.device.type == "cuda" and g.dtype == w.dtype and tuple(g.shape) == tuple(w.shape)
         np.testing.assert_array_equal(N(g), N(w))
+
+
+# ---- ctc_loss with a target equal to the blank -----------------------------------------------------
+
+
+@requires_cuda
+@pytest.mark.parametrize("blank", [0, 2])
+def test_ctc_loss_backward_target_equal_to_blank_matches_cpu(blank: int) -> None:
+    # a target symbol may equal the blank value (PyTorch does not forbid it): its odd
+    # positions count for the blank's gradient too, as in the CPU kernel
+    lp = ea.log_softmax(rand(10, 2, 4, dtype=ea.float64), 2)
+    targets = ea.tensor([[1, blank, 3], [blank, blank, 1]], dtype=ea.int64)
+    il, tl = [10, 9], [3, 3]
+    nll_c, alpha_c = ea._ctc_loss(lp, targets, il, tl, blank, False)
+    nll_g, alpha_g = ea._ctc_loss(lp.to("cuda"), targets.to("cuda"), il, tl, blank, False)
+    close(nll_g, nll_c, 1e-10)
+    go = ea.tensor([0.6, 1.3], dtype=ea.float64)
+    gc = ea._ctc_loss_backward(go, lp, targets, il, tl, nll_c, alpha_c, blank, False)
+    gg = ea._ctc_loss_backward(go.to("cuda"), lp.to("cuda"), targets.to("cuda"), il, tl, nll_g, alpha_g, blank, False)
+    close(gg, gc, 1e-10)

@@ -116,8 +116,10 @@ __global__ void ctc_backward_kernel(T* __restrict__ out, double* __restrict__ be
   for (int64_t k = threadIdx.x; k < Tb * a.C; k += blockDim.x) {
     const int64_t t = k / a.C, c = k % a.C;
     double lcab = neg_inf_d();
-    // blank sits at the even positions, symbol c at the odd ones whose target is c
-    for (int64_t s = (c == a.blank ? 0 : 1); s < S; s += 2) {
+    // blank sits at every even position and at odd ones whose target is the blank value
+    // (allowed, as on the CPU); any other c only at odd ones. In s order, as the CPU kernel.
+    const int64_t step = c == a.blank ? 1 : 2;
+    for (int64_t s = (c == a.blank ? 0 : 1); s < S; s += step) {
       if (ext_symbol(a, b, s) == c) lcab = lse2(lcab, static_cast<double>(A[t * a.Smax + s]) + B[t * a.Smax + s]);
     }
     const double l = LP(t, c);

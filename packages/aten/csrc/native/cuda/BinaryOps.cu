@@ -7,11 +7,13 @@
 // and the compile time -- down.
 //
 // Integer division, remainder and fmod by zero raise "ZeroDivisionError" as on the
-// CPU (PyTorch's CUDA kernels do not): a zero CPU-scalar divisor is seen on the host;
-// a divisor on the device is scanned by a small kernel first, which costs one
-// synchronising read of a flag per integer tensor-by-tensor division. (The kernels
-// themselves would give -1, all bits set, as the quotient and the dividend as the
-// remainder.)
+// CPU (PyTorch's CUDA kernels do not). A zero CPU-scalar divisor is seen on the host
+// and raises at once. A zero in a divisor on the device is reported by the kernel
+// through the device-error slot (CUDAUtils.cuh: as device-side index errors), so it
+// costs no synchronisation: the error is raised at the next check point -- the next
+// launch of a kernel that can report, a device-to-host copy, or
+// ember.aten.cuda.synchronize(). The quotient is then -1 (all bits set) and the
+// remainder the dividend.
 #include <limits>
 #include <type_traits>
 
@@ -108,8 +110,25 @@ EMBER_HOST_DEVICE T powi(T a, T b) {
   return static_cast<T>(result);
 }
 
+// Where a kernel reports an integer division by zero (slot null: nowhere).
+struct ZeroDivisionReport {
+  ember::at::cuda::DeviceError* slot = nullptr;
+  int op = 0;
+};
+
+EMBER_HOST_DEVICE inline void report_zero_division(const ZeroDivisionReport& r) {
+#if defined(__CUDA_ARCH__)
+  if (r.slot) ember::at::cuda::report_index_error(r.slot, r.op, 0, 0, 0);
+#else
+  (void)r;
+#endif
+}
+
 template <typename T>
-EMBER_HOST_DEVICE T int_arith(ArithFn f, T a, T b) {
+EMBER_HOST_DEVICE T int_arith(ArithFn f, T a, T b, const ZeroDivisionReport& zr) {
+  if (b == 0 && (f == ArithFn::DivTrunc || f == ArithFn::DivFloor || f == ArithFn::Remainder || f == ArithFn::Fmod)) {
+    report_zero_division(zr);
+  }
   switch (f) {
     case ArithFn::DivTrunc:
       if (b == 0) return static_cast<T>(~T(0));
@@ -200,66 +219,39 @@ EMBER_HOST_DEVICE scalar_t float_arith(ArithFn f, scalar_t a, scalar_t b) {
 }
 
 template <typename scalar_t>
-void arith_impl(TensorIterator& iter, ArithFn f) {
-  gpu_kernel(iter, [f] EMBER_GPU_LAMBDA(scalar_t a, scalar_t b) -> scalar_t {
+void arith_impl(TensorIterator& iter, ArithFn f, ZeroDivisionReport zr) {
+  gpu_kernel(iter, [f, zr] EMBER_GPU_LAMBDA(scalar_t a, scalar_t b) -> scalar_t {
     if constexpr (std::is_integral_v<scalar_t>) {
-      return int_arith<scalar_t>(f, a, b);
+      return int_arith<scalar_t>(f, a, b, zr);
     } else {
       return float_arith<scalar_t>(f, a, b);
     }
   });
 }
 
-// Sets *flag when an element of the operand is zero.
-template <typename T>
-__global__ void any_zero_kernel(int32_t n, cuda_detail::OffsetCalculator<1> calc, const char* data, int* flag) {
-  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    if (*reinterpret_cast<const T*>(data + calc.get(static_cast<uint32_t>(i)).v[0]) == T(0)) {
-      *flag = 1;
-      return;
-    }
-  }
-}
-
-// Raises ZeroDivisionError (as the CPU kernels) if the divisor -- input 1, operand 2
-// -- of an integer division has a zero.
-void check_integer_divisor(const TensorIterator& iter) {
-  if (!c10::isIntegralType(iter.common_dtype(), /*includeBool=*/false) || iter.numel() == 0) return;
+// An integer division (div trunc / floor, remainder, fmod) by zero raises
+// ZeroDivisionError as on the CPU: at once for a zero CPU-scalar divisor (input 1,
+// operand 2); for a divisor on the device, the kernel reports it (see the top of the
+// file). Returns where the kernel reports (nowhere for other ops and dtypes).
+ZeroDivisionReport prepare_integer_divisor_check(const TensorIterator& iter, ArithFn f) {
+  const bool division =
+      f == ArithFn::DivTrunc || f == ArithFn::DivFloor || f == ArithFn::Remainder || f == ArithFn::Fmod;
+  if (!division || !c10::isIntegralType(iter.common_dtype(), /*includeBool=*/false) || iter.numel() == 0) return {};
   constexpr int kDivisor = 2;
-  bool zero = false;
   if (iter.is_cpu_scalar(kDivisor)) {
-    zero = iter.scalar_value(kDivisor).toLong() == 0;
-  } else {
-    c10::DeviceGuard guard(iter.device(0));
-    const Tensor flag = empty({1}, ScalarType::Int, iter.device(0));
-    flag.fill_(Scalar(int64_t{0}));
-    int* flag_ptr = static_cast<int*>(flag.data_ptr());
-    EMBER_DISPATCH_INTEGRAL_TYPES(iter.dtype(kDivisor), "div", [&] {
-      auto launch = [&](const TensorIterator& it) {
-        const int64_t n = it.numel();
-        const cuda_detail::OffsetCalculator<1> calc(it.shape(), [&](int) { return it.strides(kDivisor); });
-        any_zero_kernel<scalar_t>
-            <<<ember::at::cuda::grid_size(n), ember::at::cuda::kNumThreads, 0, ember::at::cuda::current_stream()>>>(
-                static_cast<int32_t>(n), calc, static_cast<const char*>(it.data_ptr(kDivisor)), flag_ptr);
-        EMBER_CUDA_KERNEL_LAUNCH_CHECK();
-      };
-      if (iter.can_use_32bit_indexing()) {
-        launch(iter);
-      } else {
-        for (const TensorIterator& sub : iter.with_32bit_indexing()) launch(sub);
-      }
-    });
-    zero = flag.item().toLong() != 0;
+    if (iter.scalar_value(kDivisor).toLong() == 0) throw c10::Error("ZeroDivisionError");
+    return {};
   }
-  if (zero) throw c10::Error("ZeroDivisionError");
+  const int device = iter.device(0).index;
+  // errors reported earlier on this device surface first, as before any reporting launch
+  ember::at::cuda::check_device_errors(device);
+  static const int op = ember::at::cuda::register_error_format("ZeroDivisionError", /*index_error=*/false);
+  return {ember::at::cuda::device_error_slot(device), op};
 }
 
 void arith_kernel(TensorIterator& iter, ArithFn f, const char* name) {
-  if (f == ArithFn::DivTrunc || f == ArithFn::DivFloor || f == ArithFn::Remainder || f == ArithFn::Fmod) {
-    check_integer_divisor(iter);
-  }
-  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), name, [&] { arith_impl<scalar_t>(iter, f); });
+  const ZeroDivisionReport zr = prepare_integer_divisor_check(iter, f);
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), name, [&] { arith_impl<scalar_t>(iter, f, zr); });
 }
 
 void div_trunc_kernel_cuda(TensorIterator& iter) { arith_kernel(iter, ArithFn::DivTrunc, "div"); }

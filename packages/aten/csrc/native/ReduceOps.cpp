@@ -151,33 +151,6 @@ struct LogicalOps : ColumnReduceDefault<LogicalOps<scalar_t>, scalar_t, bool> {
   void project(acc_t a, int64_t off) const { out[off] = a ? 1 : 0; }
 };
 
-// Calls f.template operator()<T>() with T the type the nonzero test reads `dtype` as.
-template <typename F>
-void dispatch_nonzero_type(ScalarType dtype, const char* name, const F& f) {
-  switch (dtype) {
-    case ScalarType::Bool:
-    case ScalarType::Byte:
-    case ScalarType::Char:
-      return f.template operator()<uint8_t>();
-    case ScalarType::Short:
-      return f.template operator()<uint16_t>();
-    case ScalarType::Int:
-      return f.template operator()<uint32_t>();
-    case ScalarType::Long:
-      return f.template operator()<uint64_t>();
-    case ScalarType::Half:
-      return f.template operator()<c10::Half>();
-    case ScalarType::BFloat16:
-      return f.template operator()<c10::BFloat16>();
-    case ScalarType::Float:
-      return f.template operator()<float>();
-    case ScalarType::Double:
-      return f.template operator()<double>();
-    default:
-      throw c10::Error(c10::str(name, ": not implemented for dtype ", c10::toPythonName(dtype)));
-  }
-}
-
 struct RunLogical {
   const ReductionPlan& p;
   bool all;

@@ -37,9 +37,11 @@ struct CumOps {
   using out_t = std::conditional_t<kFloat, scalar_t, int64_t>;
   using acc_t = std::conditional_t<kFloat, std::conditional_t<is_reduced_float_v<scalar_t>, float, double>, uint64_t>;
 
+  // x folded into the empty sum (0 + x: -0.0 becomes 0.0, as on the CPU) or product (1 * x: x)
   __device__ acc_t init(scalar_t x, int64_t) const {
     if constexpr (kFloat) {
-      return static_cast<acc_t>(static_cast<opmath_t<scalar_t>>(x));
+      const acc_t v = static_cast<acc_t>(static_cast<opmath_t<scalar_t>>(x));
+      return kProd ? v : acc_t(0) + v;
     } else {
       return static_cast<acc_t>(static_cast<int64_t>(x));
     }
@@ -66,7 +68,10 @@ struct LogCumSumExpOps {
   using out_t = scalar_t;
   using acc_t = std::conditional_t<is_reduced_float_v<scalar_t>, float, double>;
 
-  __device__ acc_t init(scalar_t x, int64_t) const { return static_cast<acc_t>(static_cast<opmath_t<scalar_t>>(x)); }
+  // x folded into an empty (-inf) sum, as the CPU kernel starts: x + 0 (-0.0 becomes 0.0)
+  __device__ acc_t init(scalar_t x, int64_t) const {
+    return static_cast<acc_t>(static_cast<opmath_t<scalar_t>>(x)) + acc_t(0);
+  }
   __device__ acc_t combine(acc_t a, acc_t b) const {
     if (a != a || b != b) return a + b;  // NaN
     const acc_t mx = a > b ? a : b;

@@ -13,10 +13,12 @@ wheelhouse/, in dependency order.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import tomllib
+import zipfile
 from pathlib import Path
 
 import nox
@@ -76,7 +78,31 @@ def _builds_cuda() -> bool:
     return shutil.which("nvcc") is not None or Path("/usr/local/cuda/bin/nvcc").exists()
 
 
-@nox.session(python=PYTHON)
+def _record_digest(wheel: Path) -> str:
+    """A digest of the wheel's RECORD: the hash of every file it installs, so two builds of
+    unchanged sources agree even though the zip's timestamps differ."""
+    with zipfile.ZipFile(wheel) as zf:
+        record = next(n for n in zf.namelist() if n.endswith(".dist-info/RECORD"))
+        return hashlib.sha256(zf.read(record)).hexdigest()
+
+
+def _install_build_dependency(session: nox.Session, layer: str) -> None:
+    """Install the layer the next C++ layer compiles against, unless the build venv already
+    holds these very files: reinstalling rewrites its headers with new times, and ninja would
+    then recompile the whole of the next layer for nothing."""
+    wheel = _wheel(layer)
+    digest = _record_digest(wheel)
+    stamp = Path(session.virtualenv.location) / f"ember-{layer}.record-sha256"
+    if stamp.exists() and stamp.read_text() == digest:
+        session.log(f"ember-{layer}: the build venv already has these files")
+        return
+    session.install("--no-deps", "--force-reinstall", str(wheel))
+    stamp.write_text(digest)
+
+
+# reuse_venv: a second `nox` invocation (demo after tests, say) keeps the build venv, so
+# the compilers see the same headers with the same times and only changed files rebuild.
+@nox.session(python=PYTHON, reuse_venv=True)
 def build(session: nox.Session) -> None:
     """Compile every layer once into build/wheels (persistent build dirs)."""
     session.install(*BUILD_REQUIREMENTS)
@@ -91,8 +117,7 @@ def build(session: nox.Session) -> None:
             args.append(f"-Cbuild-dir={BUILD_DIR / _sanitise(layer)}")
         session.run(*args, str(ROOT / "packages" / layer))
         if layer in CPP_LAYERS:
-            # the next C++ layer compiles against this one
-            session.install("--no-deps", "--force-reinstall", str(_wheel(layer)))
+            _install_build_dependency(session, layer)  # the next C++ layer compiles against it
 
 
 def _runtime_requirements(layers: list[str]) -> list[str]:

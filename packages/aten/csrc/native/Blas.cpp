@@ -226,7 +226,6 @@ void gemm_batched_impl(const Tensor& out, const Tensor& a, const Tensor& b, cons
   };
   // Small matrices: one single-threaded GEMM per thread over the batch.
   constexpr int64_t kSmallWork = int64_t{96} * 96 * 96;
-  constexpr int64_t kSerialWork = int64_t{1} << 22;  // ~4M multiply-adds, e.g. 64 x 256 x 256
   const int64_t work = std::max<int64_t>(1, m * n * std::max<int64_t>(k, 1));
   if (batch > 1 && work <= kSmallWork && get_num_threads() > 1 && !in_parallel_region()) {
     OpenBlasThreadsGuard single(1);
@@ -234,7 +233,7 @@ void gemm_batched_impl(const Tensor& out, const Tensor& a, const Tensor& b, cons
     parallel_for(0, batch, grain, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) one(i);
     });
-  } else if (work * batch <= kSerialWork) {
+  } else if (work * batch <= kBlasSerialWork) {
     // Small products run on one thread: waking OpenBLAS's pool costs more than the work
     // (and far more when the cores are busy with other processes).
     OpenBlasThreadsGuard single(1);
@@ -279,7 +278,34 @@ Tensor dot_impl(const Tensor& x, const Tensor& y) {
   return scalar_tensor(Scalar(r), x.dtype());
 }
 
+template <typename T>
+void gemm_cpu_impl(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
+                   int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : c[i * ldc + j] * beta;
+    return;
+  }
+  if (!in_parallel_region() && m * n * k <= kBlasSerialWork) {
+    OpenBlasThreadsGuard single(1);
+    gemm_blas(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  } else {
+    gemm_blas(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+}
+
 }  // namespace
+
+void gemm_cpu(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+              const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  gemm_cpu_impl(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void gemm_cpu(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+              const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  gemm_cpu_impl(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
 
 void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
   if (out.is_cuda()) {

@@ -28,6 +28,19 @@ namespace ember::at::native {
 // parallel region (RuntimeError): it parallelises itself.
 void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha);
 
+// One row-major product on raw float32 / float64 pointers, C = alpha op(A) op(B) + beta C
+// (k == 0: C scaled by beta; beta == 0: C only written), with gemm_batched's thread
+// policy: products of at most kBlasSerialWork multiply-adds run on the calling thread
+// (waking OpenBLAS's pool costs more), larger ones on OpenBLAS's threads. Inside a
+// parallel region it runs on the calling thread: the caller must then hold an
+// OpenBlasThreadsGuard(1) around the whole region (this pthreads OpenBLAS must not run
+// its pool for OpenMP threads).
+constexpr int64_t kBlasSerialWork = int64_t{1} << 22;  // ~4M multiply-adds, e.g. 64 x 256 x 256
+void gemm_cpu(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+              const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void gemm_cpu(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+              const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+
 // sum_i x[i] * y[i] of two 1-d tensors of one dtype (any strides), as a 0-dim tensor.
 Tensor dot_blas(const Tensor& x, const Tensor& y);
 

@@ -18,22 +18,24 @@
 //   small_to_big   big[n, g] = col2im(W[g]^T @ small[n, g])        conv grad_input, transposed forward
 //   weight_grad    gW[g] = sum_n small[n, g] @ im2col(big[n, g])^T   grad_weight of both
 //
-// Threads and BLAS: a chunk of images is laid out side by side -- columns (G * Kg, nb * L),
-// small side (G * Ms, nb * L) -- so that each group needs ONE GEMM for the whole chunk,
-// called from this thread with OpenBLAS's own threads (the pthreads OpenBLAS must not be
-// entered from OpenMP threads). im2col / col2im and the layout copies around the GEMM run
-// in parallel (at::parallel_for). Few synchronisation points matter: on a loaded machine
-// each one can cost a scheduler time slice. Weight matrices with very few rows or columns
-// (depthwise convolutions, tiny channel counts) suit BLAS badly: their products run per
-// image and group with small_gemm_stub, in parallel. Chunks keep the columns within
-// kColumnsBudget elements.
-#include <cblas.h>
-
+// Threads and BLAS: the products run image by image, each on the image's own memory (no
+// layout copies), through gemm_cpu (Blas.h: matmul's thread policy). With at least as many
+// images as threads the images are split over the threads, each thread with its own
+// columns buffer, im2col and single-threaded products -- one parallel region per call,
+// and the columns still in the core's cache when the GEMM reads them. A few large images
+// go one at a time instead, im2col / col2im in parallel and each product on OpenBLAS's
+// threads (see image_slots). The forward bias is the GEMM's starting value (beta 1); the
+// weight gradient accumulates in the GEMM too (one sum per thread, added at the end).
+// Weight matrices with very few rows or columns (depthwise convolutions, tiny channel
+// counts) suit BLAS badly: their products run per image and group with small_gemm_stub,
+// in parallel, over chunks of images whose columns stay within kColumnsBudget elements.
+#include <algorithm>
 #include <cstring>
 #include <tuple>
 
 #include <ember/aten/Parallel.h>
 
+#include "Blas.h"
 #include "Convolution.h"
 #include "Im2Col.h"
 
@@ -202,18 +204,6 @@ namespace {
 
 // ---- products ---------------------------------------------------------------------------------
 
-// Row-major C = op(A) op(B) + beta C through OpenBLAS (never from inside a parallel region).
-void blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-               int64_t ldb, float beta, float* c, int64_t ldc) {
-  scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
-                    (blasint)n, (blasint)k, 1.0f, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
-}
-void blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
-               int64_t ldb, double beta, double* c, int64_t ldc) {
-  scipy_cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
-                    (blasint)n, (blasint)k, 1.0, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
-}
-
 // One problem: the sizes of the contiguous operands.
 struct ConvProblem {
   ScalarType dtype;
@@ -225,67 +215,121 @@ struct ConvProblem {
   int64_t big_image() const { return groups * Cb * In(); }
   int64_t small_image() const { return groups * Ms * L(); }
   int64_t cols_image() const { return groups * Kg() * L(); }
-  // Images per chunk: their columns stay within kColumnsBudget elements (at least one image).
+  // The BLAS path's columns of one image: rows of ld_cols() elements, L() of them used. A
+  // row stride of a multiple of 1 KiB maps the rows a GEMM packs together onto the same
+  // few cache sets (32x32 images: 4 KiB rows); a cache line more spreads them.
+  int64_t ld_cols() const {
+    const int64_t bytes = L() * static_cast<int64_t>(c10::elementSize(dtype));
+    return bytes >= 1024 && bytes % 1024 == 0 ? L() + 64 / static_cast<int64_t>(c10::elementSize(dtype)) : L();
+  }
+  int64_t padded_cols_image() const { return groups * Kg() * ld_cols(); }
+  int64_t image_work() const { return groups * Ms * Kg() * L(); }  // multiply-adds of one image's products
+  // Images per chunk of the small-product path: their columns stay within kColumnsBudget.
   int64_t chunk() const {
     return std::max<int64_t>(1, std::min<int64_t>(N, kColumnsBudget / std::max<int64_t>(cols_image(), 1)));
   }
-  // BLAS path: one GEMM per group over a whole chunk of images side by side. Weight matrices
-  // with very few rows or columns (depthwise, tiny channel counts) are a poor fit for BLAS:
-  // those products run per image and group with small_gemm, in parallel.
+  // BLAS path: one GEMM per image and group. Weight matrices with very few rows or columns
+  // (depthwise, tiny channel counts) are a poor fit for BLAS: those products run per image
+  // and group with small_gemm, in parallel.
   bool batched_blas() const { return Ms >= 4 && Kg() >= 4; }
 };
 
 int64_t product_grain(int64_t work) { return std::max<int64_t>(1, GRAIN_SIZE / std::max<int64_t>(work, 1)); }
 
-// (nb, C, L) images one after another <-> (C, nb * L) channels of all images side by side:
-// the layout in which one GEMM covers a chunk of images.
 template <typename T>
-void to_side_by_side(const T* src, T* dst, int64_t nb, int64_t C, int64_t L) {
-  parallel_for(0, nb * C, product_grain(L), [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      const int64_t n = r / C, c = r % C;
-      std::memcpy(dst + (c * nb + n) * L, src + r * L, sizeof(T) * L);
-    }
+T* data_of(const Tensor& t) {
+  return static_cast<T*>(t.data_ptr());
+}
+
+// How the BLAS path spreads one call's images over the threads. With at least as many
+// images as threads, the images are split into `slots` contiguous ranges that run in
+// parallel, each with its own columns buffer and single-threaded products: one parallel
+// region per call, and an image's columns are still in its core's cache when the GEMM
+// reads them. Otherwise (one thread, fewer images than threads, a few large images, or
+// columns too large to give every thread a buffer) the images go one at a time: im2col /
+// col2im in parallel, the product on OpenBLAS's threads (gemm_cpu's policy).
+int64_t image_slots(const ConvProblem& p) {
+  const int64_t threads = get_num_threads();
+  if (threads <= 1 || p.N < threads || in_parallel_region()) return 1;
+  if (threads * p.padded_cols_image() > kColumnsBudget) return 1;
+  // a few large images: OpenBLAS's threads share each product evenly, N / threads may not
+  if (p.N < 2 * threads && p.image_work() > kBlasSerialWork) return 1;
+  return threads;
+}
+
+// body(slot, n_begin, n_end) for each slot's images, in parallel when slots > 1.
+template <typename F>
+void for_each_image_range(int64_t slots, int64_t N, const F& body) {
+  if (slots == 1) {
+    body(int64_t{0}, int64_t{0}, N);
+    return;
+  }
+  OpenBlasThreadsGuard single(1);  // products inside the region run on their own thread
+  parallel_for(0, slots, 1, [&](int64_t s0, int64_t s1) {
+    for (int64_t s = s0; s < s1; ++s) body(s, N * s / slots, N * (s + 1) / slots);
   });
 }
+
+// rows[c, :] = bias[c] for c < C (S positions each): the output a GEMM with beta 1 adds to.
 template <typename T>
-void from_side_by_side(const T* src, T* dst, int64_t nb, int64_t C, int64_t L) {
-  parallel_for(0, nb * C, product_grain(L), [&](int64_t b, int64_t e) {
+void fill_bias(T* rows, const T* bias, int64_t C, int64_t S) {
+  for (int64_t c = 0; c < C; ++c) std::fill(rows + c * S, rows + (c + 1) * S, bias[c]);
+}
+
+// out[n, c, :] += bias[c]
+template <typename T>
+void add_bias(T* out, const T* bias, int64_t N, int64_t C, int64_t S) {
+  parallel_for(0, N * C, product_grain(S), [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
-      const int64_t n = r / C, c = r % C;
-      std::memcpy(dst + r * L, src + (c * nb + n) * L, sizeof(T) * L);
+      const T v = bias[r % C];
+      T* row = out + r * S;
+      for (int64_t i = 0; i < S; ++i) row[i] += v;
     }
   });
 }
 
-// small[n] = W @ im2col(big[n]) for every image.
+// small[n] = W @ im2col(big[n]) (+ bias, one value per small-side channel) for every image.
 template <typename T>
-void big_to_small(const ConvProblem& p, const T* big, const T* w, T* small) {
+void big_to_small(const ConvProblem& p, const T* big, const T* w, const T* bias, T* small) {
   const int64_t Kg = p.Kg(), L = p.L(), Ms = p.Ms, G = p.groups;
+  const bool identity = p.g->is_identity();  // 1x1 kernel, stride 1, no padding: columns == image
   if (Kg == 0) {
-    std::memset(small, 0, sizeof(T) * p.N * p.small_image());
-    return;
-  }
-  const int64_t chunk = p.chunk();
-  if (p.batched_blas()) {
-    Tensor cols = empty({chunk * p.cols_image()}, p.dtype);
-    Tensor out = empty({chunk * p.small_image()}, p.dtype);
-    T* col = static_cast<T*>(cols.data_ptr());
-    T* tmp = static_cast<T*>(out.data_ptr());
-    for (int64_t n0 = 0; n0 < p.N; n0 += chunk) {
-      const int64_t nb = std::min(chunk, p.N - n0), NL = nb * L;
-      im2col_stub(DeviceType::CPU, p.dtype, big + n0 * p.big_image(), p.big_image(), col, ColumnsLayout{L, NL}, nb,
-                  G * p.Cb, *p.g);
-      for (int64_t grp = 0; grp < G; ++grp) {
-        blas_gemm(false, false, Ms, NL, Kg, w + grp * Ms * Kg, Kg, col + grp * Kg * NL, NL, T(0), tmp + grp * Ms * NL,
-                  NL);
+    parallel_for(0, p.N, product_grain(p.small_image()), [&](int64_t b, int64_t e) {
+      for (int64_t n = b; n < e; ++n) {
+        T* out = small + n * p.small_image();
+        if (bias != nullptr) {
+          fill_bias(out, bias, G * Ms, L);
+        } else {
+          std::fill(out, out + p.small_image(), T(0));
+        }
       }
-      from_side_by_side(tmp, small + n0 * p.small_image(), nb, G * Ms, L);
-    }
+    });
     return;
   }
-  // small products, per image and group, in parallel (a 1x1 kernel needs no im2col)
-  const bool identity = p.g->is_identity();
+  if (p.batched_blas()) {
+    const int64_t slots = image_slots(p), ld = identity ? L : p.ld_cols(), image_cols = G * Kg * ld;
+    Tensor cols = identity ? Tensor() : empty({slots * image_cols}, p.dtype);
+    for_each_image_range(slots, p.N, [&](int64_t slot, int64_t n0, int64_t n1) {
+      for (int64_t n = n0; n < n1; ++n) {
+        const T* col = big + n * p.big_image();
+        if (!identity) {
+          T* buf = data_of<T>(cols) + slot * image_cols;
+          im2col_stub(DeviceType::CPU, p.dtype, col, p.big_image(), buf, ColumnsLayout{image_cols, ld}, 1, G * p.Cb,
+                      *p.g);
+          col = buf;
+        }
+        T* out = small + n * p.small_image();
+        if (bias != nullptr) fill_bias(out, bias, G * Ms, L);  // the GEMM adds to it (beta 1)
+        for (int64_t grp = 0; grp < G; ++grp) {
+          gemm_cpu(false, false, Ms, L, Kg, T(1), w + grp * Ms * Kg, Kg, col + grp * Kg * ld, ld,
+                   bias != nullptr ? T(1) : T(0), out + grp * Ms * L, L);
+        }
+      }
+    });
+    return;
+  }
+  // small products, per image and group, in parallel
+  const int64_t chunk = p.chunk();
   Tensor cols = identity ? Tensor() : empty({chunk * p.cols_image()}, p.dtype);
   for (int64_t n0 = 0; n0 < p.N; n0 += chunk) {
     const int64_t nb = std::min(chunk, p.N - n0);
@@ -303,32 +347,43 @@ void big_to_small(const ConvProblem& p, const T* big, const T* w, T* small) {
       }
     });
   }
+  if (bias != nullptr) add_bias(small, bias, p.N, G * Ms, L);
 }
 
-// big[n] = col2im(W^T @ small[n]) for every image.
+// big[n] = col2im(W^T @ small[n]) (+ bias, one value per big-side channel) for every image.
 template <typename T>
-void small_to_big(const ConvProblem& p, const T* small, const T* w, T* big) {
-  const int64_t Kg = p.Kg(), L = p.L(), Ms = p.Ms, G = p.groups;
+void small_to_big(const ConvProblem& p, const T* small, const T* w, const T* bias, T* big) {
+  const int64_t Kg = p.Kg(), L = p.L(), Ms = p.Ms, G = p.groups, In = p.In();
   if (Kg == 0) return;  // no big-side channels
-  const int64_t chunk = p.chunk();
+  const bool identity = p.g->is_identity();
   if (p.batched_blas()) {
-    Tensor cols = empty({chunk * p.cols_image()}, p.dtype);
-    Tensor in = empty({chunk * p.small_image()}, p.dtype);
-    T* col = static_cast<T*>(cols.data_ptr());
-    T* tmp = static_cast<T*>(in.data_ptr());
-    for (int64_t n0 = 0; n0 < p.N; n0 += chunk) {
-      const int64_t nb = std::min(chunk, p.N - n0), NL = nb * L;
-      to_side_by_side(small + n0 * p.small_image(), tmp, nb, G * Ms, L);
-      for (int64_t grp = 0; grp < G; ++grp) {
-        blas_gemm(true, false, Kg, NL, Ms, w + grp * Ms * Kg, Kg, tmp + grp * Ms * NL, NL, T(0), col + grp * Kg * NL,
-                  NL);
+    const int64_t slots = image_slots(p), ld = identity ? L : p.ld_cols(), image_cols = G * Kg * ld;
+    Tensor cols = identity ? Tensor() : empty({slots * image_cols}, p.dtype);
+    for_each_image_range(slots, p.N, [&](int64_t slot, int64_t n0, int64_t n1) {
+      for (int64_t n = n0; n < n1; ++n) {
+        T* image = big + n * p.big_image();
+        T* col = identity ? image : data_of<T>(cols) + slot * image_cols;
+        const bool fused_bias = identity && bias != nullptr;  // the GEMM adds to the bias (beta 1)
+        if (fused_bias) fill_bias(image, bias, G * p.Cb, In);
+        for (int64_t grp = 0; grp < G; ++grp) {
+          gemm_cpu(true, false, Kg, L, Ms, T(1), w + grp * Ms * Kg, Kg, small + n * p.small_image() + grp * Ms * L, L,
+                   fused_bias ? T(1) : T(0), col + grp * Kg * ld, ld);
+        }
+        if (!identity) {
+          col2im_stub(DeviceType::CPU, p.dtype, col, ColumnsLayout{image_cols, ld}, image, p.big_image(), 1, G * p.Cb,
+                      *p.g);
+          if (bias != nullptr) {
+            for (int64_t c = 0; c < G * p.Cb; ++c) {
+              T* row = image + c * In;
+              for (int64_t i = 0; i < In; ++i) row[i] += bias[c];
+            }
+          }
+        }
       }
-      col2im_stub(DeviceType::CPU, p.dtype, col, ColumnsLayout{L, NL}, big + n0 * p.big_image(), p.big_image(), nb,
-                  G * p.Cb, *p.g);
-    }
+    });
     return;
   }
-  const bool identity = p.g->is_identity();
+  const int64_t chunk = p.chunk();
   Tensor cols = identity ? Tensor() : empty({chunk * p.cols_image()}, p.dtype);
   for (int64_t n0 = 0; n0 < p.N; n0 += chunk) {
     const int64_t nb = std::min(chunk, p.N - n0);
@@ -347,34 +402,59 @@ void small_to_big(const ConvProblem& p, const T* small, const T* w, T* big) {
                   p.big_image(), nb, G * p.Cb, *p.g);
     }
   }
+  if (bias != nullptr) add_bias(big, bias, p.N, G * p.Cb, In);
 }
 
 // gw[g] = sum_n small[n, g] @ im2col(big[n, g])^T.
 template <typename T>
 void weight_grad(const ConvProblem& p, const T* big, const T* small, T* gw) {
   const int64_t Kg = p.Kg(), L = p.L(), Ms = p.Ms, G = p.groups;
-  std::memset(gw, 0, sizeof(T) * G * Ms * Kg);
-  if (Kg == 0 || Ms == 0 || L == 0 || p.N == 0) return;
-  const int64_t chunk = p.chunk();
+  const int64_t wsize = G * Ms * Kg;
+  if (Kg == 0 || Ms == 0 || L == 0 || p.N == 0) {
+    std::fill(gw, gw + wsize, T(0));
+    return;
+  }
+  const bool identity = p.g->is_identity();
   if (p.batched_blas()) {
-    Tensor cols = empty({chunk * p.cols_image()}, p.dtype);
-    Tensor gout = empty({chunk * p.small_image()}, p.dtype);
-    T* col = static_cast<T*>(cols.data_ptr());
-    T* tmp = static_cast<T*>(gout.data_ptr());
-    for (int64_t n0 = 0; n0 < p.N; n0 += chunk) {
-      const int64_t nb = std::min(chunk, p.N - n0), NL = nb * L;
-      im2col_stub(DeviceType::CPU, p.dtype, big + n0 * p.big_image(), p.big_image(), col, ColumnsLayout{L, NL}, nb,
-                  G * p.Cb, *p.g);
-      to_side_by_side(small + n0 * p.small_image(), tmp, nb, G * Ms, L);
-      for (int64_t grp = 0; grp < G; ++grp) {
-        blas_gemm(false, true, Ms, Kg, NL, tmp + grp * Ms * NL, NL, col + grp * Kg * NL, NL, T(1), gw + grp * Ms * Kg,
-                  Kg);
+    // Each slot accumulates its images' gW[g]^T = im2col(big[n, g]) @ small[n, g]^T (Kg x Ms)
+    // with the GEMM's beta, so no per-image temporary. (The transposed product packs its
+    // operands faster in OpenBLAS than small[n, g] @ im2col(big[n, g])^T.) gw is their sum,
+    // in slot order.
+    const int64_t slots = image_slots(p), ld = identity ? L : p.ld_cols(), image_cols = G * Kg * ld;
+    Tensor cols = identity ? Tensor() : empty({slots * image_cols}, p.dtype);
+    Tensor sums = empty({slots * wsize}, p.dtype);
+    for_each_image_range(slots, p.N, [&](int64_t slot, int64_t n0, int64_t n1) {
+      T* acc = data_of<T>(sums) + slot * wsize;
+      if (n0 == n1) std::fill(acc, acc + wsize, T(0));
+      for (int64_t n = n0; n < n1; ++n) {
+        const T* col = big + n * p.big_image();
+        if (!identity) {
+          T* buf = data_of<T>(cols) + slot * image_cols;
+          im2col_stub(DeviceType::CPU, p.dtype, col, p.big_image(), buf, ColumnsLayout{image_cols, ld}, 1, G * p.Cb,
+                      *p.g);
+          col = buf;
+        }
+        for (int64_t grp = 0; grp < G; ++grp) {
+          gemm_cpu(false, true, Kg, Ms, L, T(1), col + grp * Kg * ld, ld, small + n * p.small_image() + grp * Ms * L, L,
+                   n == n0 ? T(0) : T(1), acc + grp * Kg * Ms, Ms);
+        }
+      }
+    });
+    const T* acc = data_of<T>(sums);
+    for (int64_t grp = 0; grp < G; ++grp) {
+      for (int64_t m = 0; m < Ms; ++m) {
+        for (int64_t k = 0; k < Kg; ++k) {
+          T v = T(0);
+          for (int64_t s = 0; s < slots; ++s) v += acc[s * wsize + (grp * Kg + k) * Ms + m];
+          gw[(grp * Ms + m) * Kg + k] = v;
+        }
       }
     }
     return;
   }
   // small products: groups in parallel (each accumulates its own gw[g], no races)
-  const bool identity = p.g->is_identity();
+  std::fill(gw, gw + wsize, T(0));
+  const int64_t chunk = p.chunk();
   Tensor cols = identity ? Tensor() : empty({chunk * p.cols_image()}, p.dtype);
   for (int64_t n0 = 0; n0 < p.N; n0 += chunk) {
     const int64_t nb = std::min(chunk, p.N - n0);
@@ -393,33 +473,6 @@ void weight_grad(const ConvProblem& p, const T* big, const T* small, T* gw) {
       }
     });
   }
-}
-
-// out[n, c, :] += bias[c]
-template <typename T>
-void add_bias(T* out, const T* bias, int64_t N, int64_t C, int64_t S) {
-  parallel_for(0, N * C, product_grain(S), [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      const T v = bias[r % C];
-      T* row = out + r * S;
-      for (int64_t i = 0; i < S; ++i) row[i] += v;
-    }
-  });
-}
-
-// gb[c] = sum over n and positions of g[n, c, :]
-template <typename T>
-void bias_grad(const T* g, T* gb, int64_t N, int64_t C, int64_t S) {
-  parallel_for(0, C, product_grain(N * S), [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) {
-      double acc = 0;
-      for (int64_t n = 0; n < N; ++n) {
-        const T* row = g + (n * C + c) * S;
-        for (int64_t i = 0; i < S; ++i) acc += row[i];
-      }
-      gb[c] = static_cast<T>(acc);
-    }
-  });
 }
 
 template <typename F>
@@ -456,19 +509,14 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const std::optiona
   Tensor out = empty(s.output_sizes, ct, input.device());
   if (out.numel() > 0) {
     const ConvProblem p{ct, &s.geometry, input.size(0), groups, s.Ms, s.Cb};
+    const Tensor bc = b != nullptr ? b->to(ct).contiguous() : Tensor();
     dispatch_float_double(ct, [&](auto tag) {
       using T = decltype(tag);
+      const T* bp = bc.defined() ? data_of<const T>(bc) : nullptr;
       if (!transposed) {
-        big_to_small<T>(p, static_cast<const T*>(x.data_ptr()), static_cast<const T*>(w.data_ptr()),
-                        static_cast<T*>(out.data_ptr()));
+        big_to_small<T>(p, data_of<const T>(x), data_of<const T>(w), bp, data_of<T>(out));
       } else {
-        small_to_big<T>(p, static_cast<const T*>(x.data_ptr()), static_cast<const T*>(w.data_ptr()),
-                        static_cast<T*>(out.data_ptr()));
-      }
-      if (b != nullptr) {
-        const Tensor bc = b->to(ct).contiguous();
-        add_bias<T>(static_cast<T*>(out.data_ptr()), static_cast<const T*>(bc.data_ptr()), out.size(0), out.size(1),
-                    out.numel() / (out.size(0) * out.size(1)));
+        small_to_big<T>(p, data_of<const T>(x), data_of<const T>(w), bp, data_of<T>(out));
       }
     });
   }
@@ -505,9 +553,9 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
       gi = empty(input.sizes(), ct, input.device());
       if (gi.numel() > 0) {
         if (!transposed) {
-          small_to_big<T>(p, gop, static_cast<const T*>(w.data_ptr()), static_cast<T*>(gi.data_ptr()));
+          small_to_big<T>(p, gop, data_of<const T>(w), nullptr, data_of<T>(gi));
         } else {
-          big_to_small<T>(p, gop, static_cast<const T*>(w.data_ptr()), static_cast<T*>(gi.data_ptr()));
+          big_to_small<T>(p, gop, data_of<const T>(w), nullptr, data_of<T>(gi));
         }
       }
       gi = conv_result(gi, input.dtype(), suggest_memory_format(input));
@@ -529,7 +577,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
       gb = empty({C_out}, ct, grad_output.device());
       const int64_t N = go.size(0);
       const int64_t S = N * C_out == 0 ? 0 : go.numel() / (N * C_out);
-      if (C_out > 0) bias_grad<T>(gop, static_cast<T*>(gb.data_ptr()), N, C_out, S);
+      if (C_out > 0) channel_sum_stub(DeviceType::CPU, ct, gop, gb.data_ptr(), N, C_out, S);
       gb = gb.to(input.dtype());
     }
   });

@@ -9,6 +9,7 @@ namespace ember::at::native {
 DEFINE_DISPATCH(im2col_stub);
 DEFINE_DISPATCH(col2im_stub);
 DEFINE_DISPATCH(small_gemm_stub);
+DEFINE_DISPATCH(channel_sum_stub);
 
 namespace {
 

@@ -69,6 +69,12 @@ using small_gemm_fn = void (*)(ScalarType dtype, bool trans_a, bool trans_b, int
                                bool accumulate);
 DECLARE_DISPATCH(small_gemm_fn, small_gemm_stub);
 
+// sums[c] = sum over n and s of x[n, c, s] for a contiguous (N, C, S) x: a convolution's
+// bias gradient. float32 / float64 (sums in the dtype, vectorised, per row then over
+// rows in double); parallel over channels.
+using channel_sum_fn = void (*)(ScalarType dtype, const void* x, void* sums, int64_t N, int64_t C, int64_t S);
+DECLARE_DISPATCH(channel_sum_fn, channel_sum_stub);
+
 // ---- helpers shared by the convolution, unfold/fold and pooling operators ---------------
 
 // float16 / bfloat16 kernels run in float32 (one conversion each way per call).

@@ -212,11 +212,51 @@ void small_gemm_kernel(ScalarType dtype, bool ta, bool tb, int64_t m, int64_t n,
   }
 }
 
+// ---- channel sums (the bias gradient) ------------------------------------------------------
+
+template <typename T>
+T row_sum(const T* x, int64_t n) {
+  using V = Vectorized<T>;
+  V acc0(T(0)), acc1(T(0)), acc2(T(0)), acc3(T(0));
+  int64_t j = 0;
+  for (; j + 4 * V::size() <= n; j += 4 * V::size()) {
+    acc0 += V::loadu(x + j);
+    acc1 += V::loadu(x + j + V::size());
+    acc2 += V::loadu(x + j + 2 * V::size());
+    acc3 += V::loadu(x + j + 3 * V::size());
+  }
+  for (; j + V::size() <= n; j += V::size()) acc0 += V::loadu(x + j);
+  T s = ((acc0 + acc1) + (acc2 + acc3)).reduce_add();
+  for (; j < n; ++j) s += x[j];
+  return s;
+}
+
+template <typename T>
+void channel_sum_impl(const T* x, T* sums, int64_t N, int64_t C, int64_t S) {
+  const int64_t grain = std::max<int64_t>(1, GRAIN_SIZE / std::max<int64_t>(N * S, 1));
+  parallel_for(0, C, grain, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      double acc = 0;
+      for (int64_t n = 0; n < N; ++n) acc += row_sum(x + (n * C + c) * S, S);
+      sums[c] = static_cast<T>(acc);
+    }
+  });
+}
+
+void channel_sum_kernel(ScalarType dtype, const void* x, void* sums, int64_t N, int64_t C, int64_t S) {
+  if (dtype == ScalarType::Double) {
+    channel_sum_impl(static_cast<const double*>(x), static_cast<double*>(sums), N, C, S);
+  } else {
+    channel_sum_impl(static_cast<const float*>(x), static_cast<float*>(sums), N, C, S);
+  }
+}
+
 }  // namespace
 }  // namespace CPU_CAPABILITY
 
 REGISTER_DISPATCH(im2col_stub, &im2col_kernel);
 REGISTER_DISPATCH(col2im_stub, &col2im_kernel);
 REGISTER_DISPATCH(small_gemm_stub, &small_gemm_kernel);
+REGISTER_DISPATCH(channel_sum_stub, &channel_sum_kernel);
 
 }  // namespace ember::at::native

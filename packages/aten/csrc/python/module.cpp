@@ -47,6 +47,7 @@ std::tuple<Tensor, Tensor, Tensor> cuda_emulated_convolution_backward(
     const Tensor& grad_output, const Tensor& input, const Tensor& weight,
     const std::optional<c10::DimVector>& bias_sizes, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
     bool transposed, IntArrayRef output_padding, int64_t groups, const std::vector<bool>& output_mask);
+bool cuda_sdpa_emulation(bool on);  // csrc/native/cuda/Attention.cu
 }  // namespace ember::at::native
 #endif
 
@@ -262,6 +263,9 @@ PYBIND11_MODULE(_C, m) {
         return std::make_tuple(opt(std::get<0>(r)), opt(std::get<1>(r)), opt(std::get<2>(r)));
       },
       "convolution_backward_cuda on CPU tensors, its cuBLAS calls emulated on the host (for tests).");
+  m.def("_cuda_sdpa_emulation", &native::cuda_sdpa_emulation, py::arg("on"),
+        "on=True: the CPU slots of the fused attention stubs run a host emulation of their CUDA kernels (the same "
+        "block code, one thread per block) so tests check it without a GPU; returns the previous state.");
 #else
   m.attr("_built_with_cuda") = false;
 #endif

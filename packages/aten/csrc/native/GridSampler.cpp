@@ -1,7 +1,10 @@
-// grid_sampler_2d and grid_sampler_2d_backward on CPU: PyTorch's checks and its source-index
-// rules (unnormalise, then border clipping or reflection), bilinear and nearest modes. The
-// loops are scalar (gathers at data-dependent positions), in parallel over the batch: a
-// backward task only writes its own batch element's grad_input, so nothing races.
+// grid_sampler_2d and grid_sampler_2d_backward: PyTorch's checks (for every device), then
+// the device's kernel through grid_sampler_2d_stub / grid_sampler_2d_backward_stub
+// (GridSampler.h; CUDA: cuda/GridSampler.cu, the same rules per output location).
+// The CPU kernels here: PyTorch's source-index rules (unnormalise, then border clipping or
+// reflection), bilinear and nearest modes. The loops are scalar (gathers at data-dependent
+// positions), in parallel over the batch: a backward task only writes its own batch
+// element's grad_input, so nothing races.
 #include <algorithm>
 #include <cmath>
 #include <tuple>
@@ -9,14 +12,16 @@
 
 #include <ember/aten/Parallel.h>
 
+#include "GridSampler.h"
 #include "Im2Col.h"  // nn_compute_type
 
 namespace ember::at::native {
 
 namespace {
 
-enum class Interp : int64_t { Bilinear = 0, Nearest = 1, Bicubic = 2 };
-enum class Padding : int64_t { Zeros = 0, Border = 1, Reflection = 2 };
+using Interp = GridSampleInterp;
+using Padding = GridSamplePadding;
+using Geometry = GridSampleGeometry;
 
 // The source coordinate of a grid value in [-1, 1] along a dim of `size`, and (in *g) its
 // derivative with respect to the grid value.
@@ -94,13 +99,6 @@ T source_index(T coord, int64_t size, Padding pad, bool align_corners, T* g) {
 }
 
 inline bool inside(int64_t y, int64_t x, int64_t H, int64_t W) { return y >= 0 && y < H && x >= 0 && x < W; }
-
-struct Geometry {
-  int64_t N, C, H, W, Ho, Wo;
-  Interp interp;
-  Padding pad;
-  bool align_corners;
-};
 
 // input (N, C, H, W), grid (N, Ho, Wo, 2), out (N, C, Ho, Wo), all contiguous.
 template <typename T>
@@ -192,8 +190,30 @@ void backward_impl(const Geometry& g, const T* gout, const T* input, const T* gr
       });
 }
 
+void grid_sampler_2d_cpu(const Geometry& g, const Tensor& x, const Tensor& gr, const Tensor& out) {
+  if (out.dtype() == ScalarType::Double) {
+    forward_impl(g, x.data_ptr<double>(), gr.data_ptr<double>(), out.data_ptr<double>());
+  } else {
+    forward_impl(g, x.data_ptr<float>(), gr.data_ptr<float>(), out.data_ptr<float>());
+  }
+}
+
+void grid_sampler_2d_backward_cpu(const Geometry& g, const Tensor& go, const Tensor& x, const Tensor& gr,
+                                  const Tensor& gi, const Tensor& gg) {
+  if (x.dtype() == ScalarType::Double) {
+    backward_impl(g, go.data_ptr<double>(), x.data_ptr<double>(), gr.data_ptr<double>(),
+                  gi.defined() ? gi.data_ptr<double>() : nullptr, gg.defined() ? gg.data_ptr<double>() : nullptr);
+  } else {
+    backward_impl(g, go.data_ptr<float>(), x.data_ptr<float>(), gr.data_ptr<float>(),
+                  gi.defined() ? gi.data_ptr<float>() : nullptr, gg.defined() ? gg.data_ptr<float>() : nullptr);
+  }
+}
+
 Geometry check(const Tensor& input, const Tensor& grid, int64_t interpolation_mode, int64_t padding_mode,
                bool align_corners) {
+  EMBER_CHECK(input.device() == grid.device(),
+              "grid_sampler(): expected input and grid to be on same device, but input is on ", input.device(),
+              " and grid is on ", grid.device());
   EMBER_CHECK(input.dtype() == grid.dtype(),
               "grid_sampler(): expected input and grid to have same dtype, but input has ",
               c10::toPythonName(input.dtype()), " and grid has ", c10::toPythonName(grid.dtype()));
@@ -209,7 +229,8 @@ Geometry check(const Tensor& input, const Tensor& grid, int64_t interpolation_mo
                 "sizes ",
                 shape_str(input.sizes()), " with dimension ", d, " being empty");
   }
-  EMBER_CHECK(c10::isFloatingType(input.dtype()), "\"grid_sampler_2d_cpu_kernel_impl\" not implemented for '",
+  EMBER_CHECK(c10::isFloatingType(input.dtype()), "\"",
+              input.is_cpu() ? "grid_sampler_2d_cpu_kernel_impl" : "grid_sampler_2d_cuda", "\" not implemented for '",
               c10::toString(input.dtype()), "'");
   EMBER_CHECK(interpolation_mode >= 0 && interpolation_mode <= 2, "grid_sampler(): invalid interpolation_mode ",
               interpolation_mode);
@@ -228,19 +249,18 @@ Geometry check(const Tensor& input, const Tensor& grid, int64_t interpolation_mo
 
 }  // namespace
 
+REGISTER_BASELINE_DISPATCH(grid_sampler_2d_stub, &grid_sampler_2d_cpu);
+REGISTER_BASELINE_DISPATCH(grid_sampler_2d_backward_stub, &grid_sampler_2d_backward_cpu);
+DEFINE_DISPATCH(grid_sampler_2d_stub);
+DEFINE_DISPATCH(grid_sampler_2d_backward_stub);
+
 Tensor grid_sampler_2d(const Tensor& input, const Tensor& grid, int64_t interpolation_mode, int64_t padding_mode,
                        bool align_corners) {
   const Geometry g = check(input, grid, interpolation_mode, padding_mode, align_corners);
   const ScalarType ct = nn_compute_type(input.dtype());
   const Tensor x = input.to(ct).contiguous(), gr = grid.to(ct).contiguous();
   Tensor out = empty({g.N, g.C, g.Ho, g.Wo}, ct, input.device());
-  if (out.numel() > 0) {
-    if (ct == ScalarType::Double) {
-      forward_impl(g, x.data_ptr<double>(), gr.data_ptr<double>(), out.data_ptr<double>());
-    } else {
-      forward_impl(g, x.data_ptr<float>(), gr.data_ptr<float>(), out.data_ptr<float>());
-    }
-  }
+  if (out.numel() > 0) grid_sampler_2d_stub(out.device().type, g, x, gr, out);
   return out.to(input.dtype());
 }
 
@@ -252,18 +272,13 @@ std::tuple<Tensor, Tensor> grid_sampler_2d_backward(const Tensor& grad_output, c
   EMBER_CHECK(grad_output.sizes() == IntArrayRef({g.N, g.C, g.Ho, g.Wo}),
               "grid_sampler_2d_backward: expected grad_output of size ", shape_str({g.N, g.C, g.Ho, g.Wo}),
               ", but got ", shape_str(grad_output.sizes()));
+  check_same_device("grid_sampler_2d_backward", grad_output, input);
   const ScalarType ct = nn_compute_type(input.dtype());
   const Tensor x = input.to(ct).contiguous(), gr = grid.to(ct).contiguous(), go = grad_output.to(ct).contiguous();
   Tensor gi = output_mask[0] ? zeros(input.sizes(), ct, input.device()) : Tensor();
   Tensor gg = output_mask[1] ? zeros(grid.sizes(), ct, grid.device()) : Tensor();
   if (grad_output.numel() > 0 && (gi.defined() || gg.defined())) {
-    if (ct == ScalarType::Double) {
-      backward_impl(g, go.data_ptr<double>(), x.data_ptr<double>(), gr.data_ptr<double>(),
-                    gi.defined() ? gi.data_ptr<double>() : nullptr, gg.defined() ? gg.data_ptr<double>() : nullptr);
-    } else {
-      backward_impl(g, go.data_ptr<float>(), x.data_ptr<float>(), gr.data_ptr<float>(),
-                    gi.defined() ? gi.data_ptr<float>() : nullptr, gg.defined() ? gg.data_ptr<float>() : nullptr);
-    }
+    grid_sampler_2d_backward_stub(input.device().type, g, go, x, gr, gi, gg);
   }
   return {gi.defined() ? gi.to(input.dtype()) : gi, gg.defined() ? gg.to(grid.dtype()) : gg};
 }

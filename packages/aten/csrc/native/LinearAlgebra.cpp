@@ -10,6 +10,7 @@
 #include <ember/aten/TensorIterator.h>
 
 #include "Blas.h"
+#include "Cross.h"
 
 namespace ember::at::native {
 
@@ -363,7 +364,14 @@ void cross_loop(TensorIterator& iter, int64_t so, int64_t sa, int64_t sb) {
   });
 }
 
+void cross_cpu(TensorIterator& iter, int64_t so, int64_t sa, int64_t sb) {
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.dtype(0), "cross", [&] { cross_loop<scalar_t>(iter, so, sa, sb); });
+}
+
 }  // namespace
+
+REGISTER_BASELINE_DISPATCH(cross_stub, &cross_cpu);
+DEFINE_DISPATCH(cross_stub);
 
 Tensor linalg_cross_out(const Tensor& self, const Tensor& other, int64_t dim, const Tensor& out) {
   EMBER_CHECK(self.dim() == other.dim(), "linalg.cross: inputs must have the same number of dimensions.");
@@ -378,6 +386,7 @@ Tensor linalg_cross_out(const Tensor& self, const Tensor& other, int64_t dim, co
   if (!out.defined()) {
     result = empty(shape, self.dtype(), self.device());
   } else {
+    check_same_device("linalg.cross", self, out);
     EMBER_CHECK(out.dtype() == self.dtype(), "linalg.cross: expected out tensor to have dtype ",
                 c10::toString(self.dtype()), ", but got ", c10::toString(out.dtype()), " instead");
     resize_output(out, shape);
@@ -398,9 +407,7 @@ Tensor linalg_cross_out(const Tensor& self, const Tensor& other, int64_t dim, co
                   .check_mem_overlap(false)
                   .build();
   const int64_t item = static_cast<int64_t>(o.itemsize());
-  EMBER_DISPATCH_ALL_TYPES_AND_HALF(o.dtype(), "cross", [&] {
-    cross_loop<scalar_t>(iter, o.stride(d) * item, a.stride(d) * item, b.stride(d) * item);
-  });
+  cross_stub(iter.device_type(0), iter, o.stride(d) * item, a.stride(d) * item, b.stride(d) * item);
   if (overlap) result.copy_(o);
   return result;
 }

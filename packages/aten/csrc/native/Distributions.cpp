@@ -13,6 +13,7 @@
 #include <ember/aten/TensorIterator.h>
 
 #include "Distributions.h"
+#include "TensorFactories.h"  // pin_memory=
 
 namespace ember::at::native {
 
@@ -131,20 +132,24 @@ void check_sizes(IntArrayRef size) {
 Device device_or_cpu(const std::optional<Device>& d) { return d ? *d : Device(DeviceType::CPU); }
 
 // The result of a factory: `out` resized to `size`, or a new tensor.
-Tensor factory_result(IntArrayRef size, ScalarType dtype, const std::optional<Device>& device, const Tensor& out) {
+Tensor factory_result(IntArrayRef size, ScalarType dtype, const std::optional<Device>& device, const Tensor& out,
+                      std::optional<bool> pin_memory = std::nullopt) {
   check_sizes(size);
   if (out.defined()) {
     resize_output(out, size);
     return out;
   }
-  return at::empty(size, dtype, device_or_cpu(device));
+  return factory_empty(size, dtype, device_or_cpu(device), pin_memory);
 }
 
 // The result of a *_like factory.
 Tensor like_result(const Tensor& self, std::optional<ScalarType> dtype, const std::optional<Device>& device,
-                   const std::optional<MemoryFormat>& memory_format) {
+                   std::optional<bool> pin_memory, const std::optional<MemoryFormat>& memory_format) {
   const ScalarType dt = dtype.value_or(self.dtype());
   const MemoryFormat fmt = memory_format.value_or(MemoryFormat::Preserve);
+  if (pinned_requested(pin_memory, device.value_or(self.device()))) {
+    return empty_strided_pinned(self.sizes(), like_strides(self, fmt), dt);
+  }
   if (device && *device != self.device()) {
     Tensor t = at::empty(self.sizes(), dt, *device);
     return fmt == MemoryFormat::ChannelsLast || fmt == MemoryFormat::ChannelsLast3d ? t.contiguous(fmt) : t;
@@ -393,7 +398,7 @@ Tensor normal_float_float(double mean, double std, IntArrayRef size, const std::
                           std::optional<ScalarType> dtype, std::optional<Device> device,
                           std::optional<bool> pin_memory) {
   EMBER_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
-  Tensor result = factory_result(size, dtype.value_or(get_default_dtype()), device, Tensor());
+  Tensor result = factory_result(size, dtype.value_or(get_default_dtype()), device, Tensor(), pin_memory);
   normal_fill(result, Tensor(), mean, Tensor(), std, generator);
   return result;
 }
@@ -410,7 +415,7 @@ Tensor normal_float_float_out(double mean, double std, IntArrayRef size, const s
 
 Tensor rand(IntArrayRef size, const std::optional<Generator>& generator, std::optional<ScalarType> dtype,
             std::optional<Device> device, std::optional<bool> pin_memory) {
-  Tensor result = factory_result(size, dtype.value_or(get_default_dtype()), device, Tensor());
+  Tensor result = factory_result(size, dtype.value_or(get_default_dtype()), device, Tensor(), pin_memory);
   return uniform_(result, 0.0, 1.0, generator);
 }
 
@@ -421,7 +426,7 @@ Tensor rand_out(IntArrayRef size, const std::optional<Generator>& generator, con
 
 Tensor randn(IntArrayRef size, const std::optional<Generator>& generator, std::optional<ScalarType> dtype,
              std::optional<Device> device, std::optional<bool> pin_memory) {
-  Tensor result = factory_result(size, dtype.value_or(get_default_dtype()), device, Tensor());
+  Tensor result = factory_result(size, dtype.value_or(get_default_dtype()), device, Tensor(), pin_memory);
   return normal_(result, 0.0, 1.0, generator);
 }
 
@@ -432,7 +437,7 @@ Tensor randn_out(IntArrayRef size, const std::optional<Generator>& generator, co
 
 Tensor randint_low(int64_t low, int64_t high, IntArrayRef size, const std::optional<Generator>& generator,
                    std::optional<ScalarType> dtype, std::optional<Device> device, std::optional<bool> pin_memory) {
-  Tensor result = factory_result(size, dtype.value_or(ScalarType::Long), device, Tensor());
+  Tensor result = factory_result(size, dtype.value_or(ScalarType::Long), device, Tensor(), pin_memory);
   return random_from(result, low, high, generator);
 }
 
@@ -453,19 +458,19 @@ Tensor randint_out(int64_t high, IntArrayRef size, const std::optional<Generator
 Tensor rand_like(const Tensor& self, const std::optional<Generator>& generator, std::optional<ScalarType> dtype,
                  std::optional<Device> device, std::optional<bool> pin_memory,
                  std::optional<MemoryFormat> memory_format) {
-  return uniform_(like_result(self, dtype, device, memory_format), 0.0, 1.0, generator);
+  return uniform_(like_result(self, dtype, device, pin_memory, memory_format), 0.0, 1.0, generator);
 }
 
 Tensor randn_like(const Tensor& self, const std::optional<Generator>& generator, std::optional<ScalarType> dtype,
                   std::optional<Device> device, std::optional<bool> pin_memory,
                   std::optional<MemoryFormat> memory_format) {
-  return normal_(like_result(self, dtype, device, memory_format), 0.0, 1.0, generator);
+  return normal_(like_result(self, dtype, device, pin_memory, memory_format), 0.0, 1.0, generator);
 }
 
 Tensor randint_like_low_dtype(const Tensor& self, int64_t low, int64_t high, const std::optional<Generator>& generator,
                               std::optional<ScalarType> dtype, std::optional<Device> device,
                               std::optional<bool> pin_memory, std::optional<MemoryFormat> memory_format) {
-  return random_from(like_result(self, dtype, device, memory_format), low, high, generator);
+  return random_from(like_result(self, dtype, device, pin_memory, memory_format), low, high, generator);
 }
 
 Tensor randint_like(const Tensor& self, int64_t high, const std::optional<Generator>& generator,

@@ -7,6 +7,7 @@
 #include <ember/aten/Parallel.h>
 
 #include "Distributions.h"
+#include "TensorFactories.h"  // pin_memory=
 
 namespace ember::at::native {
 
@@ -101,7 +102,9 @@ Tensor randperm_out(int64_t n, const std::optional<Generator>& generator, const 
 Tensor randperm(int64_t n, const std::optional<Generator>& generator, std::optional<ScalarType> dtype,
                 std::optional<Device> device, std::optional<bool> pin_memory) {
   const DimVector empty_shape{0};
-  Tensor out = at::empty(empty_shape, dtype.value_or(ScalarType::Long), device ? *device : Device(DeviceType::CPU));
+  // a pinned storage grows from the pinned allocator when randperm_out resizes it
+  Tensor out = factory_empty(empty_shape, dtype.value_or(ScalarType::Long), device ? *device : Device(DeviceType::CPU),
+                             pin_memory);
   return randperm_out(n, generator, out);
 }
 

@@ -3,6 +3,9 @@
 //
 // TensorOptions arrive as dtype / device / pin_memory (layout is dropped by the
 // codegen; requires_grad is set by the generated Python function afterwards).
+// pin_memory=True allocates page-locked host memory from c10py's pinned allocator (CUDA
+// builds with a device); without CUDA, or for a CUDA result, it raises PyTorch's errors
+// (pinned_requested). The rand* factories use the same helpers (Distributions.cpp).
 // An unspecified dtype is the default float dtype, except where PyTorch infers it
 // from the values: full (from fill_value) and arange (int64 for integer bounds).
 #include "TensorFactories.h"
@@ -12,6 +15,7 @@
 #include <ember/aten/Dispatch.h>
 #include <ember/aten/Parallel.h>
 #include <ember/aten/TensorIterator.h>
+#include <ember/c10/cuda/CUDAFunctions.h>
 
 namespace ember::at::native {
 
@@ -30,9 +34,10 @@ void check_size_nonnegative(IntArrayRef size) {
   }
 }
 
-Tensor new_tensor(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device) {
+Tensor new_tensor(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device,
+                  std::optional<bool> pin_memory) {
   check_size_nonnegative(size);
-  return at::empty(size, dtype.value_or(get_default_dtype()), resolve_device(device));
+  return factory_empty(size, dtype.value_or(get_default_dtype()), resolve_device(device), pin_memory);
 }
 
 // The dtype of full(size, v) without dtype=: bool -> bool, int -> int64, float -> default.
@@ -60,8 +65,59 @@ DimVector channels_last_strides(IntArrayRef sizes, MemoryFormat fmt) {
 
 // ---- allocation helpers (TensorFactories.h) ------------------------------------------
 
-Tensor empty_like_preserve(const Tensor& like, ScalarType dtype, Device device) {
-  if (like.is_non_overlapping_and_dense()) return at::empty_strided(like.sizes(), like.strides(), dtype, device);
+bool pinned_requested(std::optional<bool> pin_memory, Device device) {
+  if (!pin_memory.value_or(false)) return false;
+  EMBER_CHECK(device.is_cpu(), "Only dense CPU tensors can be pinned");
+  EMBER_CHECK(c10::cuda::is_available(),
+              "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator is available "
+              "on this system.");
+  return true;
+}
+
+Tensor empty_strided_pinned(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype) {
+  check_size_nonnegative(sizes);
+  EMBER_CHECK(sizes.size() == strides.size(), "empty_strided: got ", sizes.size(), " sizes but ", strides.size(),
+              " strides");
+  // bytes as TensorImpl::empty_strided counts them: 1 + sum (size - 1) * stride elements
+  int64_t extent = c10::checked_numel(sizes) > 0 ? 1 : 0;
+  for (size_t i = 0; extent > 0 && i < sizes.size(); ++i) {
+    EMBER_CHECK(strides[i] >= 0, "empty_strided: negative strides are not supported, got strides ", strides);
+    int64_t span;
+    EMBER_CHECK(
+        !__builtin_mul_overflow(sizes[i] - 1, strides[i], &span) && !__builtin_add_overflow(extent, span, &extent),
+        "Storage size calculation overflowed with sizes=", sizes, " and strides=", strides);
+  }
+  int64_t nbytes;
+  EMBER_CHECK(!__builtin_mul_overflow(extent, static_cast<int64_t>(c10::elementSize(dtype)), &nbytes),
+              "Storage size calculation overflowed with sizes=", sizes, " and strides=", strides);
+  auto storage =
+      c10::make_intrusive<c10::StorageImpl>(static_cast<size_t>(nbytes), c10::cuda::GetPinnedHostAllocator(), true);
+  auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(storage), dtype);
+  impl->set_sizes_and_strides(sizes, strides);
+  return Tensor(std::move(impl));
+}
+
+Tensor factory_empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device,
+                             std::optional<bool> pin_memory) {
+  if (pinned_requested(pin_memory, device)) return empty_strided_pinned(sizes, strides, dtype);
+  return at::empty_strided(sizes, strides, dtype, device);
+}
+
+Tensor factory_empty(IntArrayRef sizes, ScalarType dtype, Device device, std::optional<bool> pin_memory) {
+  if (pinned_requested(pin_memory, device)) return empty_strided_pinned(sizes, c10::contiguous_strides(sizes), dtype);
+  return at::empty(sizes, dtype, device);
+}
+
+Tensor factory_empty_like(const Tensor& like, ScalarType dtype, Device device, MemoryFormat fmt,
+                          std::optional<bool> pin_memory) {
+  if (pinned_requested(pin_memory, device)) return empty_strided_pinned(like.sizes(), like_strides(like, fmt), dtype);
+  return empty_like_format(like, dtype, device, fmt);
+}
+
+DimVector like_strides(const Tensor& like, MemoryFormat fmt) {
+  if (fmt == MemoryFormat::Contiguous) return c10::contiguous_strides(like.sizes());
+  if (fmt != MemoryFormat::Preserve) return channels_last_strides(like.sizes(), fmt);
+  if (like.is_non_overlapping_and_dense()) return DimVector(like.strides());
   // Dense strides in like's order: sort dims innermost-first by stride; a stride-0
   // (broadcast) dim or a tie expresses no order and keeps the logical one.
   const int64_t nd = like.dim();
@@ -80,18 +136,16 @@ Tensor empty_like_preserve(const Tensor& like, ScalarType dtype, Device device) 
     strides[d] = acc;
     acc *= std::max<int64_t>(like.size(d), 1);
   }
-  return at::empty_strided(like.sizes(), strides, dtype, device);
+  return strides;
+}
+
+Tensor empty_like_preserve(const Tensor& like, ScalarType dtype, Device device) {
+  return at::empty_strided(like.sizes(), like_strides(like, MemoryFormat::Preserve), dtype, device);
 }
 
 Tensor empty_like_format(const Tensor& like, ScalarType dtype, Device device, MemoryFormat fmt) {
-  switch (fmt) {
-    case MemoryFormat::Preserve:
-      return empty_like_preserve(like, dtype, device);
-    case MemoryFormat::Contiguous:
-      return at::empty(like.sizes(), dtype, device);
-    default:
-      return at::empty_strided(like.sizes(), channels_last_strides(like.sizes(), fmt), dtype, device);
-  }
+  if (fmt == MemoryFormat::Contiguous) return at::empty(like.sizes(), dtype, device);
+  return at::empty_strided(like.sizes(), like_strides(like, fmt), dtype, device);
 }
 
 // ---- empty, empty_strided, scalar_tensor, _to_copy --------------------------------------
@@ -103,22 +157,28 @@ Tensor empty_memory_format(IntArrayRef size, std::optional<ScalarType> dtype, st
   const Device dev = resolve_device(device);
   if (memory_format &&
       (*memory_format == MemoryFormat::ChannelsLast || *memory_format == MemoryFormat::ChannelsLast3d)) {
-    return at::empty_strided(size, channels_last_strides(size, *memory_format), dt, dev);
+    return factory_empty_strided(size, channels_last_strides(size, *memory_format), dt, dev, pin_memory);
   }
   EMBER_CHECK(!memory_format || *memory_format != MemoryFormat::Preserve,
               "preserve memory format is unsupported by the empty operator");
-  return at::empty(size, dt, dev);
+  return factory_empty(size, dt, dev, pin_memory);
 }
 
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
                      std::optional<Device> device, std::optional<bool> pin_memory) {
   check_size_nonnegative(size);
-  return at::empty_strided(size, stride, dtype.value_or(get_default_dtype()), resolve_device(device));
+  return factory_empty_strided(size, stride, dtype.value_or(get_default_dtype()), resolve_device(device), pin_memory);
 }
 
 Tensor scalar_tensor(const Scalar& s, std::optional<ScalarType> dtype, std::optional<Device> device,
                      std::optional<bool> pin_memory) {
-  return at::scalar_tensor(s, dtype.value_or(get_default_dtype()), resolve_device(device));
+  const ScalarType dt = dtype.value_or(get_default_dtype());
+  if (pinned_requested(pin_memory, resolve_device(device))) {
+    Tensor t = empty_strided_pinned({}, {}, dt);
+    t.fill_(s);
+    return t;
+  }
+  return at::scalar_tensor(s, dt, resolve_device(device));
 }
 
 // The copy behind Tensor.to(): new memory of the requested dtype/device, laid out
@@ -135,7 +195,7 @@ Tensor _to_copy(const Tensor& self, std::optional<ScalarType> dtype, std::option
 
 Tensor zeros_factory(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device,
                      std::optional<bool> pin_memory) {
-  Tensor t = new_tensor(size, dtype, device);
+  Tensor t = new_tensor(size, dtype, device, pin_memory);
   t.zero_();
   return t;
 }
@@ -149,7 +209,7 @@ Tensor zeros_out(IntArrayRef size, const Tensor& out) {
 
 Tensor ones_factory(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device,
                     std::optional<bool> pin_memory) {
-  Tensor t = new_tensor(size, dtype, device);
+  Tensor t = new_tensor(size, dtype, device, pin_memory);
   t.fill_(Scalar(int64_t{1}));
   return t;
 }
@@ -163,7 +223,7 @@ Tensor ones_out(IntArrayRef size, const Tensor& out) {
 
 Tensor full_factory(IntArrayRef size, const Scalar& fill_value, std::optional<ScalarType> dtype,
                     std::optional<Device> device, std::optional<bool> pin_memory) {
-  Tensor t = new_tensor(size, dtype.value_or(fill_value_dtype(fill_value)), device);
+  Tensor t = new_tensor(size, dtype.value_or(fill_value_dtype(fill_value)), device, pin_memory);
   t.fill_(fill_value);
   return t;
 }
@@ -179,27 +239,27 @@ Tensor full_out(IntArrayRef size, const Scalar& fill_value, const Tensor& out) {
 
 namespace {
 Tensor like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
-            std::optional<MemoryFormat> memory_format) {
-  return empty_like_format(self, dtype.value_or(self.dtype()), device.value_or(self.device()),
-                           memory_format.value_or(MemoryFormat::Preserve));
+            std::optional<bool> pin_memory, std::optional<MemoryFormat> memory_format) {
+  return factory_empty_like(self, dtype.value_or(self.dtype()), device.value_or(self.device()),
+                            memory_format.value_or(MemoryFormat::Preserve), pin_memory);
 }
 }  // namespace
 
 Tensor empty_like_factory(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
                           std::optional<bool> pin_memory, std::optional<MemoryFormat> memory_format) {
-  return like(self, dtype, device, memory_format);
+  return like(self, dtype, device, pin_memory, memory_format);
 }
 
 Tensor zeros_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
                   std::optional<bool> pin_memory, std::optional<MemoryFormat> memory_format) {
-  Tensor t = like(self, dtype, device, memory_format);
+  Tensor t = like(self, dtype, device, pin_memory, memory_format);
   t.zero_();
   return t;
 }
 
 Tensor ones_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
                  std::optional<bool> pin_memory, std::optional<MemoryFormat> memory_format) {
-  Tensor t = like(self, dtype, device, memory_format);
+  Tensor t = like(self, dtype, device, pin_memory, memory_format);
   t.fill_(Scalar(int64_t{1}));
   return t;
 }
@@ -207,20 +267,20 @@ Tensor ones_like(const Tensor& self, std::optional<ScalarType> dtype, std::optio
 Tensor full_like(const Tensor& self, const Scalar& fill_value, std::optional<ScalarType> dtype,
                  std::optional<Device> device, std::optional<bool> pin_memory,
                  std::optional<MemoryFormat> memory_format) {
-  Tensor t = like(self, dtype, device, memory_format);
+  Tensor t = like(self, dtype, device, pin_memory, memory_format);
   t.fill_(fill_value);
   return t;
 }
 
 Tensor new_empty(const Tensor& self, IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device,
                  std::optional<bool> pin_memory) {
-  return new_tensor(size, dtype.value_or(self.dtype()), device.value_or(self.device()));
+  return new_tensor(size, dtype.value_or(self.dtype()), device.value_or(self.device()), pin_memory);
 }
 
 Tensor new_empty_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
                          std::optional<Device> device, std::optional<bool> pin_memory) {
   check_size_nonnegative(size);
-  return at::empty_strided(size, stride, dtype.value_or(self.dtype()), device.value_or(self.device()));
+  return factory_empty_strided(size, stride, dtype.value_or(self.dtype()), device.value_or(self.device()), pin_memory);
 }
 
 Tensor new_zeros(const Tensor& self, IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device,
@@ -300,7 +360,9 @@ Tensor arange_end_out(const Scalar& end, const Tensor& out) {
 
 Tensor arange_start_step(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<ScalarType> dtype,
                          std::optional<Device> device, std::optional<bool> pin_memory) {
-  Tensor out = at::empty({0}, dtype.value_or(arange_dtype({&start, &end, &step})), resolve_device(device));
+  // a pinned storage grows from the pinned allocator when arange_out resizes it
+  Tensor out =
+      factory_empty({0}, dtype.value_or(arange_dtype({&start, &end, &step})), resolve_device(device), pin_memory);
   return arange_out(start, end, step, out);
 }
 
@@ -360,7 +422,7 @@ Tensor linspace_out(const Scalar& start, const Scalar& end, int64_t steps, const
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::optional<ScalarType> dtype,
                 std::optional<Device> device, std::optional<bool> pin_memory) {
   EMBER_CHECK(steps >= 0, "number of steps must be non-negative");
-  return linspace_out(start, end, steps, new_tensor({steps}, dtype, device));
+  return linspace_out(start, end, steps, new_tensor({steps}, dtype, device, pin_memory));
 }
 
 Tensor logspace_out(const Scalar& start, const Scalar& end, int64_t steps, double base, const Tensor& out) {
@@ -370,7 +432,7 @@ Tensor logspace_out(const Scalar& start, const Scalar& end, int64_t steps, doubl
 Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base, std::optional<ScalarType> dtype,
                 std::optional<Device> device, std::optional<bool> pin_memory) {
   EMBER_CHECK(steps >= 0, "number of steps must be non-negative");
-  return logspace_out(start, end, steps, base, new_tensor({steps}, dtype, device));
+  return logspace_out(start, end, steps, base, new_tensor({steps}, dtype, device, pin_memory));
 }
 
 // ---- eye ----------------------------------------------------------------------------------------
@@ -391,7 +453,7 @@ Tensor eye_m(int64_t n, int64_t m, std::optional<ScalarType> dtype, std::optiona
              std::optional<bool> pin_memory) {
   EMBER_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
   EMBER_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
-  return eye_m_out(n, m, new_tensor({n, m}, dtype, device));
+  return eye_m_out(n, m, new_tensor({n, m}, dtype, device, pin_memory));
 }
 
 Tensor eye(int64_t n, std::optional<ScalarType> dtype, std::optional<Device> device, std::optional<bool> pin_memory) {

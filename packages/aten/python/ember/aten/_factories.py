@@ -81,11 +81,30 @@ def tensor(
         if hasattr(data, "__array_interface__") and not isinstance(data, (list, tuple)):
             import numpy as np
 
-            return tensor(np.asarray(data), dtype=dtype, device=device, requires_grad=requires_grad)
+            return tensor(
+                np.asarray(data), dtype=dtype, device=device, requires_grad=requires_grad, pin_memory=pin_memory
+            )
         out = _C._tensor_from_data(data, dtype, dev)
+    if pin_memory:
+        out = _pinned(out)
     if requires_grad:
         out.requires_grad_(True)
     return out
+
+
+def _pinned(t: Tensor) -> Tensor:
+    """``t`` in page-locked memory, for ``pin_memory=True``: PyTorch's errors for a tensor
+    on a device and without CUDA (as the C++ factories, TensorFactories.cpp)."""
+    from ember.c10py import cuda
+
+    if not t.is_cpu:
+        raise RuntimeError("Only dense CPU tensors can be pinned")
+    if not cuda.is_available():
+        raise RuntimeError(
+            "pin_memory=True requires a CUDA or other accelerator backend; "
+            "no pinned memory allocator is available on this system."
+        )
+    return t.pin_memory()
 
 
 def new_tensor(t: Tensor, data: Any, dtype: Any, device: Any, requires_grad: builtins.bool) -> Tensor:

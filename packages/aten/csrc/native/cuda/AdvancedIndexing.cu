@@ -76,7 +76,7 @@ void index_reduce_kernel_cuda(TensorIterator& iter, const IndexedDims& dims, Ind
   ecuda::check_device_errors(iter.device(0).index);
   const IndexGeom g = cuda_index::make_geom(iter, &dims, mode, name);
   ecuda::DeviceError* err = ecuda::device_error_slot();
-  const int op_id = cuda_index::error_op_id(name);
+  const int op_id = cuda_index::index_error_id(name, mode);
   EMBER_DISPATCH_ALL_TYPES(iter.dtype(0), "index_reduce",
                            [&] { launch_index_reduce<scalar_t>(g, n, err, op_id, op, alpha); });
 }

@@ -44,7 +44,7 @@ void index_cuda_impl(TensorIterator& iter, const IndexedDims& dims, IndexMode mo
   ecuda::check_device_errors(iter.device(0).index);
   const IndexGeom g = cuda_index::make_geom(iter, &dims, mode, op);
   ecuda::DeviceError* err = ecuda::device_error_slot();
-  const int op_id = cuda_index::error_op_id(op);
+  const int op_id = cuda_index::index_error_id(op, mode);
   const unsigned int blocks = ecuda::grid_size(n);
   cudaStream_t stream = ecuda::current_stream();
   switch (c10::elementSize(iter.dtype(0))) {

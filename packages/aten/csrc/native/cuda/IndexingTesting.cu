@@ -9,10 +9,11 @@
 // the CUDA kernels' logic; what it cannot check is the device itself (launches,
 // atomics, CUB's scan, the error slot). An index out of range raises at once, with
 // the message check_device_errors would give.
-#include <array>
+#include <string>
 #include <vector>
 
 #include "IndexingUtils.cuh"
+#include "StubEmulation.cuh"
 
 namespace ember::at::native {
 namespace {
@@ -22,8 +23,15 @@ using cuda_index::kMaxOperands;
 using cuda_index::RowMajorGeom;
 
 [[noreturn]] void emulated_index_error(const IndexGeom& g, const int64_t* off, int q, const char* op) {
-  throw c10::IndexError(c10::str(cuda_index::error_op_name(op), ": index ", cuda_index::index_value(g, off, q),
-                                 " is out of bounds for dimension ", g.dim_num[q], " with size ", g.dim_size[q]));
+  const int64_t index = cuda_index::index_value(g, off, q);
+  if (g.mode == static_cast<int>(IndexMode::Take)) {
+    std::string msg = cuda_index::kTakeErrorFormat;
+    msg.replace(msg.find("{index}"), 7, std::to_string(index));
+    msg.replace(msg.find("{size}"), 6, std::to_string(g.dim_size[q]));
+    throw c10::IndexError(msg);
+  }
+  throw c10::IndexError(c10::str(cuda_index::error_op_name(op), ": index ", index, " is out of bounds for dimension ",
+                                 g.dim_num[q], " with size ", g.dim_size[q]));
 }
 
 // f(off, extra) for each element, in the kernels' linear order.
@@ -225,25 +233,7 @@ Tensor nonzero_emulated(const Tensor& self) {
   }
 }
 
-// Puts fn in (or restores) every CPU slot of one stub.
-template <typename StubT>
-struct SlotSwap {
-  using FnPtr = typename StubT::FnPtr;
-  using Base = DispatchStub<FnPtr, StubT>;
-  std::array<FnPtr, 3> saved{};
-
-  void swap(StubT& stub, FnPtr fn, bool on) {
-    if (on) {
-      saved = {Base::DEFAULT, Base::AVX2, Base::AVX512};
-      Base::DEFAULT = Base::AVX2 = Base::AVX512 = fn;
-    } else {
-      Base::DEFAULT = saved[0];
-      Base::AVX2 = saved[1];
-      Base::AVX512 = saved[2];
-    }
-    stub.reset_cpu();
-  }
-};
+using cuda_emulation::SlotSwap;
 
 }  // namespace
 

@@ -130,6 +130,14 @@ inline std::string error_op_name(const char* op) {
 // Host: the error-op id for an operator name (see error_op_name).
 inline int error_op_id(const char* op) { return ecuda::register_error_op(error_op_name(op).c_str()); }
 
+// take / put_ (IndexMode::Take) word a bad index as the CPU kernels and PyTorch do.
+constexpr const char* kTakeErrorFormat = "out of range: tried to access index {index} on a tensor of {size} elements.";
+
+// Host: the error id the kernels of `op` report a bad index with, in `mode`.
+inline int index_error_id(const char* op, IndexMode mode) {
+  return mode == IndexMode::Take ? ecuda::register_error_format(kTakeErrorFormat) : error_op_id(op);
+}
+
 #define EMBER_GRID_STRIDE_LOOP(i, n)                                                     \
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)

@@ -36,7 +36,8 @@ std::vector<std::vector<int64_t>> cuda_loops_offsets(const std::vector<int64_t>&
                                                      const std::vector<std::vector<int64_t>>& strides,
                                                      const std::vector<int64_t>& linear);
 std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cuda_loops_split(const std::vector<Tensor>& tensors);
-bool cuda_indexing_emulation(bool on);  // csrc/native/cuda/IndexingTesting.cu
+bool cuda_indexing_emulation(bool on);       // csrc/native/cuda/IndexingTesting.cu
+bool cuda_distributions_emulation(bool on);  // csrc/native/cuda/Distributions.cu
 // csrc/native/cuda/BlasTesting.cpp
 void cuda_emulated_gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& beta,
                                 const Scalar& alpha);
@@ -266,6 +267,9 @@ PYBIND11_MODULE(_C, m) {
   m.def("_cuda_sdpa_emulation", &native::cuda_sdpa_emulation, py::arg("on"),
         "on=True: the CPU slots of the fused attention stubs run a host emulation of their CUDA kernels (the same "
         "block code, one thread per block) so tests check it without a GPU; returns the previous state.");
+  m.def("_cuda_distributions_emulation", &native::cuda_distributions_emulation, py::arg("on"),
+        "on=True: the CPU slots of the random distribution stubs run the CUDA kernels' code on the host (their "
+        "Philox block bodies, serially, on CPU tensors); returns the previous state.");
 #else
   m.attr("_built_with_cuda") = false;
 #endif

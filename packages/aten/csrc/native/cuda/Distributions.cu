@@ -11,6 +11,14 @@
 //
 // One generic kernel: thread t of the grid-stride loop computes Philox block b and the
 // V values of lanes 0..V-1 (a functor turns the block's four words into them).
+//
+// Host emulation (tests without a GPU): the block body and the functors are
+// __host__ __device__; given a CPU tensor, launch_draw runs the blocks in a serial host
+// loop instead of launching. cuda_distributions_emulation(true) puts these stub
+// functions into the distribution stubs' CPU slots, so the CPU tests check this file's
+// stream layout (which block, lane and words give value i) against the CPU kernels'.
+// What the host cannot check is the device arithmetic itself (--fmad=false, IEEE / and
+// sqrt): that is for a GPU run.
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -19,6 +27,7 @@
 
 #include "../Distributions.h"
 #include "CUDAUtils.cuh"
+#include "StubEmulation.cuh"
 
 namespace ember::at::native {
 namespace {
@@ -28,27 +37,39 @@ using cuda::current_stream;
 using cuda::grid_size;
 using cuda::kNumThreads;
 
+// Philox block b of the draw: values b * V .. b * V + V - 1 (those below n) of out.
+template <int V, typename T, typename Gen>
+EMBER_HOST_DEVICE inline void draw_block(T* out, int64_t n, const PhiloxDraw& d, const Gen& gen, int64_t b) {
+  const PhiloxBlock r = philox4x32_10(d.seed, d.offset + static_cast<uint64_t>(b));
+  const int64_t first = b * V;
+  T v[V];
+  gen(r, first, v);
+#pragma unroll
+  for (int l = 0; l < V; ++l) {
+    if (first + l < n) out[first + l] = v[l];
+  }
+}
+
 template <int V, typename T, typename Gen>
 __global__ void draw_kernel(T* out, int64_t n, PhiloxDraw d, Gen gen) {
   const int64_t blocks = (n + V - 1) / V;
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t b = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; b < blocks; b += stride) {
-    const PhiloxBlock r = philox4x32_10(d.seed, d.offset + static_cast<uint64_t>(b));
-    const int64_t first = b * V;
-    T v[V];
-    gen(r, first, v);
-#pragma unroll
-    for (int l = 0; l < V; ++l) {
-      if (first + l < n) out[first + l] = v[l];
-    }
+    draw_block<V>(out, n, d, gen, b);
   }
 }
 
-// Fills the contiguous tensor `self` (value i = its i-th element) with V values per block.
+// Fills the contiguous tensor `self` (value i = its i-th element) with V values per block
+// (a CPU `self`: the host emulation, see the top of the file).
 template <int V, typename T, typename Gen>
 void launch_draw(const Tensor& self, PhiloxDraw d, const Gen& gen) {
   const int64_t n = self.numel();
   if (n == 0) return;
+  if (self.is_cpu()) {
+    T* out = self.data_ptr<T>();
+    for (int64_t b = 0, blocks = ceil_div<int64_t>(n, V); b < blocks; ++b) draw_block<V>(out, n, d, gen, b);
+    return;
+  }
   c10::DeviceGuard guard(self.device());
   const int64_t blocks = ceil_div<int64_t>(n, V);
   draw_kernel<V, T, Gen><<<grid_size(blocks), kNumThreads, 0, current_stream()>>>(self.data_ptr<T>(), n, d, gen);
@@ -74,7 +95,7 @@ EMBER_HOST_DEVICE constexpr int uniform_digits() {
 template <typename T>
 struct UniformLow {  // float32 / float16 / bfloat16
   float from, span, top;
-  __device__ void operator()(const PhiloxBlock& r, int64_t, T (&v)[4]) const {
+  EMBER_HOST_DEVICE void operator()(const PhiloxBlock& r, int64_t, T (&v)[4]) const {
 #pragma unroll
     for (int l = 0; l < 4; ++l) {
       const T x = static_cast<T>(from + span * dist::uniform_bits<uniform_digits<T>()>(r.x[l]));
@@ -84,7 +105,7 @@ struct UniformLow {  // float32 / float16 / bfloat16
 };
 struct UniformDouble {
   double from, to, span;
-  __device__ void operator()(const PhiloxBlock& r, int64_t, double (&v)[2]) const {
+  EMBER_HOST_DEVICE void operator()(const PhiloxBlock& r, int64_t, double (&v)[2]) const {
 #pragma unroll
     for (int l = 0; l < 2; ++l) {
       const double x = from + span * uniform_double(r.x[2 * l], r.x[2 * l + 1]);
@@ -108,11 +129,11 @@ void uniform_kernel_cuda(const Tensor& self, double from, double to, PhiloxDraw 
 // ---- normal and log_normal ----
 // Standard normals of one block, as the CPU's normals(): pairs (x0, x1) and (x2, x3)
 // (float) or one pair of 53-bit uniforms (double).
-__device__ inline void block_normals(const PhiloxBlock& r, float (&z)[4]) {
+EMBER_HOST_DEVICE inline void block_normals(const PhiloxBlock& r, float (&z)[4]) {
   dist::box_muller_f(uniform_float(r.x[0]), uniform_float(r.x[1]), z[0], z[1]);
   dist::box_muller_f(uniform_float(r.x[2]), uniform_float(r.x[3]), z[2], z[3]);
 }
-__device__ inline void block_normals(const PhiloxBlock& r, double (&z)[2]) {
+EMBER_HOST_DEVICE inline void block_normals(const PhiloxBlock& r, double (&z)[2]) {
   dist::box_muller_d(uniform_double(r.x[0], r.x[1]), uniform_double(r.x[2], r.x[3]), z[0], z[1]);
 }
 
@@ -126,7 +147,7 @@ struct Normal {
   acc_t m0 = 0, s0 = 1;  // the scalars used where mp / sp is null
   bool per_element = false;
   int64_t n = 0;
-  __device__ void operator()(const PhiloxBlock& r, int64_t first, T (&v)[V]) const {
+  EMBER_HOST_DEVICE void operator()(const PhiloxBlock& r, int64_t first, T (&v)[V]) const {
     acc_t z[V];
     block_normals(r, z);
 #pragma unroll
@@ -182,7 +203,7 @@ void log_normal_kernel_cuda(const Tensor& self, double mean, double std_, Philox
 template <typename T, bool kCauchy>
 struct OneUniformLow {  // float32 / float16 / bfloat16: a = lambda or median, b = sigma
   float a, b;
-  __device__ void operator()(const PhiloxBlock& r, int64_t, T (&v)[4]) const {
+  EMBER_HOST_DEVICE void operator()(const PhiloxBlock& r, int64_t, T (&v)[4]) const {
 #pragma unroll
     for (int l = 0; l < 4; ++l) {
       if constexpr (kCauchy) {
@@ -198,7 +219,7 @@ struct OneUniformLow {  // float32 / float16 / bfloat16: a = lambda or median, b
 template <bool kCauchy>
 struct OneUniformDouble {
   double a, b;
-  __device__ void operator()(const PhiloxBlock& r, int64_t, double (&v)[2]) const {
+  EMBER_HOST_DEVICE void operator()(const PhiloxBlock& r, int64_t, double (&v)[2]) const {
 #pragma unroll
     for (int l = 0; l < 2; ++l) {
       if constexpr (kCauchy) {
@@ -233,7 +254,7 @@ void cauchy_kernel_cuda(const Tensor& self, double median, double sigma, PhiloxD
 
 // ---- integers ----
 template <typename T>
-__device__ inline T from_int64(int64_t v) {
+EMBER_HOST_DEVICE inline T from_int64(int64_t v) {
   if constexpr (std::is_same_v<T, bool>)
     return v != 0;
   else if constexpr (std::is_integral_v<T>)
@@ -245,8 +266,8 @@ __device__ inline T from_int64(int64_t v) {
 template <typename T, int V>
 struct RandomInt {
   uint64_t range, base;
-  __device__ T val(uint64_t v) const { return from_int64<T>(static_cast<int64_t>(base + v)); }
-  __device__ void operator()(const PhiloxBlock& r, int64_t, T (&v)[V]) const {
+  EMBER_HOST_DEVICE T val(uint64_t v) const { return from_int64<T>(static_cast<int64_t>(base + v)); }
+  EMBER_HOST_DEVICE void operator()(const PhiloxBlock& r, int64_t, T (&v)[V]) const {
     if constexpr (V == 4) {
 #pragma unroll
       for (int l = 0; l < 4; ++l) v[l] = val(dist::scale32(r.x[l], range));
@@ -282,7 +303,7 @@ struct Bernoulli {
   const double* pp;  // per-element probabilities (contiguous, self's numel) or null
   double p;
   int64_t n;
-  __device__ void operator()(const PhiloxBlock& r, int64_t first, T (&v)[2]) const {
+  EMBER_HOST_DEVICE void operator()(const PhiloxBlock& r, int64_t first, T (&v)[2]) const {
 #pragma unroll
     for (int l = 0; l < 2; ++l) {
       const int64_t i = first + l < n ? first + l : n - 1;
@@ -303,10 +324,10 @@ struct Geometric {
   double log1m_p;
   double top;  // the largest value of an integral T (counts beyond it saturate)
   T top_value;
-  __device__ void operator()(const PhiloxBlock& r, int64_t, T (&v)[2]) const {
+  EMBER_HOST_DEVICE void operator()(const PhiloxBlock& r, int64_t, T (&v)[2]) const {
 #pragma unroll
     for (int l = 0; l < 2; ++l) {
-      double k = ::ceil(dist::log_d(1.0 - uniform_double(r.x[2 * l], r.x[2 * l + 1])) / log1m_p);
+      double k = std::ceil(dist::log_d(1.0 - uniform_double(r.x[2 * l], r.x[2 * l + 1])) / log1m_p);
       k = k < 1.0 ? 1.0 : k;
       if constexpr (std::is_integral_v<T>) {
         v[l] = k >= top ? top_value : static_cast<T>(k);
@@ -338,5 +359,33 @@ REGISTER_CUDA_DISPATCH(cauchy_stub, &cauchy_kernel_cuda);
 REGISTER_CUDA_DISPATCH(log_normal_stub, &log_normal_kernel_cuda);
 REGISTER_CUDA_DISPATCH(geometric_stub, &geometric_kernel_cuda);
 REGISTER_CUDA_DISPATCH(bernoulli_stub, &bernoulli_kernel_cuda);
+
+// true: the CPU slots of the distribution stubs run this file's kernels on the host
+// (launch_draw's host loop, see the top of the file); false: the CPU kernels again.
+// Returns whether emulation was on before.
+bool cuda_distributions_emulation(bool on) {
+  using cuda_emulation::SlotSwap;
+  static bool active = false;
+  static SlotSwap<uniform_stub_DECLARE_DISPATCH_type> s_uniform;
+  static SlotSwap<normal_stub_DECLARE_DISPATCH_type> s_normal;
+  static SlotSwap<random_from_to_stub_DECLARE_DISPATCH_type> s_random;
+  static SlotSwap<exponential_stub_DECLARE_DISPATCH_type> s_exponential;
+  static SlotSwap<cauchy_stub_DECLARE_DISPATCH_type> s_cauchy;
+  static SlotSwap<log_normal_stub_DECLARE_DISPATCH_type> s_log_normal;
+  static SlotSwap<geometric_stub_DECLARE_DISPATCH_type> s_geometric;
+  static SlotSwap<bernoulli_stub_DECLARE_DISPATCH_type> s_bernoulli;
+  const bool was = active;
+  if (on == active) return was;
+  s_uniform.swap(uniform_stub, &uniform_kernel_cuda, on);
+  s_normal.swap(normal_stub, &normal_kernel_cuda, on);
+  s_random.swap(random_from_to_stub, &random_from_to_kernel_cuda, on);
+  s_exponential.swap(exponential_stub, &exponential_kernel_cuda, on);
+  s_cauchy.swap(cauchy_stub, &cauchy_kernel_cuda, on);
+  s_log_normal.swap(log_normal_stub, &log_normal_kernel_cuda, on);
+  s_geometric.swap(geometric_stub, &geometric_kernel_cuda, on);
+  s_bernoulli.swap(bernoulli_stub, &bernoulli_kernel_cuda, on);
+  active = on;
+  return was;
+}
 
 }  // namespace ember::at::native

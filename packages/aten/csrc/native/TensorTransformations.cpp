@@ -18,6 +18,8 @@
 
 namespace ember::at::native {
 
+Tensor index_select_out(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& out);  // Indexing.cpp
+
 namespace {
 
 // f(T{}) with T an unsigned integer type of `itemsize` bytes.
@@ -105,8 +107,10 @@ Tensor index_select_rows(const Tensor& self, int64_t dim, const std::vector<int6
   Tensor out = empty(shape, self.dtype(), self.device());
   if (out.numel() == 0) return out;
   if (!self.is_cpu()) {
-    for (size_t j = 0; j < index.size(); ++j) out.select(dim, j).copy_(self.select(dim, index[j]));
-    return out;
+    // one gather on the device (not one copy launch per output row)
+    Tensor idx = empty({static_cast<int64_t>(index.size())}, ScalarType::Long, Device(DeviceType::CPU));
+    std::memcpy(idx.data_ptr(), index.data(), index.size() * sizeof(int64_t));
+    return index_select_out(self, dim, idx.to(self.device()), out);
   }
   const Tensor src = self.contiguous();
   int64_t outer = 1, inner = static_cast<int64_t>(src.itemsize());

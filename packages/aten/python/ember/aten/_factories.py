@@ -177,13 +177,13 @@ def to_numpy(t: Tensor, *, force: builtins.bool = False) -> Any:
         t = t.detach().cpu()
         if t.dtype == _dtypes.bfloat16:
             t = t.float()
-    if t.requires_grad:
-        raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-    if t.device.type != "cpu":
+    if t.device.type != "cpu":  # checked first, as in PyTorch
         raise TypeError(
             f"can't convert {t.device} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
             "memory first."
         )
+    if t.requires_grad:
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
     npd = _dtypes.to_numpy_dtype(t.dtype)
     impl = t._impl
     itemsize = impl.itemsize
@@ -291,18 +291,26 @@ def set_data(t: Tensor, value: Tensor) -> None:
 
 
 def reduce_tensor(t: Tensor) -> Any:
+    # the bytes go through the host; a CUDA tensor comes back on its device, as in PyTorch
     src = t.detach().cpu().contiguous()
     data = src._impl.storage.tobytes()[src.storage_offset() * src.element_size() :][: src.nbytes]
-    return (_rebuild_tensor, (data, t.dtype._name, tuple(t.shape), t.requires_grad))
+    args: tuple[Any, ...] = (data, t.dtype._name, tuple(t.shape), t.requires_grad)
+    if t.device.type != "cpu":
+        args += (str(t.device),)
+    return (_rebuild_tensor, args)
 
 
-def _rebuild_tensor(data: bytes, dtype_name: str, shape: tuple[int, ...], requires_grad: builtins.bool) -> Tensor:
+def _rebuild_tensor(
+    data: bytes, dtype_name: str, shape: tuple[int, ...], requires_grad: builtins.bool, device: str | None = None
+) -> Tensor:
     dt = getattr(_dtypes, dtype_name)
     storage = StorageImpl.from_bytes(data)
     from ember.c10py import _C as _c10
 
     strides = _c10.contiguous_strides(shape)
     out = _wrap(TensorImpl(storage, dt, shape, strides, 0))
+    if device is not None and device != "cpu":
+        out = out.to(device)
     if requires_grad:
         out.requires_grad_(True)
     return out

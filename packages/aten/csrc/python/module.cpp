@@ -49,6 +49,14 @@ std::tuple<Tensor, Tensor, Tensor> cuda_emulated_convolution_backward(
     const std::optional<c10::DimVector>& bias_sizes, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
     bool transposed, IntArrayRef output_padding, int64_t groups, const std::vector<bool>& output_mask);
 bool cuda_sdpa_emulation(bool on);  // csrc/native/cuda/Attention.cu
+// csrc/native/cuda/LossCTC.cu
+std::tuple<Tensor, Tensor> cuda_emulated_ctc_loss(const Tensor& log_probs, const Tensor& targets,
+                                                  IntArrayRef input_lengths, IntArrayRef target_lengths, int64_t blank,
+                                                  bool zero_infinity);
+Tensor cuda_emulated_ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Tensor& targets,
+                                       IntArrayRef input_lengths, IntArrayRef target_lengths,
+                                       const Tensor& neg_log_likelihood, const Tensor& log_alpha, int64_t blank,
+                                       bool zero_infinity);
 }  // namespace ember::at::native
 #endif
 
@@ -270,6 +278,22 @@ PYBIND11_MODULE(_C, m) {
   m.def("_cuda_distributions_emulation", &native::cuda_distributions_emulation, py::arg("on"),
         "on=True: the CPU slots of the random distribution stubs run the CUDA kernels' code on the host (their "
         "Philox block bodies, serially, on CPU tensors); returns the previous state.");
+  m.def(
+      "_cuda_emulated_ctc_loss",
+      [](const Tensor& log_probs, const Tensor& targets, std::vector<int64_t> input_lengths,
+         std::vector<int64_t> target_lengths, int64_t blank, bool zero_infinity) {
+        return native::cuda_emulated_ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
+      },
+      "ctc_loss_cuda on CPU tensors, its kernel's blocks run on the host (for tests).");
+  m.def(
+      "_cuda_emulated_ctc_loss_backward",
+      [](const Tensor& grad, const Tensor& log_probs, const Tensor& targets, std::vector<int64_t> input_lengths,
+         std::vector<int64_t> target_lengths, const Tensor& neg_log_likelihood, const Tensor& log_alpha, int64_t blank,
+         bool zero_infinity) {
+        return native::cuda_emulated_ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths,
+                                                       neg_log_likelihood, log_alpha, blank, zero_infinity);
+      },
+      "ctc_loss_backward_cuda on CPU tensors, its kernel's blocks run on the host (for tests).");
 #else
   m.attr("_built_with_cuda") = false;
 #endif

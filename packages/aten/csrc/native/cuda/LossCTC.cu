@@ -16,15 +16,29 @@
 namespace ember::at::native {
 namespace {
 
-__device__ inline double neg_inf_d() { return -static_cast<double>(INFINITY); }
+// The kernels' bodies are __host__ __device__ functions of one block (BlockCtx): the
+// __global__ wrappers run them on the GPU; the host emulation (tests without a GPU:
+// _C._cuda_emulated_ctc_loss*) runs every block with one thread, a barrier being a no-op.
+struct BlockCtx {
+  int64_t bx;       // blockIdx.x
+  int64_t tid, nt;  // threadIdx.x, blockDim.x
+};
 
-__device__ inline double lse2(double a, double b) {
+__host__ __device__ inline void block_sync() {
+#ifdef __CUDA_ARCH__
+  __syncthreads();
+#endif
+}
+
+__host__ __device__ inline double neg_inf_d() { return -static_cast<double>(INFINITY); }
+
+__host__ __device__ inline double lse2(double a, double b) {
   const double m = a > b ? a : b;
   if (m == neg_inf_d()) return neg_inf_d();
   return m + log(exp(a - m) + exp(b - m));
 }
 
-__device__ inline double lse3(double a, double b, double c) {
+__host__ __device__ inline double lse3(double a, double b, double c) {
   double m = a > b ? a : b;
   m = m > c ? m : c;
   if (m == neg_inf_d()) return neg_inf_d();
@@ -39,28 +53,29 @@ struct CtcArgs {
   const int64_t* target_lengths;  // [N]
 };
 
-__device__ inline int64_t ext_symbol(const CtcArgs& a, int64_t b, int64_t s) {
+__host__ __device__ inline int64_t ext_symbol(const CtcArgs& a, int64_t b, int64_t s) {
   return (s & 1) ? a.targets[a.target_offsets[b] + (s >> 1)] : a.blank;
 }
 
 template <typename T>
-__global__ void ctc_forward_kernel(T* __restrict__ nll, T* __restrict__ la, const T* __restrict__ lp, CtcArgs a) {
-  const int64_t b = blockIdx.x;
+__host__ __device__ void ctc_forward_block(const BlockCtx& ctx, T* __restrict__ nll, T* __restrict__ la,
+                                           const T* __restrict__ lp, const CtcArgs& a) {
+  const int64_t b = ctx.bx;
   const int64_t Tb = a.input_lengths[b], L = a.target_lengths[b], S = 2 * L + 1;
   T* A = la + b * a.T * a.Smax;  // A[t * Smax + s]
-  for (int64_t k = threadIdx.x; k < a.T * a.Smax; k += blockDim.x) A[k] = static_cast<T>(neg_inf_d());
-  __syncthreads();
+  for (int64_t k = ctx.tid; k < a.T * a.Smax; k += ctx.nt) A[k] = static_cast<T>(neg_inf_d());
+  block_sync();
   if (Tb == 0) {
-    if (threadIdx.x == 0) nll[b] = static_cast<T>(L == 0 ? 0.0 : static_cast<double>(INFINITY));
+    if (ctx.tid == 0) nll[b] = static_cast<T>(L == 0 ? 0.0 : static_cast<double>(INFINITY));
     return;
   }
   auto LP = [&](int64_t t, int64_t c) { return static_cast<double>(lp[(t * a.N + b) * a.C + c]); };
-  for (int64_t s = threadIdx.x; s < S && s < 2; s += blockDim.x) A[s] = static_cast<T>(LP(0, ext_symbol(a, b, s)));
-  __syncthreads();
+  for (int64_t s = ctx.tid; s < S && s < 2; s += ctx.nt) A[s] = static_cast<T>(LP(0, ext_symbol(a, b, s)));
+  block_sync();
   for (int64_t t = 1; t < Tb; ++t) {
     const T* prev = A + (t - 1) * a.Smax;
     T* cur = A + t * a.Smax;
-    for (int64_t s = threadIdx.x; s < S; s += blockDim.x) {
+    for (int64_t s = ctx.tid; s < S; s += ctx.nt) {
       const int64_t sym = ext_symbol(a, b, s);
       const double x = static_cast<double>(prev[s]);
       const double y = s > 0 ? static_cast<double>(prev[s - 1]) : neg_inf_d();
@@ -68,9 +83,9 @@ __global__ void ctc_forward_kernel(T* __restrict__ nll, T* __restrict__ la, cons
       const double z = skip ? static_cast<double>(prev[s - 2]) : neg_inf_d();
       cur[s] = static_cast<T>(lse3(x, y, z) + LP(t, sym));
     }
-    __syncthreads();
+    block_sync();
   }
-  if (threadIdx.x == 0) {
+  if (ctx.tid == 0) {
     const T* last = A + (Tb - 1) * a.Smax;
     const double ll = lse2(static_cast<double>(last[S - 1]), S > 1 ? static_cast<double>(last[S - 2]) : neg_inf_d());
     nll[b] = static_cast<T>(-ll);
@@ -78,31 +93,37 @@ __global__ void ctc_forward_kernel(T* __restrict__ nll, T* __restrict__ la, cons
 }
 
 template <typename T>
-__global__ void ctc_backward_kernel(T* __restrict__ out, double* __restrict__ beta, const T* __restrict__ grad,
-                                    const T* __restrict__ lp, const T* __restrict__ nll, const T* __restrict__ la,
-                                    CtcArgs a, bool zero_infinity) {
-  const int64_t b = blockIdx.x;
+__global__ void ctc_forward_kernel(T* __restrict__ nll, T* __restrict__ la, const T* __restrict__ lp, CtcArgs a) {
+  ctc_forward_block<T>(BlockCtx{blockIdx.x, threadIdx.x, blockDim.x}, nll, la, lp, a);
+}
+
+template <typename T>
+__host__ __device__ void ctc_backward_block(const BlockCtx& ctx, T* __restrict__ out, double* __restrict__ beta,
+                                            const T* __restrict__ grad, const T* __restrict__ lp,
+                                            const T* __restrict__ nll, const T* __restrict__ la, const CtcArgs& a,
+                                            bool zero_infinity) {
+  const int64_t b = ctx.bx;
   const int64_t Tb = a.input_lengths[b], L = a.target_lengths[b], S = 2 * L + 1;
   const double nllb = static_cast<double>(nll[b]);
   const double g = static_cast<double>(grad[b]);
   auto LP = [&](int64_t t, int64_t c) { return static_cast<double>(lp[(t * a.N + b) * a.C + c]); };
   // zeros first: times past T_b, and everything when nothing flows back
-  for (int64_t k = threadIdx.x; k < a.T * a.C; k += blockDim.x) {
+  for (int64_t k = ctx.tid; k < a.T * a.C; k += ctx.nt) {
     const int64_t t = k / a.C, c = k % a.C;
     out[(t * a.N + b) * a.C + c] = T(0);
   }
-  if (Tb == 0 || (zero_infinity && isinf(nllb))) return;
+  if (Tb == 0 || (zero_infinity && nllb == static_cast<double>(INFINITY) || nllb == neg_inf_d())) return;
   double* B = beta + b * a.T * a.Smax;  // B[t * Smax + s]
-  for (int64_t k = threadIdx.x; k < Tb * a.Smax; k += blockDim.x) B[k] = neg_inf_d();
-  __syncthreads();
-  for (int64_t s = threadIdx.x; s < S; s += blockDim.x) {
+  for (int64_t k = ctx.tid; k < Tb * a.Smax; k += ctx.nt) B[k] = neg_inf_d();
+  block_sync();
+  for (int64_t s = ctx.tid; s < S; s += ctx.nt) {
     if (s == S - 1 || s == S - 2) B[(Tb - 1) * a.Smax + s] = LP(Tb - 1, ext_symbol(a, b, s));
   }
-  __syncthreads();
+  block_sync();
   for (int64_t t = Tb - 2; t >= 0; --t) {
     const double* next = B + (t + 1) * a.Smax;
     double* cur = B + t * a.Smax;
-    for (int64_t s = threadIdx.x; s < S; s += blockDim.x) {
+    for (int64_t s = ctx.tid; s < S; s += ctx.nt) {
       const int64_t sym = ext_symbol(a, b, s);
       const double x = next[s];
       const double y = s + 1 < S ? next[s + 1] : neg_inf_d();
@@ -110,10 +131,10 @@ __global__ void ctc_backward_kernel(T* __restrict__ out, double* __restrict__ be
       const double z = skip ? next[s + 2] : neg_inf_d();
       cur[s] = lse3(x, y, z) + LP(t, sym);
     }
-    __syncthreads();
+    block_sync();
   }
   const T* A = la + b * a.T * a.Smax;
-  for (int64_t k = threadIdx.x; k < Tb * a.C; k += blockDim.x) {
+  for (int64_t k = ctx.tid; k < Tb * a.C; k += ctx.nt) {
     const int64_t t = k / a.C, c = k % a.C;
     double lcab = neg_inf_d();
     // blank sits at every even position and at odd ones whose target is the blank value
@@ -126,6 +147,16 @@ __global__ void ctc_backward_kernel(T* __restrict__ out, double* __restrict__ be
     out[(t * a.N + b) * a.C + c] = static_cast<T>((exp(l) - exp(lcab + nllb - l)) * g);
   }
 }
+
+template <typename T>
+__global__ void ctc_backward_kernel(T* __restrict__ out, double* __restrict__ beta, const T* __restrict__ grad,
+                                    const T* __restrict__ lp, const T* __restrict__ nll, const T* __restrict__ la,
+                                    CtcArgs a, bool zero_infinity) {
+  ctc_backward_block<T>(BlockCtx{blockIdx.x, threadIdx.x, blockDim.x}, out, beta, grad, lp, nll, la, a, zero_infinity);
+}
+
+// Host emulation switch (tests): while set, the launches below run their blocks on the host.
+bool g_emulation = false;
 
 // Device copies of the problem's host vectors; they live as long as the struct.
 struct CtcDevice {
@@ -172,6 +203,12 @@ std::tuple<Tensor, Tensor> ctc_loss_cuda(const Tensor& log_probs, const Tensor& 
   if (p.N == 0) return {nll, log_alpha};
   const CtcDevice d = to_device(p, lp.device());
   EMBER_DISPATCH_FLOATING_TYPES(lp.dtype(), "ctc_loss_cuda", [&] {
+    if (g_emulation) {
+      for (int64_t b = 0; b < p.N; ++b)
+        ctc_forward_block<scalar_t>(BlockCtx{b, 0, 1}, nll.data_ptr<scalar_t>(), log_alpha.data_ptr<scalar_t>(),
+                                    lp.data_ptr<scalar_t>(), d.args(p, Smax, blank));
+      return;
+    }
     ctc_forward_kernel<scalar_t><<<static_cast<unsigned int>(p.N), kCtcThreads, 0, cuda::current_stream()>>>(
         nll.data_ptr<scalar_t>(), log_alpha.data_ptr<scalar_t>(), lp.data_ptr<scalar_t>(), d.args(p, Smax, blank));
     EMBER_CUDA_KERNEL_LAUNCH_CHECK();
@@ -204,6 +241,13 @@ Tensor ctc_loss_backward_cuda(const Tensor& grad, const Tensor& log_probs, const
   Tensor beta = at::empty({p.N, p.T, Smax}, ScalarType::Double, lp.device());
   const CtcDevice d = to_device(p, lp.device());
   EMBER_DISPATCH_FLOATING_TYPES(lp.dtype(), "ctc_loss_backward_cuda", [&] {
+    if (g_emulation) {
+      for (int64_t b = 0; b < p.N; ++b)
+        ctc_backward_block<scalar_t>(BlockCtx{b, 0, 1}, out.data_ptr<scalar_t>(), beta.data_ptr<double>(),
+                                     g.data_ptr<scalar_t>(), lp.data_ptr<scalar_t>(), nll.data_ptr<scalar_t>(),
+                                     la.data_ptr<scalar_t>(), d.args(p, Smax, blank), zero_infinity);
+      return;
+    }
     ctc_backward_kernel<scalar_t><<<static_cast<unsigned int>(p.N), kCtcThreads, 0, cuda::current_stream()>>>(
         out.data_ptr<scalar_t>(), beta.data_ptr<double>(), g.data_ptr<scalar_t>(), lp.data_ptr<scalar_t>(),
         nll.data_ptr<scalar_t>(), la.data_ptr<scalar_t>(), d.args(p, Smax, blank), zero_infinity);
@@ -219,6 +263,40 @@ Tensor ctc_loss_backward_tensor_cuda(const Tensor& grad, const Tensor& log_probs
   const std::vector<int64_t> il = ctc_lengths_of(input_lengths, "input_lengths");
   const std::vector<int64_t> tl = ctc_lengths_of(target_lengths, "target_lengths");
   return ctc_loss_backward_cuda(grad, log_probs, targets, il, tl, neg_log_likelihood, log_alpha, blank, zero_infinity);
+}
+
+// _C._cuda_emulated_ctc_loss / _cuda_emulated_ctc_loss_backward: the CUDA host code above on
+// CPU tensors, its kernels' blocks run on the host (for tests without a GPU).
+std::tuple<Tensor, Tensor> cuda_emulated_ctc_loss(const Tensor& log_probs, const Tensor& targets,
+                                                  IntArrayRef input_lengths, IntArrayRef target_lengths, int64_t blank,
+                                                  bool zero_infinity) {
+  EMBER_CHECK(log_probs.is_cpu() && targets.is_cpu(), "the CTC host emulation takes CPU tensors");
+  g_emulation = true;
+  try {
+    auto r = ctc_loss_cuda(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
+    g_emulation = false;
+    return r;
+  } catch (...) {
+    g_emulation = false;
+    throw;
+  }
+}
+
+Tensor cuda_emulated_ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Tensor& targets,
+                                       IntArrayRef input_lengths, IntArrayRef target_lengths,
+                                       const Tensor& neg_log_likelihood, const Tensor& log_alpha, int64_t blank,
+                                       bool zero_infinity) {
+  EMBER_CHECK(log_probs.is_cpu() && targets.is_cpu(), "the CTC host emulation takes CPU tensors");
+  g_emulation = true;
+  try {
+    Tensor r = ctc_loss_backward_cuda(grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood,
+                                      log_alpha, blank, zero_infinity);
+    g_emulation = false;
+    return r;
+  } catch (...) {
+    g_emulation = false;
+    throw;
+  }
 }
 
 }  // namespace ember::at::native

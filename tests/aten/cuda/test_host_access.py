@@ -96,3 +96,18 @@ def test_repeat_interleave_with_tensor_repeats_on_cuda_matches_the_cpu() -> None
     np.testing.assert_array_equal(got.cpu().numpy(), [7.0, 7.0, 7.0])
     got = ea.repeat_interleave(x.cuda(), reps, dim=0)
     np.testing.assert_array_equal(got.cpu().numpy(), ea.repeat_interleave(x, reps, dim=0).numpy())
+
+
+@pytest.mark.cuda
+def test_safetensors_refuses_cuda_tensors_sharing_memory_and_round_trips_cuda_tensors() -> None:
+    from ember.aten import safetensors as st
+
+    t = ea.arange(12.0, device="cuda").reshape(3, 4)
+    with pytest.raises(RuntimeError, match="Some tensors share memory"):
+        st.save({"a": t, "b": t[1]})
+    # the same addresses on two devices are not shared memory; distinct CUDA tensors save
+    data = st.save({"a": t, "c": ea.arange(3.0)})
+    back = st.load(data, device="cuda")
+    assert back["a"].is_cuda
+    np.testing.assert_array_equal(back["a"].cpu().numpy(), t.cpu().numpy())
+    np.testing.assert_array_equal(back["c"].cpu().numpy(), [0.0, 1.0, 2.0])

@@ -277,11 +277,16 @@ def _check_tensors(tensors: Any, metadata: Any) -> list[tuple[str, Tensor]]:
                 "pack it before saving."
             )
         items.append((name, t))
-    # tensors sharing memory would be written twice and come back unshared
-    spans: list[tuple[int, int, str]] = sorted(
-        (t.data_ptr(), t.data_ptr() + t.nbytes, n) for n, t in items if t.nbytes and t.device.type == "cpu"
+    # tensors sharing memory would be written twice and come back unshared (on any device:
+    # addresses are compared within one device)
+    spans: list[tuple[str, int, int, str]] = sorted(
+        (str(t.device), t.data_ptr(), t.data_ptr() + t.nbytes, n) for n, t in items if t.nbytes
     )
-    shared = [[spans[i - 1][2], spans[i][2]] for i in range(1, len(spans)) if spans[i][0] < spans[i - 1][1]]
+    shared = [
+        [spans[i - 1][3], spans[i][3]]
+        for i in range(1, len(spans))
+        if spans[i][0] == spans[i - 1][0] and spans[i][1] < spans[i - 1][2]
+    ]
     if shared:
         raise RuntimeError(
             f"Some tensors share memory, this will lead to duplicate memory on disk and potential differences when "

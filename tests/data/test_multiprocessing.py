@@ -78,6 +78,29 @@ def test_reduction_of_a_storage_and_rebuild_in_process(strategy) -> None:
     assert s.tobytes() == b"zbcdef"
 
 
+def test_storage_bytes_rebuild_on_the_cpu() -> None:
+    s = _multiprocessing._rebuild_storage_bytes(b"abc", "cpu")
+    assert s.device.type == "cpu" and s.tobytes() == b"abc"
+
+
+@pytest.mark.cuda
+def test_reduction_of_a_cuda_storage_copies_its_bytes_through_the_host() -> None:
+    # a CUDA storage (not shareable here) travels as its bytes and comes back on its device
+    from multiprocessing.reduction import ForkingPickler
+
+    from ember.aten._tensor import _wrap
+    from ember.c10py import TensorImpl
+
+    t = ea.arange(6.0, device="cuda")
+    s = t.untyped_storage()
+    for back in (
+        _multiprocessing.reduce_storage(s)[0](*_multiprocessing.reduce_storage(s)[1]),
+        ForkingPickler.loads(ForkingPickler.dumps(s)),
+    ):
+        assert back.device == s.device and back.nbytes == s.nbytes and back.data_ptr != s.data_ptr
+        assert _wrap(TensorImpl(back, ea.float32, (6,), (1,), 0)).cpu().tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
 def test_file_system_tensor_dropped_by_its_sender_still_arrives() -> None:
     # The sender holds the segment for the receiver until the receiver has mapped it (or
     # until the sender exits), so a tensor dropped right after put() still arrives.

@@ -132,13 +132,26 @@ def _rebuild_storage_filename(name: str, nbytes: int, hand_over: Any) -> Storage
     return storage
 
 
+def _as_bytes_tensor(storage: StorageImpl) -> Tensor:
+    from ember.aten import uint8
+
+    return _wrap(TensorImpl(storage, uint8, (storage.nbytes,), (1,), 0))
+
+
 def _rebuild_storage_bytes(data: bytes, device: str) -> StorageImpl:
-    return StorageImpl.from_bytes(data, device)
+    storage = StorageImpl.from_bytes(data)
+    if device == "cpu":
+        return storage
+    # a GPU storage comes back on its device, through a host-to-device copy
+    return _as_bytes_tensor(storage).to(device)._impl.storage  # type: ignore[no-any-return]
 
 
 def reduce_storage(storage: StorageImpl) -> tuple[Any, tuple[Any, ...]]:
     if storage.device.type != "cpu":
-        return (_rebuild_storage_bytes, (storage.tobytes(), str(storage.device)))
+        # device memory is not shared between processes here: its bytes travel, copied to
+        # the host first (StorageImpl.tobytes reads host memory only)
+        host = _as_bytes_tensor(storage).cpu()._impl.storage.tobytes()[: storage.nbytes]
+        return (_rebuild_storage_bytes, (host, str(storage.device)))
     storage.share_memory_(_sharing_strategy)
     name = storage._share_filename()
     if name:

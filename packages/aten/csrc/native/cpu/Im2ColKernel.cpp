@@ -21,6 +21,11 @@ inline int64_t floor_div(int64_t a, int64_t b) {  // b > 0
 // The window positions [lo, hi) along one dim whose element ow * stride + offset lies in
 // [0, size); the others read padding.
 inline void valid_range(int64_t size, int64_t count, int64_t stride, int64_t offset, int64_t& lo, int64_t& hi) {
+  if (stride == 1) {  // the common case, without divisions
+    lo = std::min(std::max<int64_t>(-offset, 0), count);
+    hi = std::min(std::max(size - offset, lo), count);
+    return;
+  }
   lo = offset >= 0 ? 0 : floor_div(-offset + stride - 1, stride);
   hi = floor_div(size - 1 - offset, stride) + 1;
   lo = std::min(std::max<int64_t>(lo, 0), count);
@@ -89,13 +94,26 @@ void im2col_impl(const T* image, int64_t image_stride, T* columns, ColumnsLayout
   const int64_t rows = batch * channels * kn;
   const int64_t grain = std::max<int64_t>(1, GRAIN_SIZE / std::max<int64_t>(on, 1));
   parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+    // row r = (((n * channels + c) * kD + kd) * kH + kh) * kW + kw, counted up (no divisions per row)
+    int64_t n = begin / (channels * kn), c = (begin / kn) % channels, k = begin % kn;
+    int64_t kd = k / (kH * kW), kh = (k / kW) % kH, kw = k % kW;
     for (int64_t r = begin; r < end; ++r) {
-      const int64_t n = r / (channels * kn);
-      const int64_t c = (r / kn) % channels;
-      const int64_t k = r % kn;
       im2col_row(image + n * image_stride + c * in,
-                 columns + n * layout.image_offset + (c * kn + k) * layout.row_stride, g, k / (kH * kW), (k / kW) % kH,
-                 k % kW);
+                 columns + n * layout.image_offset + (c * kn + (kd * kH + kh) * kW + kw) * layout.row_stride, g, kd, kh,
+                 kw);
+      if (++kw == kW) {
+        kw = 0;
+        if (++kh == kH) {
+          kh = 0;
+          if (++kd == g.kernel[0]) {
+            kd = 0;
+            if (++c == channels) {
+              c = 0;
+              ++n;
+            }
+          }
+        }
+      }
     }
   });
 }

@@ -2,7 +2,7 @@
 //
 // Row layout (inner == 1, the softmax dim is the last one): one row at a time,
 // vectorised along it -- max, then exp(x - max) summed (stored for softmax), then a
-// scale (softmax) or x - max - log(sum) (log_softmax). Parallel over rows.
+// scale (softmax) or (x - max) - log(sum) (log_softmax). Parallel over rows.
 // Column layout (inner > 1): blocks of kColBlock adjacent inner positions, vectorised
 // across them, walking the softmax dim with a stride of `inner`; parallel over
 // (outer, block) pairs.
@@ -87,12 +87,14 @@ void softmax_row(const T* x, T* y, int64_t n, bool log) {
   constexpr int64_t W = V::size();
   const T m = row_max(x, n);
   if (log) {
+    // (x - max) - log(sum), as PyTorch: max + log(sum) first would round away the low
+    // bits of log(sum) when |max| is large
     const T s = row_sum_exp<T>(x, nullptr, n, m);
-    const T shift = m + std::log(s);
-    const V vs(shift);
+    const T ls = std::log(s);
+    const V vm(m), vls(ls);
     int64_t i = 0;
-    for (; i + W <= n; i += W) (V::loadu(x + i) - vs).store(y + i);
-    for (; i < n; ++i) y[i] = x[i] - shift;
+    for (; i + W <= n; i += W) ((V::loadu(x + i) - vm) - vls).store(y + i);
+    for (; i < n; ++i) y[i] = (x[i] - m) - ls;
   } else {
     const T s = row_sum_exp<T>(x, y, n, m);
     const T r = T(1) / s;
@@ -137,7 +139,7 @@ void softmax_cols(const T* x, T* y, int64_t D, int64_t inner, int64_t w, bool lo
     }
   }
   if (log) {
-    for (int64_t j = 0; j < w; ++j) mx[j] += std::log(sm[j]);
+    for (int64_t j = 0; j < w; ++j) sm[j] = std::log(sm[j]);
   } else {
     for (int64_t j = 0; j < w; ++j) sm[j] = T(1) / sm[j];
   }
@@ -146,8 +148,8 @@ void softmax_cols(const T* x, T* y, int64_t D, int64_t inner, int64_t w, bool lo
     T* yr = y + d * inner;
     int64_t j = 0;
     if (log) {
-      for (; j < wv; j += W) (V::loadu(xr + j) - V::loadu(mx + j)).store(yr + j);
-      for (; j < w; ++j) yr[j] = xr[j] - mx[j];
+      for (; j < wv; j += W) ((V::loadu(xr + j) - V::loadu(mx + j)) - V::loadu(sm + j)).store(yr + j);
+      for (; j < w; ++j) yr[j] = (xr[j] - mx[j]) - sm[j];
     } else {
       for (; j < wv; j += W) (V::loadu(yr + j) * V::loadu(sm + j)).store(yr + j);
       for (; j < w; ++j) yr[j] *= sm[j];

@@ -7,7 +7,8 @@
 // shuffles (NNReduce.cuh). Column layout (inner > 1): one thread per (outer, inner)
 // column walking the softmax dim with stride `inner` (adjacent threads read adjacent
 // addresses). Same formulas as cpu/SoftMaxKernel.cpp: max first, softmax = exp(x - m) / s,
-// log_softmax = x - (m + log s); a NaN in a row makes the row NaN.
+// log_softmax = (x - m) - log s (PyTorch's order: m + log s first loses log s's low bits
+// when |m| is large); a NaN in a row makes the row NaN.
 #include <algorithm>
 
 #include <ember/aten/Dispatch.h>
@@ -38,8 +39,8 @@ __global__ void softmax_rows_kernel(T* __restrict__ y, const T* __restrict__ x, 
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += dev_exp(xr[i] - m);
     s = block_reduce(s, SumOp(), T(0));
     if (log) {
-      const T shift = m + dev_log(s);
-      for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = xr[i] - shift;
+      const T ls = dev_log(s);
+      for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = (xr[i] - m) - ls;
     } else {
       const T inv = T(1) / s;
       for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = dev_exp(xr[i] - m) * inv;
@@ -61,8 +62,8 @@ __global__ void softmax_cols_kernel(T* __restrict__ y, const T* __restrict__ x, 
     T s = 0;
     for (int64_t k = 0; k < n; ++k) s += dev_exp(xc[k * inner] - m);
     if (log) {
-      const T shift = m + dev_log(s);
-      for (int64_t k = 0; k < n; ++k) yc[k * inner] = xc[k * inner] - shift;
+      const T ls = dev_log(s);
+      for (int64_t k = 0; k < n; ++k) yc[k * inner] = (xc[k * inner] - m) - ls;
     } else {
       const T inv = T(1) / s;
       for (int64_t k = 0; k < n; ++k) yc[k * inner] = dev_exp(xc[k * inner] - m) * inv;

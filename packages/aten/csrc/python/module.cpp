@@ -48,7 +48,8 @@ std::tuple<Tensor, Tensor, Tensor> cuda_emulated_convolution_backward(
     const Tensor& grad_output, const Tensor& input, const Tensor& weight,
     const std::optional<c10::DimVector>& bias_sizes, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
     bool transposed, IntArrayRef output_padding, int64_t groups, const std::vector<bool>& output_mask);
-bool cuda_sdpa_emulation(bool on);  // csrc/native/cuda/Attention.cu
+bool cuda_sdpa_emulation(bool on);     // csrc/native/cuda/Attention.cu
+bool cuda_softmax_emulation(bool on);  // csrc/native/cuda/SoftMax.cu
 // csrc/native/cuda/LossCTC.cu
 std::tuple<Tensor, Tensor> cuda_emulated_ctc_loss(const Tensor& log_probs, const Tensor& targets,
                                                   IntArrayRef input_lengths, IntArrayRef target_lengths, int64_t blank,
@@ -294,6 +295,9 @@ PYBIND11_MODULE(_C, m) {
                                                        neg_log_likelihood, log_alpha, blank, zero_infinity);
       },
       "ctc_loss_backward_cuda on CPU tensors, its kernel's blocks run on the host (for tests).");
+  m.def("_cuda_softmax_emulation", &native::cuda_softmax_emulation, py::arg("on"),
+        "on=True: the CPU slots of the softmax stubs run a host emulation of their CUDA kernels (the same block "
+        "code, one block of one thread); returns the previous state.");
 #else
   m.attr("_built_with_cuda") = false;
 #endif

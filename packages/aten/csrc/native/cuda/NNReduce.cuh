@@ -2,6 +2,8 @@
 // Block-wide reductions for the nn kernels (SoftMax.cu, Normalization.cu, Loss.cu):
 // warp shuffles within each warp, then one value per warp through shared memory. Every
 // thread of the block must call them (they synchronise) and every thread gets the result.
+// Compiled for the host too (the host emulation of a kernel runs one thread per block,
+// whose value is the block's: see SoftMax.cu).
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -13,7 +15,7 @@ constexpr int kMaxWarps = 32;  // blocks of at most 1024 threads
 
 struct SumOp {
   template <typename T>
-  __device__ T operator()(T a, T b) const {
+  __host__ __device__ T operator()(T a, T b) const {
     return a + b;
   }
 };
@@ -21,7 +23,7 @@ struct SumOp {
 // NaN-propagating max (a NaN anywhere makes the result NaN, as the CPU kernels).
 struct MaxOp {
   template <typename T>
-  __device__ T operator()(T a, T b) const {
+  __host__ __device__ T operator()(T a, T b) const {
     return (a != a || a > b) ? a : b;
   }
 };
@@ -36,7 +38,12 @@ __device__ inline T warp_reduce(T v, Op op) {
 // `identity` fills the lanes of warps the block does not have. blockDim.x must be a
 // multiple of 32.
 template <typename T, typename Op>
-__device__ inline T block_reduce(T v, Op op, T identity) {
+__host__ __device__ inline T block_reduce(T v, Op op, T identity) {
+#ifndef __CUDA_ARCH__
+  (void)op;
+  (void)identity;
+  return v;  // the host emulation: one thread per block
+#else
   __shared__ T partial[kMaxWarps];
   __shared__ T result;
   const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
@@ -52,6 +59,7 @@ __device__ inline T block_reduce(T v, Op op, T identity) {
   }
   __syncthreads();
   return result;
+#endif
 }
 
 // Threads for a block that walks rows of n elements: a multiple of 32 in [32, 512].
@@ -61,15 +69,15 @@ inline int row_block_threads(int64_t n) {
   return t;
 }
 
-__device__ inline float dev_exp(float x) { return expf(x); }
-__device__ inline double dev_exp(double x) { return exp(x); }
-__device__ inline float dev_log(float x) { return logf(x); }
-__device__ inline double dev_log(double x) { return log(x); }
-__device__ inline float dev_log1p(float x) { return log1pf(x); }
-__device__ inline double dev_log1p(double x) { return log1p(x); }
-__device__ inline float dev_sqrt(float x) { return sqrtf(x); }
-__device__ inline double dev_sqrt(double x) { return sqrt(x); }
-__device__ inline float dev_abs(float x) { return fabsf(x); }
-__device__ inline double dev_abs(double x) { return fabs(x); }
+__host__ __device__ inline float dev_exp(float x) { return expf(x); }
+__host__ __device__ inline double dev_exp(double x) { return exp(x); }
+__host__ __device__ inline float dev_log(float x) { return logf(x); }
+__host__ __device__ inline double dev_log(double x) { return log(x); }
+__host__ __device__ inline float dev_log1p(float x) { return log1pf(x); }
+__host__ __device__ inline double dev_log1p(double x) { return log1p(x); }
+__host__ __device__ inline float dev_sqrt(float x) { return sqrtf(x); }
+__host__ __device__ inline double dev_sqrt(double x) { return sqrt(x); }
+__host__ __device__ inline float dev_abs(float x) { return fabsf(x); }
+__host__ __device__ inline double dev_abs(double x) { return fabs(x); }
 
 }  // namespace ember::at::native::cuda_nn

@@ -58,6 +58,8 @@ Tensor cuda_emulated_ctc_loss_backward(const Tensor& grad, const Tensor& log_pro
                                        IntArrayRef input_lengths, IntArrayRef target_lengths,
                                        const Tensor& neg_log_likelihood, const Tensor& log_alpha, int64_t blank,
                                        bool zero_infinity);
+bool cuda_grid_sampler_emulation(bool on);  // csrc/native/cuda/GridSampler.cu
+bool cuda_cross_emulation(bool on);         // csrc/native/cuda/Cross.cu
 }  // namespace ember::at::native
 #endif
 
@@ -298,6 +300,12 @@ PYBIND11_MODULE(_C, m) {
   m.def("_cuda_softmax_emulation", &native::cuda_softmax_emulation, py::arg("on"),
         "on=True: the CPU slots of the softmax stubs run a host emulation of their CUDA kernels (the same block "
         "code, one block of one thread); returns the previous state.");
+  m.def("_cuda_grid_sampler_emulation", &native::cuda_grid_sampler_emulation, py::arg("on"),
+        "on=True: the CPU slots of the grid_sampler_2d stubs run the CUDA kernels' per-location code on the "
+        "host, serially, so tests check it without a GPU; returns the previous state.");
+  m.def("_cuda_cross_emulation", &native::cuda_cross_emulation, py::arg("on"),
+        "on=True: the CPU slot of cross_stub runs the CUDA kernel's per-position code on the host (same "
+        "32-bit split and offset calculator) so tests check it without a GPU; returns the previous state.");
 #else
   m.attr("_built_with_cuda") = false;
 #endif

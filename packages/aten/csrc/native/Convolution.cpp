@@ -405,9 +405,12 @@ void small_to_big(const ConvProblem& p, const T* small, const T* w, const T* bia
   if (bias != nullptr) add_bias(big, bias, p.N, G * p.Cb, In);
 }
 
-// gw[g] = sum_n small[n, g] @ im2col(big[n, g])^T.
+// gw[g] = sum_n small[n, g] @ im2col(big[n, g])^T. With big_grad (a convolution's grad_input,
+// BLAS path only) the same pass also computes big_grad[n] = col2im(W^T @ small[n]): each
+// image's grad_output feeds both products while it is in cache, in one parallel region.
 template <typename T>
-void weight_grad(const ConvProblem& p, const T* big, const T* small, T* gw) {
+void weight_grad(const ConvProblem& p, const T* big, const T* small, T* gw, const T* w = nullptr,
+                 T* big_grad = nullptr) {
   const int64_t Kg = p.Kg(), L = p.L(), Ms = p.Ms, G = p.groups;
   const int64_t wsize = G * Ms * Kg;
   if (Kg == 0 || Ms == 0 || L == 0 || p.N == 0) {
@@ -434,9 +437,22 @@ void weight_grad(const ConvProblem& p, const T* big, const T* small, T* gw) {
                       *p.g);
           col = buf;
         }
+        const T* sn = small + n * p.small_image();
         for (int64_t grp = 0; grp < G; ++grp) {
-          gemm_cpu(false, true, Kg, Ms, L, T(1), col + grp * Kg * ld, ld, small + n * p.small_image() + grp * Ms * L, L,
-                   n == n0 ? T(0) : T(1), acc + grp * Kg * Ms, Ms);
+          gemm_cpu(false, true, Kg, Ms, L, T(1), col + grp * Kg * ld, ld, sn + grp * Ms * L, L, n == n0 ? T(0) : T(1),
+                   acc + grp * Kg * Ms, Ms);
+        }
+        if (big_grad != nullptr) {  // the columns buffer is free again
+          T* image = big_grad + n * p.big_image();
+          T* out = identity ? image : data_of<T>(cols) + slot * image_cols;
+          for (int64_t grp = 0; grp < G; ++grp) {
+            gemm_cpu(true, false, Kg, L, Ms, T(1), w + grp * Ms * Kg, Kg, sn + grp * Ms * L, L, T(0),
+                     out + grp * Kg * ld, ld);
+          }
+          if (!identity) {
+            col2im_stub(DeviceType::CPU, p.dtype, out, ColumnsLayout{image_cols, ld}, image, p.big_image(), 1, G * p.Cb,
+                        *p.g);
+          }
         }
       }
     });
@@ -548,7 +564,18 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
   dispatch_float_double(ct, [&](auto tag) {
     using T = decltype(tag);
     const T* gop = static_cast<const T*>(go.data_ptr());
-    if (output_mask[0]) {
+    // both gradients of a convolution in one pass over the images (see weight_grad)
+    const bool fused = output_mask[0] && output_mask[1] && !transposed && p.batched_blas() && p.N > 0 && p.L() > 0;
+    if (fused) {
+      const Tensor w = weight.to(ct).contiguous();
+      const Tensor x = input.to(ct).contiguous();
+      gi = empty(input.sizes(), ct, input.device());
+      gw = empty(weight.sizes(), ct, weight.device());
+      weight_grad<T>(p, data_of<const T>(x), gop, data_of<T>(gw), data_of<const T>(w), data_of<T>(gi));
+      gi = conv_result(gi, input.dtype(), suggest_memory_format(input));
+      gw = conv_result(gw, weight.dtype(), suggest_memory_format(weight));
+    }
+    if (output_mask[0] && !fused) {
       const Tensor w = weight.to(ct).contiguous();
       gi = empty(input.sizes(), ct, input.device());
       if (gi.numel() > 0) {
@@ -560,7 +587,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
       }
       gi = conv_result(gi, input.dtype(), suggest_memory_format(input));
     }
-    if (output_mask[1]) {
+    if (output_mask[1] && !fused) {
       const Tensor x = input.to(ct).contiguous();
       gw = empty(weight.sizes(), ct, weight.device());
       if (gw.numel() > 0) {

@@ -172,6 +172,36 @@ def test_no_gpu_memory_queries_are_empty():
     assert not cuda.is_pinned(c10.StorageImpl(64).data_ptr)
 
 
+@pytest.mark.skipif(not cuda.is_compiled(), reason="the size rules live in the CUDA caching allocator")
+@pytest.mark.parametrize(
+    ("nbytes", "expected"),
+    [
+        # PyTorch's CUDACachingAllocator: sizes round up to 512; requests up to 1 MiB come
+        # from 2 MiB small-pool segments and split off any rest of >= 512 bytes ...
+        (1, (512, 2 * MiB, True, 2 * MiB - 512)),
+        (512, (512, 2 * MiB, True, 2 * MiB - 512)),
+        (513, (1024, 2 * MiB, True, 2 * MiB - 1024)),
+        (1000, (1024, 2 * MiB, True, 2 * MiB - 1024)),
+        (1 * MiB, (1 * MiB, 2 * MiB, True, 1 * MiB)),
+        # ... larger ones from 20 MiB large-pool segments below 10 MiB, splitting off only a
+        # rest of more than 1 MiB ...
+        (1 * MiB + 1, (1 * MiB + 512, 20 * MiB, False, 19 * MiB - 512)),
+        (3 * MiB, (3 * MiB, 20 * MiB, False, 17 * MiB)),
+        (10 * MiB - 1024, (10 * MiB - 1024, 20 * MiB, False, 10 * MiB + 1024)),
+        # ... and from 10 MiB on a segment of the request rounded up to 2 MiB.
+        (10 * MiB - 1, (10 * MiB, 10 * MiB, False, 0)),  # rounded first: 10 MiB
+        (10 * MiB, (10 * MiB, 10 * MiB, False, 0)),
+        (19 * MiB, (19 * MiB, 20 * MiB, False, 0)),
+        (12 * MiB, (12 * MiB, 12 * MiB, False, 0)),
+        (23 * MiB + 5, (23 * MiB + 512, 24 * MiB, False, 0)),  # the 1 MiB - 512 rest stays in the block
+        (21 * MiB, (21 * MiB, 22 * MiB, False, 0)),  # a rest of exactly 1 MiB is not split off
+        (1 << 30, (1 << 30, 1 << 30, False, 0)),
+    ],
+)
+def test_caching_allocator_size_rules_are_pytorchs(nbytes, expected):
+    assert cuda._allocation_sizes(nbytes) == expected
+
+
 # ---- on a GPU ----------------------------------------------------------------------
 
 

@@ -18,6 +18,9 @@ EXCEPTIONS = [
 
 def test_exception_classes() -> None:
     assert issubclass(_C.OutOfMemoryError, MemoryError)
+    # PyTorch's torch.OutOfMemoryError is a RuntimeError: `except RuntimeError` around
+    # an allocation (batch-size search, retry loops) must catch a CUDA OOM.
+    assert issubclass(_C.OutOfMemoryError, RuntimeError)
     assert issubclass(_C.LinAlgError, RuntimeError)
     assert not issubclass(_C.LinAlgError, MemoryError)
     assert _C.OutOfMemoryError.__name__ == "OutOfMemoryError"

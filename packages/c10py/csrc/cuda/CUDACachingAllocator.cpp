@@ -35,6 +35,8 @@
 #include <set>
 #include <sstream>
 
+#include <ember/c10/cuda/CUDAAllocatorSizes.h>
+
 #include "CUDAInternal.h"
 
 namespace ember::c10::cuda {
@@ -57,6 +59,12 @@ size_t segment_size(size_t size) {
   if (size <= kSmallSize) return kSmallBuffer;
   if (size < kMinLargeAlloc) return kLargeBuffer;
   return (size + kRoundLarge - 1) / kRoundLarge * kRoundLarge;
+}
+
+// Whether the `remaining` bytes after a request are split off as a free block of
+// their own (see the protocol above).
+bool worth_splitting(size_t remaining, bool small_pool) {
+  return small_pool ? remaining >= kMinBlockSize : remaining > kSmallSize;
 }
 
 struct BlockPool;
@@ -219,10 +227,7 @@ class DeviceCachingAllocator {
     return b;
   }
 
-  static bool should_split(const Block& b, size_t size) {
-    const size_t remaining = b.size - size;
-    return b.pool->is_small ? remaining >= kMinBlockSize : remaining > kSmallSize;
-  }
+  static bool should_split(const Block& b, size_t size) { return worth_splitting(b.size - size, b.pool->is_small); }
 
   Block* new_segment(BlockPool& pool, cudaStream_t stream, size_t size, size_t nbytes) {
     const size_t bytes = segment_size(size);
@@ -461,6 +466,17 @@ const bool registered = [] {
 }();
 
 }  // namespace
+
+AllocationSizes allocation_sizes(size_t nbytes) {
+  EMBER_CHECK_VALUE(nbytes <= kMaxRequest, "allocation_sizes: ", nbytes, " bytes is more than any device holds");
+  AllocationSizes r;
+  r.block = round_size(nbytes);
+  r.segment = segment_size(r.block);
+  r.small_pool = r.block <= kSmallSize;
+  const size_t rest = r.segment - r.block;
+  r.remainder = worth_splitting(rest, r.small_pool) ? rest : 0;
+  return r;
+}
 
 Allocator* GetCUDAAllocator() {
   (void)registered;

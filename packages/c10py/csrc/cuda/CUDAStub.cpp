@@ -1,5 +1,6 @@
 // The CUDA API of a build without CUDA: nothing is available, and everything that
 // would need a device says why. Compiled instead of the csrc/cuda/*.cpp sources.
+#include <ember/c10/cuda/CUDAAllocatorSizes.h>
 #include <ember/c10/cuda/CUDAFunctions.h>
 
 namespace ember::c10::cuda {
@@ -62,6 +63,7 @@ Allocator* GetCUDAAllocator() {
   (void)registered;
   not_compiled();
 }
+AllocationSizes allocation_sizes(size_t) { not_compiled(); }
 void record_stream(const DataPtr&, const CUDAStream&) { not_compiled(); }
 std::string memory_summary(int) { not_compiled(); }
 Allocator* GetPinnedHostAllocator() { not_compiled(); }

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include <ember/c10/StorageImpl.h>
+#include <ember/c10/cuda/CUDAAllocatorSizes.h>
 #include <ember/c10/cuda/CUDAFunctions.h>
 
 namespace py = pybind11;
@@ -155,6 +156,15 @@ void init_cuda(py::module_& parent) {
   m.def(
       "memory_summary", [](const py::object& d) { return cuda::memory_summary(device_index(d, "memory_summary")); },
       py::arg("device") = py::none(), "A readable report of the caching allocator's state on `device`.");
+  m.def(
+      "_allocation_sizes",
+      [](size_t nbytes) {
+        const cuda::AllocationSizes a = cuda::allocation_sizes(nbytes);
+        return py::make_tuple(a.block, a.segment, a.small_pool, a.remainder);
+      },
+      py::arg("nbytes"),
+      "(block, segment, small_pool, remainder): the caching allocator's size rules for a request of `nbytes` "
+      "(no device needed; for tests).");
   m.def(
       "record_stream",
       [](const StorageImpl& s, const cuda::CUDAStream& stream) { cuda::record_stream(s.data_ptr(), stream); },

@@ -10,8 +10,11 @@ namespace ember::c10::python {
 
 void init_exceptions(py::module_& m) {
   // Python classes for the two errors that have no built-in twin; both subclass
-  // the built-in a PyTorch user would catch.
-  static py::exception<OutOfMemoryError> oom(m, "OutOfMemoryError", PyExc_MemoryError);
+  // the built-in a PyTorch user would catch. OutOfMemoryError is a RuntimeError as
+  // PyTorch's (`except RuntimeError` around a CUDA allocation catches it) and a
+  // MemoryError as Python's own.
+  static py::exception<OutOfMemoryError> oom(
+      m, "OutOfMemoryError", py::make_tuple(py::handle(PyExc_RuntimeError), py::handle(PyExc_MemoryError)));
   static py::exception<LinAlgError> linalg(m, "LinAlgError", PyExc_RuntimeError);
   // Registered globally: every module built with this pybind11 (aten, extensions)
   // shares the translator, so a c10::IndexError thrown anywhere is an IndexError.

@@ -32,8 +32,8 @@ _build_info: dict[str, object]
 
 # ---- module.cpp: exceptions --------------------------------------------------------
 
-class OutOfMemoryError(MemoryError):
-    """An allocation failed (CPU, CUDA or shared memory)."""
+class OutOfMemoryError(RuntimeError, MemoryError):
+    """An allocation failed (CPU, CUDA or shared memory). A RuntimeError as PyTorch's."""
 
 class LinAlgError(RuntimeError):
     """A linear-algebra routine failed (singular matrix, no convergence)."""
@@ -450,6 +450,9 @@ class cuda:
     @staticmethod
     def memory_summary(device: _CUDADeviceLike = None) -> str:
         """A readable report of the caching allocator's state on `device`."""
+    @staticmethod
+    def _allocation_sizes(nbytes: SupportsIndex) -> tuple[int, int, _bool, int]:
+        """(block, segment, small_pool, remainder): the caching allocator's size rules."""
     @staticmethod
     def record_stream(storage: StorageImpl, stream: cuda.Stream) -> None:
         """Marks a CUDA storage as used on `stream`: its memory is not reused before the work

@@ -41,6 +41,15 @@ def test_public_names_exist() -> None:
     assert ea.cuda is cuda
 
 
+def test_out_of_memory_error_is_pytorchs() -> None:
+    # torch.cuda.OutOfMemoryError: a RuntimeError (so `except RuntimeError` catches a CUDA OOM)
+    import ember.c10py
+
+    assert cuda.OutOfMemoryError is ember.c10py.OutOfMemoryError
+    assert issubclass(cuda.OutOfMemoryError, RuntimeError)
+    assert issubclass(cuda.OutOfMemoryError, MemoryError)
+
+
 def test_check_device_errors_is_bound_only_in_cuda_builds() -> None:
     assert hasattr(ea._C, "_cuda_check_device_errors") == bool(ea._C._built_with_cuda)
     if ea._C._built_with_cuda:
@@ -78,6 +87,8 @@ def test_tensor_attributes_on_cpu() -> None:
     assert t.device == ea.device("cpu")
     assert t.get_device() == -1
     assert t.is_pinned() is False
+    with pytest.raises(RuntimeError, match="record_stream: expected a CUDA tensor"):
+        t.record_stream(None)
 
 
 @no_gpu
@@ -199,7 +210,7 @@ def test_device_facts() -> None:
     major, minor = cuda.get_device_capability("cuda:0")
     assert (major, minor) == (props.major, props.minor) and major >= 5
     assert props.total_memory > 0 and props.multi_processor_count > 0
-    with pytest.raises(RuntimeError, match="invalid device index"):
+    with pytest.raises(RuntimeError, match="Invalid device id"):
         cuda.get_device_properties(cuda.device_count())
 
 

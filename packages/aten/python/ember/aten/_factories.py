@@ -229,6 +229,12 @@ def _parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, 
 
 def tensor_to(t: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     device, dtype, non_blocking, copy, memory_format = _parse_to(args, dict(kwargs))
+    if device is not None and device.type == "cuda" and device.index is None and t.is_cuda:
+        # "cuda" is the current device (PyTorch's ensure_has_index): a tensor on another
+        # GPU is copied there, not returned as it is.
+        from ember.c10py import cuda as _c10_cuda
+
+        device = _device_cls("cuda", _c10_cuda.current_device())
     same_device = device is None or (
         device.type == t.device.type and (device.index is None or device.index == t.device.index)
     )

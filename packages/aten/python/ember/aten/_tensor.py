@@ -468,6 +468,18 @@ class Tensor:
             device = f"cuda:{device}"
         return self.to(device, non_blocking=non_blocking)
 
+    def record_stream(self, stream: Any) -> None:
+        """Marks this CUDA tensor's memory as used by `stream` (PyTorch's): when the tensor is
+        freed, the caching allocator does not hand the memory out again before the work
+        queued on `stream` so far is done."""
+        from ember.c10py import cuda
+
+        from .cuda.streams import _stream_of
+
+        if not self.is_cuda:
+            raise RuntimeError(f"record_stream: expected a CUDA tensor, got one on {self.device}")
+        cuda.record_stream(self._impl.storage, _stream_of(stream))
+
     def is_pinned(self, device: Any = None) -> bool:
         """True if this CPU tensor's memory is page-locked (False without CUDA)."""
         from ember.c10py import cuda

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.c10py import OutOfMemoryError
 from ember.c10py import cuda as _c10_cuda
 from ember.c10py import device as _device_cls
 
@@ -28,6 +29,7 @@ from .. import _C
 
 __all__ = [
     "Event",
+    "OutOfMemoryError",
     "Stream",
     "StreamContext",
     "current_device",
@@ -133,7 +135,7 @@ def _checked_index(device: Any, what: str) -> int:
     idx = _get_device_index(device, optional=True, what=what)
     n = device_count()
     if not 0 <= idx < n:
-        raise RuntimeError(f"{what}: invalid device index {idx} ({n} CUDA device{'s' if n != 1 else ''} available)")
+        raise RuntimeError(f"{what}: Invalid device id {idx} ({n} CUDA device{'s' if n != 1 else ''} available)")
     return idx
 
 

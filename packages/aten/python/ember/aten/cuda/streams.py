@@ -32,7 +32,7 @@ class Stream:
             idx = _get_device_index(device, optional=True, what="ember.aten.cuda.Stream")
             _stream = _c10_cuda.Stream(idx, int(priority))
         self._stream = _stream
-        self._prev: list[Stream] = []
+        self._prev: list[StreamContext] = []
 
     @classmethod
     def _wrap(cls, s: Any) -> Stream:
@@ -88,14 +88,17 @@ class Stream:
     def __repr__(self) -> str:
         return f"<ember.aten.cuda.Stream device={self.device} cuda_stream={self.cuda_stream:#x}>"
 
-    # ---- context: this stream is current inside ----
+    # ---- context: this stream (and its device) is current inside ----
     def __enter__(self) -> Stream:
-        self._prev.append(current_stream(self.device_index))
-        _c10_cuda.set_current_stream(self._stream)
+        # As PyTorch's Stream.__enter__: the stream's device becomes current too, and
+        # both the device and that device's stream are restored on exit.
+        ctx = StreamContext(self)
+        ctx.__enter__()
+        self._prev.append(ctx)
         return self
 
     def __exit__(self, *exc: object) -> bool:
-        set_stream(self._prev.pop())
+        self._prev.pop().__exit__(*exc)
         return False
 
 
@@ -185,10 +188,14 @@ def default_stream(device: Any = None) -> Stream:
 
 
 def set_stream(stream: Stream | None) -> None:
-    """Makes `stream` the current stream of its device (None does nothing). Prefer ``stream()``."""
+    """Makes `stream` the current stream of its device, and that device the current one, as
+    PyTorch's (None does nothing). Prefer ``stream()``."""
     if stream is None:
         return
-    _c10_cuda.set_current_stream(_stream_of(stream))
+    s = _stream_of(stream)
+    if _c10_cuda.current_device() != s.device_index:
+        _c10_cuda.set_device(s.device_index)
+    _c10_cuda.set_current_stream(s)
 
 
 class StreamContext:

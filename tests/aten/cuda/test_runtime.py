@@ -183,3 +183,8 @@ def test_record_stream_keeps_memory_from_reuse_until_the_stream_is_done(fresh: N
     z = ea.empty(1000, device="cuda")
     assert z.data_ptr() == ptr  # its event completed: the block is back
     del y, z
+
+
+def test_is_initialized_after_making_a_cuda_tensor() -> None:
+    ea.ones(1, device="cuda")
+    assert cuda.is_initialized()  # as torch.cuda.is_initialized() after torch.ones(1, device="cuda")

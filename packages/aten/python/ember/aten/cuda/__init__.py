@@ -98,8 +98,15 @@ def init() -> None:
 
 
 def is_initialized() -> bool:
-    """True once a call has used a CUDA device in this process."""
-    return _initialized
+    """True once this process has used a CUDA device: a call here, or a CUDA tensor made
+    (PyTorch's is True after ``torch.ones(1, device="cuda")``; code checks it before forking)."""
+    if _initialized:
+        return True
+    if not _c10_cuda.is_available():
+        return False
+    import ember.c10py as _c10
+
+    return any(_c10.memory_stats(_device_cls("cuda", i))["num_allocs"] > 0 for i in range(device_count()))
 
 
 def _get_device_index(device: Any, optional: bool = False, what: str = "ember.aten.cuda") -> int:

@@ -50,6 +50,19 @@ def test_out_of_memory_error_is_pytorchs() -> None:
     assert issubclass(cuda.OutOfMemoryError, MemoryError)
 
 
+def test_cudnn_flags_read_and_write_as_pytorchs() -> None:
+    import ember.aten.backends as backends
+
+    cudnn = backends.cudnn
+    assert (cudnn.enabled, cudnn.benchmark, cudnn.deterministic) == (True, False, False)  # PyTorch's defaults
+    cudnn.benchmark = True
+    try:
+        assert cudnn.benchmark is True
+    finally:
+        cudnn.benchmark = False
+    assert cudnn.is_available() is False
+
+
 def test_check_device_errors_is_bound_only_in_cuda_builds() -> None:
     assert hasattr(ea._C, "_cuda_check_device_errors") == bool(ea._C._built_with_cuda)
     if ea._C._built_with_cuda:

@@ -12,7 +12,14 @@ import types
 
 from ember.aten import _C
 
-__all__ = ["allow_tf32", "is_available", "version"]
+__all__ = ["allow_tf32", "benchmark", "deterministic", "enabled", "is_available", "version"]
+
+# PyTorch's other cuDNN flags, which training scripts set and log
+# (``torch.backends.cudnn.benchmark = True``): kept with PyTorch's defaults, with no
+# effect in ember -- its convolutions have no algorithm search and are deterministic.
+enabled = True
+benchmark = False
+deterministic = False
 
 
 def is_available() -> bool:

@@ -48,8 +48,9 @@ std::tuple<Tensor, Tensor, Tensor> cuda_emulated_convolution_backward(
     const Tensor& grad_output, const Tensor& input, const Tensor& weight,
     const std::optional<c10::DimVector>& bias_sizes, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
     bool transposed, IntArrayRef output_padding, int64_t groups, const std::vector<bool>& output_mask);
-bool cuda_sdpa_emulation(bool on);     // csrc/native/cuda/Attention.cu
-bool cuda_softmax_emulation(bool on);  // csrc/native/cuda/SoftMax.cu
+bool cuda_sdpa_emulation(bool on);      // csrc/native/cuda/Attention.cu
+bool cuda_softmax_emulation(bool on);   // csrc/native/cuda/SoftMax.cu
+bool cuda_row_norm_emulation(bool on);  // csrc/native/cuda/Normalization.cu
 // csrc/native/cuda/LossCTC.cu
 std::tuple<Tensor, Tensor> cuda_emulated_ctc_loss(const Tensor& log_probs, const Tensor& targets,
                                                   IntArrayRef input_lengths, IntArrayRef target_lengths, int64_t blank,
@@ -306,6 +307,9 @@ PYBIND11_MODULE(_C, m) {
   m.def("_cuda_cross_emulation", &native::cuda_cross_emulation, py::arg("on"),
         "on=True: the CPU slot of cross_stub runs the CUDA kernel's per-position code on the host (same "
         "32-bit split and offset calculator) so tests check it without a GPU; returns the previous state.");
+  m.def("_cuda_row_norm_emulation", &native::cuda_row_norm_emulation, py::arg("on"),
+        "on=True: the CPU slots of the row-norm stubs (layer / RMS norm, group norm statistics) run a host emulation "
+        "of their CUDA kernels (the same block code, blocks of one thread); returns the previous state.");
 #else
   m.attr("_built_with_cuda") = false;
 #endif

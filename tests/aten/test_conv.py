@@ -149,6 +149,40 @@ def test_blas_and_small_matrix_paths_agree_with_the_reference() -> None:
         close(gb, go.sum(axis=(0, 2, 3)))
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_per_image_paths_agree_with_the_reference(threads: int) -> None:
+    # the images split over the threads (5 over 2: uneven) or one at a time; float32 32x32
+    # outputs use padded column rows (4 KiB rows); a 1x1 kernel skips im2col; the bias is the
+    # GEMM's start; the backward computes grad_input and grad_weight in one pass
+    previous = ea.get_num_threads()
+    ea.set_num_threads(threads)
+    try:
+        for x, w, pad in [(arr(5, 4, 32, 32), arr(6, 4, 3, 3), 1), (arr(3, 8, 9, 9), arr(5, 8, 1, 1), 0)]:
+            b = arr(w.shape[0])
+            expected = ref_conv(x, w, b, 1, pad, 1, 1)
+            go = arr(*expected.shape)
+            for dtype, tol in ((ea.float64, 1e-10), (ea.float32, 1e-4)):
+                close(ea.conv2d(t(x, dtype), t(w, dtype), t(b, dtype), 1, pad), expected, tol)
+                gi, gw, gb = ea.convolution_backward(
+                    t(go, dtype),
+                    t(x, dtype),
+                    t(w, dtype),
+                    [w.shape[0]],
+                    (1, 1),
+                    (pad, pad),
+                    (1, 1),
+                    False,
+                    (0, 0),
+                    1,
+                    (True, True, True),
+                )
+                close(gi, ref_conv_transpose(go, w, None, 1, pad, 0, 1, 1), tol)
+                close(gw, ref_weight_grad(x, go, w.shape[2:], pad, 1), tol)
+                close(gb, go.sum(axis=(0, 2, 3)), tol)
+    finally:
+        ea.set_num_threads(previous)
+
+
 def test_channels_last_inputs() -> None:
     x, w, b = arr(2, 4, 6, 5), arr(6, 2, 3, 3), arr(6)
     expected = ref_conv(x, w, b, (2, 1), 1, 1, 2)

@@ -19,7 +19,6 @@
 // dS = P * (dO V^T - D), D = rowsum(dO * out); dQ rows are the block's own, dK / dV
 // (shared by query tiles and by the query heads of one key/value head) are atomicAdd-ed.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -29,6 +28,7 @@
 
 #include "../Attention.h"
 #include "CUDAUtils.cuh"
+#include "StubEmulation.cuh"
 
 namespace ember::at::native {
 namespace {
@@ -436,26 +436,6 @@ void sdpa_backward_emulated(ScalarType dtype, const AttentionParams& p, const vo
     sdpa_bwd_emulated_t<float>(p, q, k, v, out, lse, gout, gq, gk, gv);
 }
 
-// Puts fn in (or restores) every CPU slot of one stub.
-template <typename StubT>
-struct SlotSwap {
-  using FnPtr = typename StubT::FnPtr;
-  using Base = DispatchStub<FnPtr, StubT>;
-  std::array<FnPtr, 3> saved{};
-
-  void swap(StubT& stub, FnPtr fn, bool on) {
-    if (on) {
-      saved = {Base::DEFAULT, Base::AVX2, Base::AVX512};
-      Base::DEFAULT = Base::AVX2 = Base::AVX512 = fn;
-    } else {
-      Base::DEFAULT = saved[0];
-      Base::AVX2 = saved[1];
-      Base::AVX512 = saved[2];
-    }
-    stub.reset_cpu();
-  }
-};
-
 }  // namespace
 
 // true: the CPU slots of sdpa_forward_stub / sdpa_backward_stub run the host emulation of
@@ -463,8 +443,8 @@ struct SlotSwap {
 // previous state.
 bool cuda_sdpa_emulation(bool on) {
   static bool active = false;
-  static SlotSwap<sdpa_forward_stub_DECLARE_DISPATCH_type> s_fwd;
-  static SlotSwap<sdpa_backward_stub_DECLARE_DISPATCH_type> s_bwd;
+  static cuda_emulation::SlotSwap<sdpa_forward_stub_DECLARE_DISPATCH_type> s_fwd;
+  static cuda_emulation::SlotSwap<sdpa_backward_stub_DECLARE_DISPATCH_type> s_bwd;
   const bool was = active;
   if (on == active) return was;
   s_fwd.swap(sdpa_forward_stub, &sdpa_forward_emulated, on);

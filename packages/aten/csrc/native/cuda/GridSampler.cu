@@ -12,11 +12,11 @@
 // The per-location code is __host__ __device__: _C._cuda_grid_sampler_emulation(True) puts a
 // host loop over it in the CPU slots of the two stubs, so tests compare it with the CPU kernel
 // without a GPU (tests/aten/cuda/test_grid_cross_emulation.py).
-#include <array>
 #include <cmath>
 
 #include "../GridSampler.h"
 #include "CUDAUtils.cuh"
+#include "StubEmulation.cuh"
 
 namespace ember::at::native {
 namespace {
@@ -313,34 +313,14 @@ void grid_sampler_2d_backward_emulated(const GridSampleGeometry& g, const Tensor
   }
 }
 
-// Puts fn in (or restores) every CPU slot of one stub.
-template <typename StubT>
-struct CpuSlots {
-  using FnPtr = typename StubT::FnPtr;
-  using Base = DispatchStub<FnPtr, StubT>;
-  std::array<FnPtr, 3> saved{};
-
-  void swap(StubT& stub, FnPtr fn, bool on) {
-    if (on) {
-      saved = {Base::DEFAULT, Base::AVX2, Base::AVX512};
-      Base::DEFAULT = Base::AVX2 = Base::AVX512 = fn;
-    } else {
-      Base::DEFAULT = saved[0];
-      Base::AVX2 = saved[1];
-      Base::AVX512 = saved[2];
-    }
-    stub.reset_cpu();
-  }
-};
-
 }  // namespace
 
 // true: the CPU slots of grid_sampler_2d_stub / grid_sampler_2d_backward_stub run the host
 // emulation of the CUDA kernels above; returns the previous state.
 bool cuda_grid_sampler_emulation(bool on) {
   static bool active = false;
-  static CpuSlots<grid_sampler_2d_stub_DECLARE_DISPATCH_type> s_fwd;
-  static CpuSlots<grid_sampler_2d_backward_stub_DECLARE_DISPATCH_type> s_bwd;
+  static cuda_emulation::SlotSwap<grid_sampler_2d_stub_DECLARE_DISPATCH_type> s_fwd;
+  static cuda_emulation::SlotSwap<grid_sampler_2d_backward_stub_DECLARE_DISPATCH_type> s_bwd;
   const bool was = active;
   if (on == active) return was;
   s_fwd.swap(grid_sampler_2d_stub, &grid_sampler_2d_emulated, on);

@@ -12,7 +12,6 @@
 // statistics updated with the unbiased variance, out = x * alpha[c] + beta[c]; the
 // per-channel coefficients live in float64 device tensors.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <limits>
 
@@ -21,6 +20,7 @@
 #include "../Normalization.h"
 #include "CUDAUtils.cuh"
 #include "NNReduce.cuh"
+#include "StubEmulation.cuh"
 
 namespace ember::at::native {
 namespace {
@@ -397,26 +397,6 @@ void row_norm_backward_kernel_emulated(const Tensor& gi, const Tensor& gw, const
   });
 }
 
-// Puts fn in (or restores) every CPU slot of one stub.
-template <typename StubT>
-struct SlotSwap {
-  using FnPtr = typename StubT::FnPtr;
-  using Base = DispatchStub<FnPtr, StubT>;
-  std::array<FnPtr, 3> saved{};
-
-  void swap(StubT& stub, FnPtr fn, bool on) {
-    if (on) {
-      saved = {Base::DEFAULT, Base::AVX2, Base::AVX512};
-      Base::DEFAULT = Base::AVX2 = Base::AVX512 = fn;
-    } else {
-      Base::DEFAULT = saved[0];
-      Base::AVX2 = saved[1];
-      Base::AVX512 = saved[2];
-    }
-    stub.reset_cpu();
-  }
-};
-
 }  // namespace
 
 // true: the CPU slots of row_norm_stub / row_norm_backward_stub (layer norm, RMS norm and
@@ -424,8 +404,8 @@ struct SlotSwap {
 // previous state.
 bool cuda_row_norm_emulation(bool on) {
   static bool active = false;
-  static SlotSwap<row_norm_stub_DECLARE_DISPATCH_type> s_fwd;
-  static SlotSwap<row_norm_backward_stub_DECLARE_DISPATCH_type> s_bwd;
+  static cuda_emulation::SlotSwap<row_norm_stub_DECLARE_DISPATCH_type> s_fwd;
+  static cuda_emulation::SlotSwap<row_norm_backward_stub_DECLARE_DISPATCH_type> s_bwd;
   const bool was = active;
   if (on == active) return was;
   s_fwd.swap(row_norm_stub, &row_norm_kernel_emulated, on);

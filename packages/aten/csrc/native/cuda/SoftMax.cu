@@ -10,13 +10,13 @@
 // log_softmax = (x - m) - log s (PyTorch's order: m + log s first loses log s's low bits
 // when |m| is large); a NaN in a row makes the row NaN.
 #include <algorithm>
-#include <array>
 
 #include <ember/aten/Dispatch.h>
 
 #include "../SoftMax.h"
 #include "CUDAUtils.cuh"
 #include "NNReduce.cuh"
+#include "StubEmulation.cuh"
 
 namespace ember::at::native {
 namespace {
@@ -211,26 +211,6 @@ void softmax_backward_kernel_emulated(const Tensor& grad_input, const Tensor& gr
   });
 }
 
-// Puts fn in (or restores) every CPU slot of one stub.
-template <typename StubT>
-struct SlotSwap {
-  using FnPtr = typename StubT::FnPtr;
-  using Base = DispatchStub<FnPtr, StubT>;
-  std::array<FnPtr, 3> saved{};
-
-  void swap(StubT& stub, FnPtr fn, bool on) {
-    if (on) {
-      saved = {Base::DEFAULT, Base::AVX2, Base::AVX512};
-      Base::DEFAULT = Base::AVX2 = Base::AVX512 = fn;
-    } else {
-      Base::DEFAULT = saved[0];
-      Base::AVX2 = saved[1];
-      Base::AVX512 = saved[2];
-    }
-    stub.reset_cpu();
-  }
-};
-
 }  // namespace
 
 // true: the CPU slots of softmax_stub / softmax_backward_stub run the host emulation of the
@@ -238,8 +218,8 @@ struct SlotSwap {
 // returns the previous state.
 bool cuda_softmax_emulation(bool on) {
   static bool active = false;
-  static SlotSwap<softmax_stub_DECLARE_DISPATCH_type> s_fwd;
-  static SlotSwap<softmax_backward_stub_DECLARE_DISPATCH_type> s_bwd;
+  static cuda_emulation::SlotSwap<softmax_stub_DECLARE_DISPATCH_type> s_fwd;
+  static cuda_emulation::SlotSwap<softmax_backward_stub_DECLARE_DISPATCH_type> s_bwd;
   const bool was = active;
   if (on == active) return was;
   s_fwd.swap(softmax_stub, &softmax_kernel_emulated, on);

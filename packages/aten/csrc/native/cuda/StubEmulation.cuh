@@ -1,5 +1,5 @@
 #pragma once
-// Host emulation of CUDA kernels (IndexingTesting.cu, Distributions.cu): puts a
+// Host emulation of CUDA kernels (IndexingTesting.cu, Distributions.cu, SoftMax.cu, ...): puts a
 // function into every CPU slot of a DispatchStub, so that the CPU tests run it on CPU
 // tensors, and puts the CPU kernels back.
 

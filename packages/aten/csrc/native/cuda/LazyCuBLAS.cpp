@@ -12,61 +12,19 @@
 #ifdef EMBER_WITH_CUBLAS
 
 #include <cublas_v2.h>
-#include <dlfcn.h>
-
-#include <cstdlib>
-#include <string>
-
-#include <ember/c10/Exception.h>
+#include "LazyLibrary.h"
 
 namespace ember::at::cuda {
-namespace {
 
-std::string library_dir_of_this_file() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&library_dir_of_this_file), &info) == 0 || !info.dli_fname) return "";
-  std::string path(info.dli_fname);  // .../site-packages/ember/aten/lib/libember_aten.so
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash);
-}
-
-void* open_cublas() {
-  std::string tried;
-  auto attempt = [&](const std::string& path) -> void* {
-    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
-    if (!h) tried += "\n  " + path + ": " + dlerror();
-    return h;
-  };
-  if (const char* env = std::getenv("EMBER_CUBLAS_LIBRARY"); env && *env) {
-    if (void* h = attempt(env)) return h;
-  }
-  const std::string here = library_dir_of_this_file();
-  if (!here.empty()) {
-    if (void* h = attempt(here + "/../../../nvidia/cu13/lib/libcublas.so.13")) return h;
-  }
-  if (void* h = attempt("libcublas.so.13")) return h;
-  throw c10::Error(c10::str("cuBLAS could not be loaded (install it with `pip install nvidia-cublas`, or point ",
-                            "EMBER_CUBLAS_LIBRARY at libcublas.so.13); tried:", tried));
-}
-
-}  // namespace
-
-void* cublas_symbol(const char* name) {
-  static void* handle = open_cublas();
-  void* sym = dlsym(handle, name);
-  EMBER_CHECK(sym != nullptr, "cuBLAS: the loaded libcublas has no function ", name);
-  return sym;
+void* cublas_symbol(const char* symbol) {
+  static void* handle = open_nvidia_library("cuBLAS", "EMBER_CUBLAS_LIBRARY", "libcublas.so.13", "nvidia-cublas");
+  return library_symbol(handle, "cuBLAS", symbol);
 }
 
 }  // namespace ember::at::cuda
 
-// ret name(params) forwards to the library's `name`, resolved once.
-#define EMBER_CUBLAS_FORWARD(ret, name, params, args)                                       \
-  extern "C" ret name params {                                                              \
-    using fn_t = ret(*) params;                                                             \
-    static const fn_t fn = reinterpret_cast<fn_t>(::ember::at::cuda::cublas_symbol(#name)); \
-    return fn args;                                                                         \
-  }
+#define EMBER_CUBLAS_FORWARD(ret, name, params, args) \
+  EMBER_LAZY_FORWARD(::ember::at::cuda::cublas_symbol, ret, name, params, args)
 
 EMBER_CUBLAS_FORWARD(cublasStatus_t, cublasCreate_v2, (cublasHandle_t * handle), (handle))
 EMBER_CUBLAS_FORWARD(cublasStatus_t, cublasDestroy_v2, (cublasHandle_t handle), (handle))

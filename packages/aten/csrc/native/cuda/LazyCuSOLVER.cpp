@@ -14,61 +14,20 @@
 // (a missing one fails at import with an undefined symbol).
 #include "LazyCuSOLVER.h"
 
-#include <dlfcn.h>
-
-#include <cstdlib>
-#include <string>
-
-#include <ember/c10/Exception.h>
+#include "LazyLibrary.h"
 
 namespace ember::at::cuda {
-namespace {
 
-std::string library_dir_of_this_file() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&library_dir_of_this_file), &info) == 0 || !info.dli_fname) return "";
-  std::string path(info.dli_fname);  // .../site-packages/ember/aten/lib/libember_aten.so
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash);
-}
-
-void* open_cusolver() {
-  std::string tried;
-  auto attempt = [&](const std::string& path) -> void* {
-    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
-    if (!h) tried += "\n  " + path + ": " + dlerror();
-    return h;
-  };
-  if (const char* env = std::getenv("EMBER_CUSOLVER_LIBRARY"); env && *env) {
-    if (void* h = attempt(env)) return h;
-  }
-  const std::string here = library_dir_of_this_file();
-  if (!here.empty()) {
-    if (void* h = attempt(here + "/../../../nvidia/cu13/lib/libcusolver.so.12")) return h;
-  }
-  if (void* h = attempt("libcusolver.so.12")) return h;
-  throw c10::Error(c10::str("cuSOLVER could not be loaded (install it with `pip install nvidia-cusolver`, or point ",
-                            "EMBER_CUSOLVER_LIBRARY at libcusolver.so.12); tried:", tried));
-}
-
-}  // namespace
-
-void* cusolver_symbol(const char* name) {
-  static void* handle = open_cusolver();
-  void* sym = dlsym(handle, name);
-  EMBER_CHECK(sym != nullptr, "cuSOLVER: the loaded libcusolver has no function ", name);
-  return sym;
+void* cusolver_symbol(const char* symbol) {
+  static void* handle =
+      open_nvidia_library("cuSOLVER", "EMBER_CUSOLVER_LIBRARY", "libcusolver.so.12", "nvidia-cusolver");
+  return library_symbol(handle, "cuSOLVER", symbol);
 }
 
 }  // namespace ember::at::cuda
 
-// ret name(params) forwards to the library's `name`, resolved once.
-#define EMBER_CUSOLVER_FORWARD(ret, name, params, args)                                       \
-  extern "C" ret name params {                                                                \
-    using fn_t = ret(*) params;                                                               \
-    static const fn_t fn = reinterpret_cast<fn_t>(::ember::at::cuda::cusolver_symbol(#name)); \
-    return fn args;                                                                           \
-  }
+#define EMBER_CUSOLVER_FORWARD(ret, name, params, args) \
+  EMBER_LAZY_FORWARD(::ember::at::cuda::cusolver_symbol, ret, name, params, args)
 
 EMBER_CUSOLVER_FORWARD(cusolverStatus_t, cusolverGetVersion, (int* version), (version))
 EMBER_CUSOLVER_FORWARD(cusolverStatus_t, cusolverDnCreate, (cusolverDnHandle_t * handle), (handle))

@@ -487,8 +487,10 @@ class Tensor:
         return self.is_cpu and self.numel() > 0 and cuda.is_available() and bool(cuda.is_pinned(self.data_ptr()))
 
     def pin_memory(self, device: Any = None) -> Tensor:
-        """A contiguous copy of this CPU tensor in page-locked memory (itself if already pinned),
-        so that ``.to("cuda", non_blocking=True)`` copies asynchronously. Needs a CUDA device."""
+        """A copy of this CPU tensor in page-locked memory (itself if already pinned), so that
+        ``.to("cuda", non_blocking=True)`` copies asynchronously. Needs a CUDA device. As
+        PyTorch's (which allocates like empty_like): a dense, non-overlapping tensor keeps its
+        strides (a transposed or channels-last one stays so); any other is made contiguous."""
         from ember.c10py import cuda
 
         if not self.is_cpu:
@@ -498,8 +500,10 @@ class Tensor:
         if self.is_pinned():
             return self
         sizes = tuple(self.shape)
+        dense = self._impl.is_non_overlapping_and_dense
+        strides = tuple(self.stride()) if dense else _C_c10.contiguous_strides(sizes)
         storage = cuda.pinned_storage(self.numel() * self.element_size())
-        out = _wrap(TensorImpl(storage, self.dtype, sizes, _C_c10.contiguous_strides(sizes), 0))
+        out = _wrap(TensorImpl(storage, self.dtype, sizes, strides, 0))
         out.copy_(self)
         return out
 

@@ -353,3 +353,15 @@ def test_as_tensor_shares_when_it_can() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ea.as_tensor(np.arange(3))  # a writable array: no warning
+
+
+def test_new_tensor_takes_pytorchs_keywords_only() -> None:
+    """PyTorch's new_tensor(data, *, dtype=None, device=None, requires_grad=False): no
+    layout= or pin_memory= (TypeError, as PyTorch's), options only by keyword."""
+    x = ea.zeros(2, dtype=ea.int32)
+    for kw in ({"pin_memory": True}, {"pin_memory": False}, {"layout": ea.strided}):
+        with pytest.raises(TypeError, match=f"unexpected keyword argument '{next(iter(kw))}'"):
+            x.new_tensor([1.0], **kw)
+    with pytest.raises(TypeError, match="positional argument"):
+        x.new_tensor([1.0], ea.float64)  # type: ignore[misc]
+    assert x.new_tensor([1.0], dtype=ea.float64, device="cpu").dtype == ea.float64

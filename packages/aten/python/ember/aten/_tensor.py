@@ -445,15 +445,10 @@ class Tensor:
 
         return _factories.tensor_to(self, *args, **kwargs)
 
-    def new_tensor(
-        self,
-        data: Any,
-        dtype: Any = None,
-        device: Any = None,
-        requires_grad: bool = False,
-        layout: Any = None,
-        pin_memory: bool = False,
-    ) -> Tensor:
+    def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+        """A new tensor holding a copy of ``data``, with this tensor's dtype and device unless
+        given. PyTorch's signature: keyword-only options, no ``layout=`` / ``pin_memory=``
+        (a TypeError, as PyTorch's)."""
         from . import _factories
 
         return _factories.new_tensor(self, data, dtype, device, requires_grad)

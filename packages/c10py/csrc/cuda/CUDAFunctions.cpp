@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <ember/c10/DeviceGuard.h>
+#include <ember/c10/cuda/CUDAMemInfo.h>
 
 #include "CUDAInternal.h"
 
@@ -155,6 +156,15 @@ DeviceProperties get_device_properties(int device) {
     slot = std::move(r);
   }
   return *slot;
+}
+
+std::pair<size_t, size_t> mem_get_info(int device) {
+  device = detail::check_device(device, "mem_get_info");
+  detail::CUDADeviceScope scope(device);
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  EMBER_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return {free_bytes, total_bytes};
 }
 
 void check_runtime_error(int err, const char* what) {

@@ -2,6 +2,7 @@
 // would need a device says why. Compiled instead of the csrc/cuda/*.cpp sources.
 #include <ember/c10/cuda/CUDAAllocatorSizes.h>
 #include <ember/c10/cuda/CUDAFunctions.h>
+#include <ember/c10/cuda/CUDAMemInfo.h>
 
 namespace ember::c10::cuda {
 
@@ -36,6 +37,7 @@ int current_device() { not_compiled(); }
 void set_device(int) { not_compiled(); }
 void synchronize(int) { not_compiled(); }
 DeviceProperties get_device_properties(int) { not_compiled(); }
+std::pair<size_t, size_t> mem_get_info(int) { not_compiled(); }
 void check_runtime_error(int, const char*) { not_compiled(); }
 
 bool CUDAStream::query() const { not_compiled(); }

@@ -8,6 +8,7 @@
 #include <ember/c10/StorageImpl.h>
 #include <ember/c10/cuda/CUDAAllocatorSizes.h>
 #include <ember/c10/cuda/CUDAFunctions.h>
+#include <ember/c10/cuda/CUDAMemInfo.h>
 
 namespace py = pybind11;
 using namespace ember::c10;
@@ -76,6 +77,9 @@ void init_cuda(py::module_& parent) {
       "get_device_properties",
       [](const py::object& d) { return cuda::get_device_properties(device_index(d, "get_device_properties")); },
       py::arg("device") = py::none(), "get_device_properties(0).name -> 'NVIDIA H100 80GB HBM3'");
+  m.def(
+      "mem_get_info", [](const py::object& d) { return cuda::mem_get_info(device_index(d, "mem_get_info")); },
+      py::arg("device") = py::none(), "(free, total) bytes of the device's memory now (cudaMemGetInfo).");
 
   // ---- streams ----
   py::class_<cuda::CUDAStream>(m, "Stream",

@@ -382,6 +382,9 @@ class cuda:
     @staticmethod
     def get_device_properties(device: _CUDADeviceLike = None) -> cuda.DeviceProperties:
         """get_device_properties(0).name -> 'NVIDIA H100 80GB HBM3'"""
+    @staticmethod
+    def mem_get_info(device: _CUDADeviceLike = None) -> tuple[int, int]:
+        """(free, total) bytes of the device's memory now (cudaMemGetInfo)."""
 
     # ---- streams ----
     @final

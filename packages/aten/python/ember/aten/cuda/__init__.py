@@ -47,11 +47,13 @@ __all__ = [
     "init",
     "initial_seed",
     "is_available",
+    "is_bf16_supported",
     "is_initialized",
     "manual_seed",
     "manual_seed_all",
     "max_memory_allocated",
     "max_memory_reserved",
+    "mem_get_info",
     "memory_allocated",
     "memory_reserved",
     "memory_stats",
@@ -234,10 +236,33 @@ def get_device_capability(device: Any = None) -> tuple[int, int]:
     return int(p.major), int(p.minor)
 
 
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """True if the current CUDA device supports bfloat16: compute capability 8.0 or newer
+    (or, with `including_emulation`, if a bfloat16 tensor can be made on it). False
+    without a CUDA device (never raises), as PyTorch's."""
+    if not is_available():
+        return False
+    idx = current_device()
+    if get_device_properties(idx).major >= 8:
+        return True
+    if not including_emulation:
+        return False
+    try:
+        from ember.c10py import _C as _C_c10
+
+        from .. import _factories
+
+        _factories.tensor([1.0], dtype=_C_c10.bfloat16, device=_device_cls("cuda", idx))
+    except Exception:
+        return False
+    return True
+
+
 from .memory import (  # noqa: E402
     empty_cache,
     max_memory_allocated,
     max_memory_reserved,
+    mem_get_info,
     memory_allocated,
     memory_reserved,
     memory_stats,

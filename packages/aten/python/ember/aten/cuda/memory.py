@@ -19,6 +19,7 @@ __all__ = [
     "empty_cache",
     "max_memory_allocated",
     "max_memory_reserved",
+    "mem_get_info",
     "memory_allocated",
     "memory_reserved",
     "memory_stats",
@@ -74,6 +75,15 @@ def memory_reserved(device: Any = None) -> int:
 def max_memory_reserved(device: Any = None) -> int:
     """Peak of memory_reserved() since the start or the last reset_peak_memory_stats()."""
     return memory_stats(device).get("reserved_bytes.all.peak", 0)
+
+
+def mem_get_info(device: Any = None) -> tuple[int, int]:
+    """(free, total) bytes of `device`'s memory (default: current) as the driver reports
+    them now (cudaMemGetInfo): free counts other processes' memory and the caching
+    allocator's cached blocks as used. Raises RuntimeError without a CUDA device."""
+    idx = _checked_index(device, "ember.aten.cuda.mem_get_info")
+    free, total = _c10_cuda.mem_get_info(idx)
+    return int(free), int(total)
 
 
 def reset_peak_memory_stats(device: Any = None) -> None:

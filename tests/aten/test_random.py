@@ -963,7 +963,7 @@ def test_multinomial_errors() -> None:
 
 
 def test_generator_errors() -> None:
-    cuda_gen = ea.Generator("cuda")
+    cuda_gen = ea.Generator("cuda:0")
     with pytest.raises(RuntimeError, match="Expected a 'cpu' device type for generator but found 'cuda'"):
         ea.rand(3, generator=cuda_gen)
     with pytest.raises(RuntimeError, match="Expected a 'cpu' device type for generator but found 'cuda'"):

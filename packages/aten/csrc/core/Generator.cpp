@@ -5,11 +5,20 @@
 #include <vector>
 
 #include <ember/c10/Exception.h>
+#include <ember/c10/cuda/CUDAFunctions.h>
 
 namespace ember::at {
 
+namespace {
+// "cuda" without an index: the current device, as PyTorch's (which raises without one).
+c10::Device with_cuda_index(c10::Device device) {
+  if (!device.is_cuda() || device.index >= 0) return device;
+  return c10::Device(c10::DeviceType::CUDA, static_cast<int8_t>(c10::cuda::current_device()));
+}
+}  // namespace
+
 Generator::Generator(c10::Device device) : impl_(std::make_shared<GeneratorImpl>()) {
-  impl_->device = device.is_cuda() && device.index < 0 ? c10::Device(c10::DeviceType::CUDA, 0) : device;
+  impl_->device = with_cuda_index(device);
 }
 
 void Generator::manual_seed(uint64_t seed) {

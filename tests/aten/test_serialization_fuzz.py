@@ -2,7 +2,10 @@
 
 Hypothesis mutates valid checkpoints two ways: raw bytes of the archive (flips,
 truncations, insertions, overwrites) and the data.pkl record alone, re-zipped so that
-the unpickler itself sees the mutation. load must return or raise one of the documented
+the unpickler itself sees the mutation. Hand-built streams then probe what mutation
+rarely finds: deep nesting (as values, dict keys, set members, tensor data), cyclic
+lists, duplicate zip entries, corrupt storages with and without mmap, and the sizes
+the legacy ``torch.Tensor(*sizes)`` constructor may ask for. load must return or raise one of the documented
 errors; whatever it returns must be readable to the last element (a tensor pointing
 outside its storage would read out of bounds here).
 """
@@ -11,7 +14,11 @@ from __future__ import annotations
 
 import collections
 import io
+import os
 import pickle
+import struct
+import tempfile
+import warnings
 import zipfile
 
 import ember.aten as ea
@@ -122,3 +129,144 @@ def test_mutated_pickle_never_crashes(seed, ops):
 def test_random_pickle_bytes_never_crash(data):
     raw = rezip_with(SEEDS[0], b"\x80\x02" + data)
     try_load(raw)
+
+
+# ---- hand-built hostile streams: depth, cycles, duplicates, CRC under mmap, allocation sizes ------
+P = pickle
+
+
+def _float(x: float) -> bytes:
+    return P.BINFLOAT + struct.pack(">d", x)
+
+
+def _int(n: int) -> bytes:
+    return P.LONG1 + bytes([9]) + n.to_bytes(9, "little", signed=True)
+
+
+def _tensor_call(*args: bytes) -> bytes:
+    return P.GLOBAL + b"torch\nTensor\n" + P.MARK + b"".join(args) + P.TUPLE + P.REDUCE
+
+
+def _program(body: bytes) -> bytes:
+    return P.PROTO + b"\x02" + body + P.STOP
+
+
+def _nested(depth: int, kinds: list[str]) -> bytes:
+    """A chain ``depth`` deep of lists and tuples (kinds cycles through 'list' / 'tuple') around 1.0."""
+    out = b""
+    opens = []
+    for i in range(depth):
+        if kinds[i % len(kinds)] == "list":
+            out += P.EMPTY_LIST
+            opens.append(P.APPEND)
+        else:
+            out += P.MARK
+            opens.append(P.TUPLE)
+    out += _float(1.0)
+    for close in reversed(opens):
+        out += close
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    depth=st.one_of(st.integers(0, 200), st.integers(900, 1100), st.integers(5000, 30000)),
+    kinds=st.lists(st.sampled_from(["list", "tuple"]), min_size=1, max_size=3),
+    use=st.sampled_from(["value", "key", "tensor", "set"]),
+)
+def test_deep_nesting_never_crashes(depth, kinds, use):
+    x = _nested(depth, kinds)
+    body = {
+        "value": x,
+        "key": P.EMPTY_DICT + x + P.NONE + P.SETITEM,
+        "tensor": _tensor_call(x),
+        "set": P.GLOBAL + b"builtins\nset\n" + P.EMPTY_LIST + x + P.APPEND + P.TUPLE1 + P.REDUCE,
+    }[use]
+    raw = rezip_with(SEEDS[0], _program(body))
+    try:
+        obj = ea.load(io.BytesIO(raw))
+    except ALLOWED_ERRORS as e:
+        # shallow data loads (a key or set member may be unhashable; Tensor(1.0) is no constructor form)
+        assert depth > 128 or use in ("key", "set") or (use == "tensor" and depth == 0), e
+        return
+    assert depth <= 1000
+    touch_everything(obj)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lists=st.lists(
+        st.lists(st.one_of(st.floats(allow_nan=False, width=32), st.integers(0, 6)), max_size=4),
+        min_size=1,
+        max_size=6,
+    ),
+    as_tensor=st.booleans(),
+)
+def test_cyclic_lists_never_crash(lists, as_tensor):
+    # List i is memo slot i; an int item j < len(lists) appends list j (itself or another): cycles.
+    body = b"".join(P.EMPTY_LIST + P.BINPUT + bytes([i]) for i in range(len(lists)))
+    for i, items in enumerate(lists):
+        for item in items:
+            ref = isinstance(item, int) and item < len(lists)
+            body += P.BINGET + bytes([i]) + (P.BINGET + bytes([item]) if ref else _float(float(item))) + P.APPEND
+    body = P.MARK + body + P.TUPLE  # every list, and each one again after each APPEND, in one tuple
+    if as_tensor:
+        body += _tensor_call(P.BINGET + b"\x00") + P.TUPLE2
+    raw = rezip_with(SEEDS[0], _program(body))
+    try:
+        obj = ea.load(io.BytesIO(raw))
+    except ALLOWED_ERRORS:
+        return
+    if as_tensor:
+        touch_everything(obj[1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, len(SEEDS) - 1), which=st.integers(0, 100), payload=st.binary(max_size=64))
+def test_duplicate_entries_are_always_refused(seed, which, payload):
+    src = zipfile.ZipFile(io.BytesIO(SEEDS[seed]))
+    names = src.namelist()
+    dup = names[which % len(names)]
+    out = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
+            for n in names:
+                z.writestr(n, src.read(n))
+            z.writestr(dup, payload)
+    with pytest.raises(RuntimeError, match="holds two entries named"):
+        ea.load(io.BytesIO(out.getvalue()))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, len(SEEDS) - 1), which=st.integers(0, 100), pos=st.integers(0, 10**6),
+       flip=st.integers(1, 255), mmap=st.booleans())  # fmt: skip
+def test_corrupt_storage_bytes_never_load(seed, which, pos, flip, mmap):
+    raw = bytearray(SEEDS[seed])
+    zf = zipfile.ZipFile(io.BytesIO(SEEDS[seed]))
+    records = [i for i in zf.infolist() if "/data/" in i.filename and i.file_size]
+    info = records[which % len(records)]
+    n, m = struct.unpack("<HH", raw[info.header_offset + 26 : info.header_offset + 30])
+    raw[info.header_offset + 30 + n + m + pos % info.file_size] ^= flip
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "c.pt")
+        with open(path, "wb") as fh:
+            fh.write(raw)
+        with pytest.raises(RuntimeError, match="invalid crc"):
+            ea.load(path, mmap=mmap)
+
+
+@settings(max_examples=100, deadline=None)
+@given(sizes=st.lists(st.one_of(st.integers(0, 64), st.integers(0, 2**45)), min_size=1, max_size=4))
+def test_legacy_constructor_sizes_are_bounded_and_zeroed(sizes):
+    raw = rezip_with(SEEDS[0], _program(_tensor_call(*(_int(n) for n in sizes))))
+    numel = 1
+    for n in sizes:
+        numel *= n
+    try:
+        t = ea.load(io.BytesIO(raw))
+    except pickle.UnpicklingError as e:
+        assert numel * 4 > 16 << 20 and "at most 16777216 bytes" in str(e)
+        return
+    assert numel * 4 <= 16 << 20 and list(t.shape) == sizes
+    assert t.numel() == 0 or t.abs().max().item() == 0.0

@@ -16,6 +16,11 @@ Invariants the VM keeps (why it is safe to feed it untrusted bytes):
   allowlisted user classes;
 - the stream comes from a bytes object already in memory, so a length field can never
   make a read allocate more than the record holds;
+- containers nest at most MAX_NESTING levels (a 10**6-deep tuple used as a dict key
+  would overflow the C stack in CPython's tuple hash): each container's depth is
+  recorded as it is built and grows as items are added, so the depth of every tuple --
+  the only containers hashing recurses into -- is exact;
+- only protocols 0..5 are read (``PROTO 99`` is refused, as plain pickle does);
 - storages come only through ``persistent_load``, which the loader checks against the
   bytes in the archive before allocating.
 """
@@ -32,9 +37,29 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["Unpickler", "add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
+__all__ = [
+    "MAX_NESTING",
+    "RefusedByAllowlist",
+    "Unpickler",
+    "add_safe_globals",
+    "clear_safe_globals",
+    "get_safe_globals",
+    "safe_globals",
+]
 
 UnpicklingError = pickle.UnpicklingError
+
+# Deeper than any real checkpoint (a state dict nests a handful of levels) and far below
+# the depth at which CPython's recursive tuple hash / repr exhaust the C stack.
+MAX_NESTING = 1000
+
+
+class RefusedByAllowlist(pickle.UnpicklingError):
+    """What plain pickle would do but the weights-only allowlist refuses (a global, an opcode,
+    a call or a BUILD): only these errors carry the advice that ``weights_only=False``
+    would load the file. Malformed streams, corrupt archives and bad arguments raise
+    their own errors, which loading with ``weights_only=False`` would not cure."""
+
 
 # Modules whose globals are refused with their own message (PyTorch's blocklist).
 _BLOCKED_MODULES = ("sys", "os", "posix", "nt")
@@ -127,7 +152,11 @@ def _encode(obj: Any, encoding: Any = "utf-8", errors: Any = "strict") -> bytes:
         raise UnpicklingError("_codecs.encode called with unsupported arguments")
     if encoding not in ("latin1", "latin-1", "utf-8", "utf8", "ascii"):
         raise UnpicklingError(f"_codecs.encode: unsupported encoding {encoding!r}")
-    return obj.encode(encoding, errors)
+    # An error handler is looked up in codecs' registry, which any imported module may
+    # extend with its own code: only the built-in "strict" (what pickle writes) is run.
+    if errors != "strict":
+        raise UnpicklingError(f"_codecs.encode: unsupported error handler {errors!r} (only 'strict' is allowed)")
+    return obj.encode(encoding)
 
 
 def _counter(*args: Any) -> collections.Counter[Any]:
@@ -165,12 +194,17 @@ _OPNAME = {v: k for k, v in _OP.items()}
 _ALL_OPNAMES = {op.code.encode("latin-1")[0]: op.name for op in __import__("pickletools").opcodes}
 
 
+_CONTAINERS = (tuple, list, dict, set, collections.OrderedDict, collections.Counter)
+
+
 class Unpickler:
-    """Unpickler(file, allowed, persistent_load, build_hook).
+    """Unpickler(data, allowed, persistent_load, *, unsupported, build_hook, newobj_hook, call_overrides).
 
     ``allowed`` maps full global names ("torch._utils._rebuild_tensor_v2") to the objects
     that stand for them; ``unsupported`` maps names ember knows but cannot load to the
     reason. ``build_hook(inst, state)`` returns True when it handled a BUILD on ``inst``.
+    ``call_overrides`` maps an allowed object to the function REDUCE calls instead (the
+    checked form of a constructor whose arguments could allocate, e.g. ``torch.Tensor``).
     """
 
     def __init__(
@@ -182,6 +216,7 @@ class Unpickler:
         unsupported: dict[str, str] | None = None,
         build_hook: Callable[[Any, Any], bool] | None = None,
         newobj_hook: Callable[[Any, tuple[Any, ...]], Any] | None = None,
+        call_overrides: dict[Any, Callable[..., Any]] | None = None,
     ) -> None:
         self._file = io.BytesIO(data)
         self._allowed = dict(BUILTIN_ALLOWED)
@@ -191,6 +226,12 @@ class Unpickler:
         self._persistent_load = persistent_load
         self._build_hook = build_hook
         self._newobj_hook = newobj_hook
+        self._call_overrides = {id(k): (k, v) for k, v in (call_overrides or {}).items()}
+        self._allowed_ids = {id(v) for v in self._allowed.values()} | {id(v) for v in self._user.values()}
+        self._user_types = {id(v) for v in self._user.values() if isinstance(v, type)}
+        # id(container) -> (nesting depth, container): the container is kept alive so that
+        # its id is never reused by another object while the stream is read.
+        self._depths: dict[int, tuple[int, Any]] = {}
         self.memo: dict[int, Any] = {}
         self.proto = -1
 
@@ -207,6 +248,27 @@ class Unpickler:
             raise UnpicklingError("pickle data was truncated")
         return line[:-1]
 
+    # -- nesting depth
+    def _depth(self, x: Any) -> int:
+        if not isinstance(x, _CONTAINERS):
+            return 0
+        d = self._depths.get(id(x))
+        return d[0] if d is not None and d[1] is x else 1
+
+    def _record(self, container: Any, depth: int) -> Any:
+        if depth > MAX_NESTING:
+            raise UnpicklingError(
+                f"pickle data is nested more than {MAX_NESTING} levels deep (a checkpoint nests a handful); refusing "
+                "it before it can exhaust the stack"
+            )
+        self._depths[id(container)] = (depth, container)
+        return container
+
+    def _grow(self, container: Any, *items: Any) -> None:
+        depth = 1 + max(self._depth(v) for v in items)
+        if depth > self._depth(container):
+            self._record(container, depth)
+
     def _resolve_global(self, module: str, name: str) -> Any:
         if (module, name) in _compat_pickle.NAME_MAPPING:
             module, name = _compat_pickle.NAME_MAPPING[(module, name)]
@@ -214,7 +276,7 @@ class Unpickler:
             module = _compat_pickle.IMPORT_MAPPING[module]
         full = f"{module}.{name}"
         if module in _BLOCKED_MODULES:
-            raise UnpicklingError(f"Trying to load unsupported GLOBAL {full} whose module {module} is blocked.")
+            raise RefusedByAllowlist(f"Trying to load unsupported GLOBAL {full} whose module {module} is blocked.")
         if full in self._user:
             return self._user[full]
         if full in self._allowed:
@@ -222,15 +284,12 @@ class Unpickler:
         if full in self._unsupported:
             raise UnpicklingError(f"GLOBAL {full}: {self._unsupported[full]}")
         shown = full[len("builtins.") :] if full.startswith("builtins.") else full
-        raise UnpicklingError(
+        raise RefusedByAllowlist(
             f"Unsupported global: GLOBAL {shown} was not an allowed global by default. Please use "
             f"`ember.aten.serialization.add_safe_globals([{shown}])` or the "
             f"`ember.aten.serialization.safe_globals([{shown}])` context manager to allowlist this global "
             "if you trust this class/function."
         )
-
-    def _is_allowed_callable(self, f: Any) -> bool:
-        return any(f is v for v in self._allowed.values()) or any(f is v for v in self._user.values())
 
     def load(self) -> Any:
         try:
@@ -239,9 +298,12 @@ class Unpickler:
             raise
         except RecursionError:
             raise UnpicklingError("pickle data is nested too deeply") from None
-        except (IndexError, KeyError) as e:
-            # Stack underflow, a MARK missing, a memo slot never written: a malformed stream.
+        except (IndexError, KeyError, TypeError, AttributeError, OverflowError) as e:
+            # Stack underflow, a MARK missing, a memo slot never written, an allowed function
+            # called with the wrong arguments: a malformed stream, not something to allow.
             raise UnpicklingError(f"malformed pickle data ({type(e).__name__}: {e})") from None
+        finally:
+            self._depths.clear()
 
     def _load(self) -> Any:
         stack: list[Any] = []
@@ -249,12 +311,18 @@ class Unpickler:
         memo = self.memo
         read = self._read
         op = _OP
+        record = self._record
+        depth = self._depth
 
         def pop_mark() -> list[Any]:
             nonlocal stack
             items = stack
             stack = metastack.pop()
             return items
+
+        def new_tuple(items: Any) -> tuple[Any, ...]:
+            t = tuple(items)
+            return record(t, 1 + max(map(depth, t), default=0)) if t else t
 
         while True:
             key = self._file.read(1)
@@ -275,10 +343,10 @@ class Unpickler:
                     if handled is not None:
                         stack.append(handled)
                         continue
-                if isinstance(cls, type) and any(cls is v for v in self._user.values()):
+                if isinstance(cls, type) and id(cls) in self._user_types:
                     stack.append(cls.__new__(cls, *args))
                 else:
-                    raise UnpicklingError(
+                    raise RefusedByAllowlist(
                         f"Can only create new object for nn.Parameter or classes allowlisted via `add_safe_globals` "
                         f"but got {cls}"
                     )
@@ -287,9 +355,14 @@ class Unpickler:
                 func = stack[-1]
                 if type(args) is not tuple:
                     raise UnpicklingError("REDUCE expected a tuple of arguments")
-                if not self._is_allowed_callable(func):
-                    raise UnpicklingError(f"Trying to call reduce for unrecognized function {func}")
-                stack[-1] = func(*args)
+                if id(func) not in self._allowed_ids:
+                    raise RefusedByAllowlist(f"Trying to call reduce for unrecognized function {func}")
+                override = self._call_overrides.get(id(func))
+                result = override[1](*args) if override is not None and override[0] is func else func(*args)
+                if isinstance(result, _CONTAINERS) and result:
+                    # set(list), OrderedDict(pairs), ...: no deeper than its arguments
+                    record(result, max(depth(result), depth(args)))
+                stack[-1] = result
             elif k == op["BUILD"]:
                 state = stack.pop()
                 inst = stack[-1]
@@ -297,13 +370,16 @@ class Unpickler:
             elif k == op["APPEND"]:
                 item = stack.pop()
                 if type(stack[-1]) is not list:
-                    raise UnpicklingError(f"Can only append to lists, but got {type(stack[-1])}")
+                    raise RefusedByAllowlist(f"Can only append to lists, but got {type(stack[-1])}")
                 stack[-1].append(item)
+                self._grow(stack[-1], item)
             elif k == op["APPENDS"]:
                 items = pop_mark()
                 if type(stack[-1]) is not list:
-                    raise UnpicklingError(f"Can only extend lists, but got {type(stack[-1])}")
+                    raise RefusedByAllowlist(f"Can only extend lists, but got {type(stack[-1])}")
                 stack[-1].extend(items)
+                if items:
+                    self._grow(stack[-1], *items)
             elif k == op["SETITEM"]:
                 v = stack.pop()
                 kk = stack.pop()
@@ -321,17 +397,17 @@ class Unpickler:
                 stack = []
             elif k == op["TUPLE"]:
                 items = pop_mark()
-                stack.append(tuple(items))
+                stack.append(new_tuple(items))
             elif k == op["TUPLE1"]:
-                stack[-1] = (stack[-1],)
+                stack[-1] = new_tuple(stack[-1:])
             elif k == op["TUPLE2"]:
                 if len(stack) < 2:
                     raise IndexError("stack underflow")
-                stack[-2:] = [(stack[-2], stack[-1])]
+                stack[-2:] = [new_tuple(stack[-2:])]
             elif k == op["TUPLE3"]:
                 if len(stack) < 3:
                     raise IndexError("stack underflow")
-                stack[-3:] = [(stack[-3], stack[-2], stack[-1])]
+                stack[-3:] = [new_tuple(stack[-3:])]
             elif k == op["NONE"]:
                 stack.append(None)
             elif k == op["NEWFALSE"]:
@@ -368,7 +444,7 @@ class Unpickler:
                 if type(pid) is not tuple and type(pid) is not int:
                     raise UnpicklingError(f"persistent_load id must be tuple or int, but got {type(pid)}")
                 if type(pid) is tuple and len(pid) > 0 and _ascii(pid[0]) != "storage":
-                    raise UnpicklingError(f"Only persistent_load of storage is allowed, but got {pid[0]!r}")
+                    raise RefusedByAllowlist(f"Only persistent_load of storage is allowed, but got {pid[0]!r}")
                 stack.append(self._persistent_load(pid))
             elif k == op["BINGET"] or k == op["LONG_BINGET"]:
                 idx = read(1)[0] if k == op["BINGET"] else struct.unpack("<I", read(4))[0]
@@ -380,6 +456,9 @@ class Unpickler:
                 memo[idx] = stack[-1]
             elif k == op["PROTO"]:
                 self.proto = read(1)[0]
+                if self.proto > pickle.HIGHEST_PROTOCOL:
+                    # plain pickle refuses it too (ValueError: unsupported pickle protocol)
+                    raise UnpicklingError(f"unsupported pickle protocol: {self.proto}")
                 if self.proto != 2:
                     warnings.warn(
                         f"Detected pickle protocol {self.proto} in the checkpoint, which was not the default pickle "
@@ -394,17 +473,20 @@ class Unpickler:
                 return stack.pop()
             else:
                 name = _ALL_OPNAMES.get(k)
-                raise UnpicklingError(f"Unsupported operand {k}" + (f" ({name})" if name else ""))
+                if name is None:
+                    raise UnpicklingError(f"Unsupported operand {k} (not a pickle opcode)")
+                raise RefusedByAllowlist(f"Unsupported operand {k} ({name})")
 
     @staticmethod
     def _check_dict(target: Any, opcode: str) -> None:
         if type(target) not in (dict, collections.OrderedDict, collections.Counter):
-            raise UnpicklingError(
+            raise RefusedByAllowlist(
                 f"Can only {opcode} for dict, collections.OrderedDict, collections.Counter, but got {type(target)}"
             )
 
-    @staticmethod
-    def _setitem(target: dict[Any, Any], k: Any, v: Any) -> None:
+    def _setitem(self, target: dict[Any, Any], k: Any, v: Any) -> None:
+        # The key's depth is known before it is hashed: a 10**6-deep tuple never reaches hash().
+        self._grow(target, k, v)
         try:
             target[k] = v
         except TypeError as e:  # an unhashable key
@@ -418,7 +500,7 @@ class Unpickler:
                 raise UnpicklingError("BUILD of an OrderedDict expects a dict of attribute names")
             inst.__dict__.update(state)
             return
-        if any(type(inst) is v for v in self._user.values()):
+        if id(type(inst)) in self._user_types:
             if hasattr(inst, "__setstate__"):
                 inst.__setstate__(state)
                 return
@@ -431,7 +513,7 @@ class Unpickler:
                 for kk, vv in slotstate.items():
                     setattr(inst, kk, vv)
             return
-        raise UnpicklingError(
+        raise RefusedByAllowlist(
             f"Can only build Tensor, Parameter, OrderedDict or types allowlisted via `add_safe_globals`, "
             f"but got {type(inst)}"
         )

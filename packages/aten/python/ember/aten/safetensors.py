@@ -8,8 +8,9 @@ implementation): N at most 100 MB and inside the file, the header is UTF-8 JSON
 starting with ``{``, every tensor's byte length equals numel x itemsize, the tensors
 tile the data exactly (sorted by offset, each starting where the last ended, the last
 ending at the end of the file), no name appears twice. Nothing is allocated before
-the header passed those checks. Files are written as the package writes them: tensors
-ordered by dtype alignment then name, the header padded with spaces to 8 bytes.
+the header passed those checks; bool bytes other than 0 and 1 are read as 1 (kernels
+assume 0/1). Files are written as the package writes them: tensors ordered by dtype
+alignment then name, the header padded with spaces to 8 bytes.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ember.c10py import StorageImpl, TensorImpl
 
 from . import _dtypes
 from ._tensor import Tensor, _wrap
+from .serialization import _normalize_bool_bytes
 
 __all__ = ["SafetensorError", "load", "load_file", "safe_open", "save", "save_file"]
 
@@ -147,6 +149,8 @@ def _tensor_from(buf: Any, start: int, entry: Any) -> Tensor:
     storage = StorageImpl(end - begin)
     if end > begin:
         memoryview(storage)[:] = buf[start + begin : start + end]
+    if dtype is _dtypes.bool:
+        _normalize_bool_bytes(storage)  # a file's bytes 2..255 become True (1): kernels assume 0/1
     from ember.c10py import _C as _c10
 
     return _wrap(TensorImpl(storage, dtype, shape, _c10.contiguous_strides(shape), 0))

@@ -28,11 +28,13 @@ from __future__ import annotations
 import builtins
 import collections
 import io
+import itertools
 import mmap as _mmap
 import os
 import pickle
 import struct
 import sys
+import warnings
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -236,6 +238,8 @@ def _rebuild_tensor_v3(
     raw = storage.storage if isinstance(storage, _TypedStorage) else storage
     if not isinstance(raw, StorageImpl):
         raise UnpicklingError(f"_rebuild_tensor_v3: expected a storage, got {type(storage).__name__}")
+    if dtype is _dtypes.bool:
+        _normalize_bool_bytes(raw)
     t = _tensor_over(raw, dtype, storage_offset, size, stride)
     return _set_rebuilt_requires_grad(t, requires_grad)
 
@@ -369,7 +373,16 @@ _PAD_EXTRA_ID = 0x4246  # "FB": PyTorch's padding extra field
 
 
 class _ArchiveReader:
-    """Reads the records of a checkpoint zip without trusting any size it claims."""
+    """Reads the records of a checkpoint zip without trusting any name or size it claims.
+
+    Every record's name and span is checked once, when the archive is opened: names are
+    ``<prefix>/<record>`` with one plain prefix (no ``..``, no absolute path, no NUL
+    byte), no name appears twice (PyTorch reads the first of two ``data.pkl`` entries,
+    Python's zipfile the last: a file must not mean two things), every record is stored
+    (not compressed) and lies inside the file, and no two records overlap (a thousand
+    directory entries pointing at one record would make the loader allocate its bytes a
+    thousand times).
+    """
 
     def __init__(self, f: IO[bytes]) -> None:
         self.f = f
@@ -385,35 +398,49 @@ class _ArchiveReader:
         infos = zf.infolist()
         if not infos:
             raise RuntimeError("PytorchStreamReader failed reading zip archive: the archive holds no records")
-        first = infos[0].filename
+        for info in infos:
+            _check_record_name(info.orig_filename)
+        first = infos[0].orig_filename
         if "/" not in first:
             raise RuntimeError(
                 f"PytorchStreamReader failed reading zip archive: file in archive is not in a subdirectory: {first}"
             )
         self.prefix = first.split("/", 1)[0]
         self.records: dict[str, zipfile.ZipInfo] = {}
+        self.spans: dict[str, tuple[int, int]] = {}
         for info in infos:
-            name = info.filename
+            name = info.orig_filename
             if not name.startswith(self.prefix + "/"):
                 raise RuntimeError(
                     f"PytorchStreamReader failed reading zip archive: file in archive is not in a subdirectory "
                     f"{self.prefix}/: {name}"
                 )
-            self.records[name[len(self.prefix) + 1 :]] = info
+            record = name[len(self.prefix) + 1 :]
+            if record in self.records:
+                raise RuntimeError(
+                    f"PytorchStreamReader failed reading zip archive: the archive holds two entries named {name} "
+                    "(a corrupt or tampered file: refusing to pick one)"
+                )
+            self.records[record] = info
+        self._check_spans(infos)
 
-    def has_record(self, name: str) -> bool:
-        return name in self.records
+    def _check_spans(self, infos: list[zipfile.ZipInfo]) -> None:
+        taken: list[tuple[int, int, str]] = []
+        for record, info in self.records.items():
+            if info.compress_type != zipfile.ZIP_STORED:
+                continue  # refused when read (span); compressed records are never inflated
+            start, n = self._locate(record, info)
+            self.spans[record] = (start, n)
+            taken.append((info.header_offset, start + n, record))
+        taken.sort()
+        for (_, end, a), (begin, _, b) in itertools.pairwise(taken):
+            if begin < end:
+                raise RuntimeError(
+                    f"PytorchStreamReader failed reading zip archive: records {a} and {b} overlap in the file (a "
+                    "corrupt or tampered archive)"
+                )
 
-    def span(self, name: str) -> tuple[int, int]:
-        """(offset of the record's bytes in the file, their length), checked against the file."""
-        info = self.records.get(name)
-        if info is None:
-            raise RuntimeError(f"PytorchStreamReader failed locating file {name}: file not found")
-        if info.compress_type != zipfile.ZIP_STORED:
-            raise RuntimeError(
-                f"PytorchStreamReader: record {name} is compressed (method {info.compress_type}); checkpoints hold "
-                "stored (uncompressed) records only"
-            )
+    def _locate(self, name: str, info: zipfile.ZipInfo) -> tuple[int, int]:
         if info.flag_bits & 0x1:
             raise RuntimeError(f"PytorchStreamReader: record {name} is encrypted")
         if info.compress_size != info.file_size:
@@ -431,7 +458,27 @@ class _ArchiveReader:
             )
         return start, info.file_size
 
+    def has_record(self, name: str) -> bool:
+        return name in self.records
+
+    def span(self, name: str) -> tuple[int, int]:
+        """(offset of the record's bytes in the file, their length), checked against the file."""
+        info = self.records.get(name)
+        if info is None:
+            raise RuntimeError(f"PytorchStreamReader failed locating file {name}: file not found")
+        if info.compress_type != zipfile.ZIP_STORED:
+            raise RuntimeError(
+                f"PytorchStreamReader: record {name} is compressed (method {info.compress_type}); checkpoints hold "
+                "stored (uncompressed) records only"
+            )
+        return self.spans[name]
+
+    def check_crc(self, name: str, data: Any) -> None:
+        if zlib.crc32(data) != self.records[name].CRC:
+            raise RuntimeError(f"PytorchStreamReader failed reading file {name}: invalid crc (the data is corrupt)")
+
     def read_into(self, name: str, buf: Any) -> None:
+        """Reads the record straight into ``buf`` (a storage's memory: no intermediate copy), then checks its CRC."""
         start, n = self.span(name)
         self.f.seek(start)
         view = memoryview(buf).cast("B")
@@ -441,14 +488,32 @@ class _ArchiveReader:
             if not k:
                 raise RuntimeError(f"PytorchStreamReader failed reading file {name}: unexpected end of file")
             got += k
-        if zlib.crc32(view) != self.records[name].CRC:
-            raise RuntimeError(f"PytorchStreamReader failed reading file {name}: invalid crc (the data is corrupt)")
+        self.check_crc(name, view)
 
     def get_record(self, name: str) -> bytes:
-        _, n = self.span(name)
-        buf = bytearray(n)
-        self.read_into(name, buf)
-        return bytes(buf)
+        start, n = self.span(name)
+        self.f.seek(start)
+        data = self.f.read(n)
+        if len(data) != n:
+            raise RuntimeError(f"PytorchStreamReader failed reading file {name}: unexpected end of file")
+        self.check_crc(name, data)
+        return data
+
+
+def _check_record_name(name: str) -> None:
+    """A record name is ``<prefix>/<record>``: refuse what would make it a path outside one folder."""
+    what = None
+    if "\x00" in name:
+        what = "contains a NUL byte"
+    elif name.startswith("/") or name.startswith("\\"):
+        what = "is an absolute path"
+    elif any(part in ("..", ".") for part in name.replace("\\", "/").split("/")):
+        what = "has a '..' or '.' path component"
+    if what is not None:
+        raise RuntimeError(
+            f"PytorchStreamReader failed reading zip archive: the record name {name!r} {what}; a checkpoint's "
+            "records lie in one folder named by a plain relative prefix (a corrupt or tampered archive)"
+        )
 
 
 class _ArchiveWriter:
@@ -704,14 +769,55 @@ def _restore(storage: StorageImpl, location: str) -> StorageImpl:
     raise RuntimeError(f"don't know how to restore data location of ember storage (tagged with {location})")
 
 
+_UNSAFE_ADVICE = (
+    "Re-running `ember.aten.load` with `weights_only` set to `False` will likely succeed, but it can result in "
+    "arbitrary code execution. Do it only if you got the file from a trusted source."
+)
+
+
 def _weights_only_message(msg: str) -> str:
-    return (
-        "Weights only load failed. This file can still be loaded, to do so you have two options, do those steps only "
-        "if you trust the source of the checkpoint.\n\t(1) Re-running `ember.aten.load` with `weights_only` set to "
-        "`False` will likely succeed, but it can result in arbitrary code execution. Do it only if you got the file "
-        "from a trusted source.\n\t(2) Alternatively, to load with `weights_only=True` please check the recommended "
-        "steps in the following error message.\n\tWeightsUnpickler error: " + msg
-    )
+    """PyTorch's wording for what the allowlist refused (and only that: other errors keep their own message)."""
+    if "was not an allowed global by default" in msg:
+        return (
+            "Weights only load failed. This file can still be loaded, to do so you have two options, do those steps "
+            f"only if you trust the source of the checkpoint.\n\t(1) {_UNSAFE_ADVICE}\n\t(2) Alternatively, to load "
+            "with `weights_only=True` please check the recommended steps in the following error message.\n\t"
+            "WeightsUnpickler error: " + msg
+        )
+    return f"Weights only load failed. {_UNSAFE_ADVICE}\n\nWeightsUnpickler error: {msg}"
+
+
+_TRUE_VALUES = ("1", "y", "yes", "true")
+
+
+def _env_flag(*names: str) -> str | None:
+    """The first of ``names`` set to a true value (PyTorch's 1 / y / yes / true, any case), else None."""
+    for name in names:
+        if os.getenv(name, "0").lower() in _TRUE_VALUES:
+            return name
+    return None
+
+
+def _weights_only_from_env(weights_only: bool | None) -> bool:
+    # PyTorch 2.13's rules: FORCE_WEIGHTS_ONLY wins over an explicit weights_only=False;
+    # FORCE_NO_WEIGHTS_ONLY only changes a weights_only the caller did not pass.
+    force = _env_flag("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "EMBER_FORCE_WEIGHTS_ONLY_LOAD")
+    force_no = _env_flag("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "EMBER_FORCE_NO_WEIGHTS_ONLY_LOAD")
+    if force and force_no:
+        raise RuntimeError(f"Only one of `{force}` or `{force_no}` should be set, but both were set.")
+    if force:
+        return True
+    if weights_only is None:
+        if force_no:
+            warnings.warn(
+                f"Environment variable {force_no} detected, since the `weights_only` argument was not explicitly "
+                "passed to `ember.aten.load`, forcing weights_only=False.",
+                UserWarning,
+                stacklevel=3,
+            )
+            return False
+        return True
+    return builtins.bool(weights_only)
 
 
 class _FullUnpickler(pickle.Unpickler):
@@ -739,23 +845,26 @@ def load(
     map_location: Any = None,
     pickle_module: Any = None,
     *,
-    weights_only: bool | None = True,
+    weights_only: bool | None = None,
     mmap: bool | None = None,
     **pickle_load_args: Any,
 ) -> Any:
-    """load(f, map_location=None, *, weights_only=True, mmap=False) -> Any
+    """load(f, map_location=None, *, weights_only=None, mmap=False) -> Any
 
     Reads a checkpoint written by ``ember.aten.save`` or ``torch.save`` (zip format).
-    ``weights_only=True`` (the default) unpickles through the weights-only unpickler:
-    tensors, containers, numbers, strings and what ``add_safe_globals`` allowed; anything
-    else raises ``pickle.UnpicklingError``. ``map_location`` (str, device, dict
-    ``{saved: new}`` or ``callable(storage, location)``) moves storages; ``mmap=True``
-    maps them from the file (copy-on-write) instead of reading them.
+    ``weights_only=True`` (the default when it is not passed) unpickles through the
+    weights-only unpickler: tensors, containers, numbers, strings and what
+    ``add_safe_globals`` allowed; anything else raises ``pickle.UnpicklingError``.
+    ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` / ``EMBER_FORCE_WEIGHTS_ONLY_LOAD`` set to 1, y,
+    yes or true force ``weights_only=True``; ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` /
+    ``EMBER_FORCE_NO_WEIGHTS_ONLY_LOAD`` make an unpassed ``weights_only`` False (with a
+    warning), as in PyTorch. ``map_location`` (str, device, dict ``{saved: new}`` or
+    ``callable(storage, location)``) moves storages; ``mmap=True`` maps them from the
+    file (copy-on-write) instead of reading them; CRCs are checked either way.
 
         >>> sd = ember.aten.load("model.pt", map_location="cpu")
     """
-    if weights_only is None:
-        weights_only = True
+    weights_only = _weights_only_from_env(weights_only)
     if weights_only and pickle_module is not None and pickle_module is not pickle:
         raise RuntimeError(
             "Can not safely load weights when explicit pickle_module is specified (weights_only=True is the default)"
@@ -845,6 +954,7 @@ def _load(f: IO[bytes], map_location: Any, weights_only: bool, mm: Any) -> Any:
         byteorder = bo.decode()
     restore = _restore_location_fn(map_location)
     loaded: dict[str, StorageImpl] = {}
+    bools_checked: set[str] = set()
 
     def persistent_load(pid: Any) -> Any:
         if type(pid) is not tuple or len(pid) != 5:
@@ -869,6 +979,9 @@ def _load(f: IO[bytes], map_location: Any, weights_only: bool, mm: Any) -> Any:
             itemsize = 1 if dtype is None else dtype.itemsize
             loaded[key] = _read_storage(reader, mm, key, numel * itemsize, itemsize, byteorder, restore, location)
         st = loaded[key]
+        if dtype is _dtypes.bool and key not in bools_checked:
+            _normalize_bool_bytes(st)
+            bools_checked.add(key)
         return st if dtype is None else _TypedStorage(st, dtype)
 
     data = reader.get_record("data.pkl")
@@ -881,14 +994,109 @@ def _load(f: IO[bytes], map_location: Any, weights_only: bool, mm: Any) -> Any:
                 unsupported=_unsupported_globals(),
                 build_hook=_build_tensor_state,
                 newobj_hook=_newobj,
+                call_overrides={Tensor: _checked_tensor_constructor()},
             ).load()
-        except (MemoryError, KeyboardInterrupt):
-            raise
-        except Exception as e:
+        except _weights_only_unpickler.RefusedByAllowlist as e:
+            # Only a refusal gets the weights_only=False advice: a CRC error, a size mismatch
+            # or a missing device would fail the same way without the allowlist.
             raise pickle.UnpicklingError(_weights_only_message(str(e))) from None
     else:
         result = _FullUnpickler(io.BytesIO(data), persistent_load).load()
     return _untype(result)
+
+
+# ---- what the pickle may build itself ---------------------------------------------------------
+# Storages are exactly the bytes of their records, so what they cost is bounded by the file.
+# The legacy constructor torch.Tensor(...) (allowlisted as PyTorch does; torch.save never
+# writes a call to it) would allocate what a few bytes of pickle ask for: its tensors
+# hold at most this many bytes per load, and are zero-filled, never uninitialised memory.
+MAX_CONSTRUCTED_BYTES = 16 << 20
+_MAX_DATA_DIMS = 128  # PyTorch's limit on the nesting of tensor data ("too many dimensions 'list'")
+
+
+def _checked_tensor_constructor() -> Callable[..., Tensor]:
+    """``torch.Tensor(*args)`` as a pickle's REDUCE may call it: sizes, a Size or nested number lists."""
+    left = [MAX_CONSTRUCTED_BYTES]
+
+    def take(numel: int, what: str) -> None:
+        nbytes = numel * _dtypes.get_default_dtype().itemsize
+        if nbytes > left[0]:
+            raise UnpicklingError(
+                f"torch.Tensor({what}): the checkpoint asks for {nbytes} bytes of tensor data built by the pickle "
+                f"itself; a load builds at most {MAX_CONSTRUCTED_BYTES} bytes that way (tensor data belongs in the "
+                "archive's storage records)"
+            )
+        left[0] -= nbytes
+
+    def new(*args: Any) -> Tensor:
+        from ._factories import zeros
+
+        if not args:
+            return Tensor()
+        sizes = tuple(args[0]) if len(args) == 1 and type(args[0]) is Size else args
+        if all(type(n) is builtins.int for n in sizes):
+            if len(sizes) > 64 or any(n < 0 for n in sizes):
+                raise UnpicklingError(f"torch.Tensor: invalid sizes {list(sizes)!r:.100}")
+            numel = 1
+            for n in sizes:
+                numel *= n
+            take(numel, ", ".join(map(str, sizes)))
+            return zeros(sizes, dtype=_dtypes.get_default_dtype())  # PyTorch leaves these uninitialised
+        if len(args) == 1 and type(args[0]) in (list, tuple):
+            shape = _data_shape(args[0])
+            cells = 0  # sequences and numbers the check below visits (shared sublists count each time)
+            numel = 1
+            for n in shape:
+                numel *= n
+                cells += numel
+            take(cells, f"<{type(args[0]).__name__} of shape {shape}>")
+            _check_data(args[0], shape)
+            return Tensor(args[0])
+        raise UnpicklingError(
+            f"torch.Tensor called with unsupported arguments {tuple(type(a).__name__ for a in args)!r:.100}"
+        )
+
+    return new
+
+
+def _data_shape(data: Any) -> list[int]:
+    """The shape nested lists claim along their first elements (a list holding itself never ends: refused)."""
+    shape = []
+    x = data
+    while type(x) in (list, tuple):
+        if len(shape) == _MAX_DATA_DIMS:
+            raise ValueError(f"too many dimensions '{type(x).__name__}'")
+        shape.append(len(x))
+        if not x:
+            break
+        x = x[0]
+    return shape
+
+
+def _check_data(data: Any, shape: list[int]) -> None:
+    """Every sequence has the length ``shape`` says and every leaf is a number (iteratively: no recursion)."""
+    todo = [(data, 0)]
+    ndim = len(shape)
+    while todo:
+        x, d = todo.pop()
+        if d == ndim:
+            if type(x) not in (builtins.bool, builtins.int, builtins.float):
+                raise ValueError(f"torch.Tensor: tensor data holds a {type(x).__name__} where a number belongs")
+            continue
+        if type(x) not in (list, tuple):
+            raise ValueError(f"expected sequence of length {shape[d]} at dim {d} (got {type(x).__name__})")
+        if len(x) != shape[d]:
+            raise ValueError(f"expected sequence of length {shape[d]} at dim {d} (got {len(x)})")
+        todo.extend((v, d + 1) for v in x)
+
+
+def _normalize_bool_bytes(storage: StorageImpl) -> None:
+    """A file's bool bytes 2..255 become 1 as they enter: every kernel assumes bool bytes are 0 or 1."""
+    if not storage.nbytes:
+        return
+    u8 = _wrap(TensorImpl(storage, _dtypes.uint8, [storage.nbytes], [1], 0))
+    if builtins.int(u8.max().item()) > 1:  # read first: mmap'd pages are written (copied) only when needed
+        u8.clamp_(max=1)
 
 
 def _untype(result: Any) -> Any:
@@ -934,7 +1142,9 @@ def _read_storage(
             f"{nbytes} bytes"
         )
     if mm is not None:
-        storage = StorageImpl.from_buffer(memoryview(mm)[start : start + size]) if size else StorageImpl(0)
+        view = memoryview(mm)[start : start + size]
+        reader.check_crc(name, view)  # as without mmap: a corrupt record never loads (this reads every page once)
+        storage = StorageImpl.from_buffer(view) if size else StorageImpl(0)
     else:
         storage = StorageImpl(size)
         if size:

@@ -142,7 +142,7 @@ def load_in_subprocess(raw: bytes, tmp_path, mmap: bool) -> str:
 @pytest.mark.parametrize(
     "body, expected",
     [
-        (tensor_call(self_referential_list()), "RAISED ValueError too many dimensions 'list'"),
+        (tensor_call(self_referential_list()), "RAISED ValueError torch.Tensor: tensor data holds a list where a"),
         (tensor_call(deep_list(20_000)), "RAISED UnpicklingError pickle data is nested more than 1000 levels deep"),
         (tensor_call(deep_list(129)), "RAISED ValueError too many dimensions 'list'"),
         # a 10**6-deep tuple as a dict key: CPython's tuple hash would recurse a million frames
@@ -158,11 +158,13 @@ def load_in_subprocess(raw: bytes, tmp_path, mmap: bool) -> str:
 )
 def test_crash_payloads_raise_in_a_subprocess(body, expected, mmap, tmp_path):
     raw = wrap(program(body))
-    if "deep" not in expected:
-        assert len(raw) < 1000
     out = load_in_subprocess(raw, tmp_path, mmap)
     assert out.startswith(expected), out
     assert ADVICE not in out  # weights_only=False would not load these either
+
+
+def test_the_380_byte_file_of_the_issue_is_small():
+    assert len(wrap(program(tensor_call(self_referential_list())))) < 600
 
 
 def test_nesting_limit_keeps_real_depths():
@@ -404,7 +406,7 @@ def test_allowlist_refusals_carry_the_advice():
     with pytest.raises(pickle.UnpicklingError, match="whose module os is blocked") as e:
         ea.load(io.BytesIO(wrap(program(glob("os", "system")))))
     assert ADVICE in str(e.value)
-    with pytest.raises(pickle.UnpicklingError, match=r"Unsupported operand 99 \(INST\)") as e:
+    with pytest.raises(pickle.UnpicklingError, match=r"Unsupported operand 105 \(INST\)") as e:
         ea.load(io.BytesIO(wrap(program(P.INST + b"os\nsystem\n"))))
     assert ADVICE in str(e.value)
 
@@ -458,12 +460,13 @@ def with_names(raw: bytes, fn) -> bytes:
         (lambda n: "../" + n, "has a '..' or '.' path component"),
         (lambda n: n.replace("archive/", "../"), "has a '..' or '.' path component"),
         (lambda n: "/" + n, "is an absolute path"),
-        (lambda n: n.replace("archive/", "arch\x00ive/"), "contains a NUL byte"),
+        (lambda n: n.replace("archive/", "archXive/"), "contains a NUL byte"),  # X becomes NUL below
     ],
     ids=["dotdot-above", "dotdot-prefix", "absolute", "nul"],
 )
 def test_archive_prefixes_that_are_not_plain_names(fn, what):
     raw = with_names(valid_checkpoint(), fn)
+    raw = raw.replace(b"archXive/", b"arch\x00ive/")  # zipfile cuts names at NUL when writing: patch the bytes
     with pytest.raises(RuntimeError, match=f"the record name .* {what}") as e:
         ea.load(io.BytesIO(raw))
     assert "file not found" not in str(e.value)

@@ -258,7 +258,7 @@ def test_huge_numel_with_a_tiny_record_is_refused_before_allocating():
     assert len(raw) < 2000
     t0 = time.perf_counter()
     with pytest.raises(
-        pickle.UnpicklingError,
+        RuntimeError,
         match=r"record data/0 holds 8 bytes but the checkpoint describes a storage of 109951162777600 bytes",
     ):
         load_bytes(raw)
@@ -281,7 +281,7 @@ def test_huge_numel_with_a_tiny_record_is_refused_before_allocating():
 def test_tensor_geometry_outside_its_storage_is_refused(offset, size, stride, message):
     numel = P.BININT1 + b"\x02"
     payload = program(rebuild(storage_pid("FloatStorage", "0", numel), offset, size, stride))
-    with pytest.raises(pickle.UnpicklingError, match=message):
+    with pytest.raises(RuntimeError, match=message):  # PyTorch's type: no "weights_only=False" advice
         load_bytes(wrap(payload, {"0": b"\x00" * 8}))
 
 
@@ -346,7 +346,7 @@ def rename_records(raw: bytes, fn) -> bytes:
     "fn, exc, message",
     [
         (lambda n: n.replace("data.pkl", "data2.pkl"), RuntimeError, "failed locating file data.pkl"),
-        (lambda n: n.replace("/data/0", "/data/7"), pickle.UnpicklingError, "failed locating file data/0"),
+        (lambda n: n.replace("/data/0", "/data/7"), RuntimeError, "failed locating file data/0"),
         (lambda n: None if n.endswith("/version") else n, RuntimeError, "failed locating file version"),
         (lambda n: n.split("/", 1)[1], RuntimeError, "not in a subdirectory"),
         (
@@ -408,7 +408,7 @@ def test_record_size_past_end_of_file():
             raw[i + 20 : i + 28] = struct.pack("<II", 2**30, 2**30)
             break
         start = i + 4
-    with pytest.raises(pickle.UnpicklingError, match="past the end of the"):
+    with pytest.raises(RuntimeError, match="past the end of the"):
         load_bytes(bytes(raw))
 
 
@@ -418,5 +418,5 @@ def test_corrupt_storage_bytes_fail_the_crc():
     info = zf.getinfo("archive/data/0")
     n, m = struct.unpack("<HH", raw[info.header_offset + 26 : info.header_offset + 30])
     raw[info.header_offset + 30 + n + m + 5] ^= 0xFF
-    with pytest.raises(pickle.UnpicklingError, match="invalid crc"):
+    with pytest.raises(RuntimeError, match="invalid crc"):
         load_bytes(bytes(raw))

@@ -1029,8 +1029,6 @@ def _checked_tensor_constructor() -> Callable[..., Tensor]:
         left[0] -= nbytes
 
     def new(*args: Any) -> Tensor:
-        from ._factories import zeros
-
         if not args:
             return Tensor()
         sizes = tuple(args[0]) if len(args) == 1 and type(args[0]) is Size else args
@@ -1041,6 +1039,8 @@ def _checked_tensor_constructor() -> Callable[..., Tensor]:
             for n in sizes:
                 numel *= n
             take(numel, ", ".join(map(str, sizes)))
+            from ember.aten import zeros  # the generated factory (this module is imported before it exists)
+
             return zeros(sizes, dtype=_dtypes.get_default_dtype())  # PyTorch leaves these uninitialised
         if len(args) == 1 and type(args[0]) in (list, tuple):
             shape = _data_shape(args[0])

@@ -168,9 +168,9 @@ def _nested(depth: int, kinds: list[str]) -> bytes:
     return out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    depth=st.one_of(st.integers(0, 200), st.integers(900, 1100), st.integers(5000, 30000)),
+    depth=st.one_of(st.integers(0, 200), st.integers(900, 1100), st.integers(5000, 20000)),
     kinds=st.lists(st.sampled_from(["list", "tuple"]), min_size=1, max_size=3),
     use=st.sampled_from(["value", "key", "tensor", "set"]),
 )
@@ -187,7 +187,7 @@ def test_deep_nesting_never_crashes(depth, kinds, use):
         obj = ea.load(io.BytesIO(raw))
     except ALLOWED_ERRORS as e:
         # shallow data loads (a key or set member may be unhashable; Tensor(1.0) is no constructor form)
-        assert depth > 128 or use in ("key", "set") or (use == "tensor" and depth == 0), e
+        assert (use == "tensor" and depth in (0, *range(65, 10**6))) or depth > 1000 or use in ("key", "set"), e
         return
     assert depth <= 1000
     touch_everything(obj)

@@ -1011,7 +1011,9 @@ def _load(f: IO[bytes], map_location: Any, weights_only: bool, mm: Any) -> Any:
 # writes a call to it) would allocate what a few bytes of pickle ask for: its tensors
 # hold at most this many bytes per load, and are zero-filled, never uninitialised memory.
 MAX_CONSTRUCTED_BYTES = 16 << 20
-_MAX_DATA_DIMS = 128  # PyTorch's limit on the nesting of tensor data ("too many dimensions 'list'")
+# PyTorch's message for tensor data nested too deeply ("too many dimensions 'list'"), at
+# ember's limit: its tensors have at most 64 dimensions (PyTorch builds up to 128).
+_MAX_DATA_DIMS = 64
 
 
 def _checked_tensor_constructor() -> Callable[..., Tensor]:

@@ -127,3 +127,37 @@ def test_numpy_still_agrees():
     a = np.from_dlpack(torch.from_dlpack(e))
     a[0] = 7.0
     assert e[0].item() == 7.0
+
+
+# ---- the loader's checks accept every file PyTorch writes (issue 25) ------------------------------
+@pytest.mark.parametrize("mmap", [False, True], ids=["read", "mmap"])
+def test_torch_files_pass_the_integrity_checks(tmp_path, mmap):
+    # CRCs (checked under mmap too), unique names, non-overlapping records, the prefix rule
+    sd = collections.OrderedDict(
+        w=torch.randn(3, 4), b=torch.tensor([True, False, True]), h=torch.arange(6, dtype=torch.float16)[::2]
+    )
+    sd["nested"] = {"t": (torch.ones(2, dtype=torch.int64), [torch.zeros(1)])}
+    path = tmp_path / "torch_model.pt"
+    torch.save(sd, path)
+    out = ea.load(path, mmap=mmap)
+    assert as_list(out["w"]) == as_list(sd["w"]) and out["b"].tolist() == [True, False, True]
+    assert as_list(out["h"]) == as_list(sd["h"]) and out["nested"]["t"][0].tolist() == [1, 1]
+
+
+def test_corrupt_storage_torch_loads_silently_ember_refuses(tmp_path):
+    # A documented difference: PyTorch's reader skips the CRC; ember checks it, with or without mmap.
+    import struct
+    import zipfile
+
+    buf = io.BytesIO()
+    torch.save({"w": torch.arange(64.0)}, buf)
+    raw = bytearray(buf.getvalue())
+    info = next(i for i in zipfile.ZipFile(io.BytesIO(bytes(raw))).infolist() if i.filename.endswith("/data/0"))
+    n, m = struct.unpack("<HH", raw[info.header_offset + 26 : info.header_offset + 30])
+    raw[info.header_offset + 30 + n + m + 4] ^= 0x40
+    assert torch.load(io.BytesIO(bytes(raw)))["w"][1].item() != 1.0  # wrong value, no error
+    path = tmp_path / "bad.pt"
+    path.write_bytes(raw)
+    for kw in ({}, {"mmap": True}):
+        with pytest.raises(RuntimeError, match="invalid crc"):
+            ea.load(path, **kw)

@@ -472,10 +472,10 @@ class Unpickler:
                     raise UnpicklingError("malformed pickle data (STOP with an unbalanced stack)")
                 return stack.pop()
             else:
-                name = _ALL_OPNAMES.get(k)
-                if name is None:
+                opname = _ALL_OPNAMES.get(k)
+                if opname is None:
                     raise UnpicklingError(f"Unsupported operand {k} (not a pickle opcode)")
-                raise RefusedByAllowlist(f"Unsupported operand {k} ({name})")
+                raise RefusedByAllowlist(f"Unsupported operand {k} ({opname})")
 
     @staticmethod
     def _check_dict(target: Any, opcode: str) -> None:

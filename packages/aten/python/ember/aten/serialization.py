@@ -1063,7 +1063,7 @@ def _checked_tensor_constructor() -> Callable[..., Tensor]:
 
 def _data_shape(data: Any) -> list[int]:
     """The shape nested lists claim along their first elements (a list holding itself never ends: refused)."""
-    shape = []
+    shape: list[int] = []
     x = data
     while type(x) in (list, tuple):
         if len(shape) == _MAX_DATA_DIMS:

@@ -1,0 +1,180 @@
+"""``python -m ember.distributed.run``: torchrun's command line over MPICH's mpiexec.
+
+    python -m ember.distributed.run --nproc-per-node 2 train.py --epochs 3
+
+starts ``mpiexec -n 2`` (Hydra, from the ``mpich`` wheel) with each rank running the
+script under :mod:`ember.distributed._bootstrap`, which sets torchrun's variables (RANK,
+LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT). The same script runs
+unchanged under ``mpiexec -n 2 python train.py``.
+
+When the job fails, the launcher says which rank died first (Hydra's report names its
+pid; the ranks' status records map pids to ranks) and which collective every rank was
+in. Hydra stops the remaining ranks as soon as one dies, so a dead rank never leaves
+the others hanging. Single node only: for several hosts use ``mpiexec`` with a host file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from . import _status
+
+_HYDRA_BAD_TERMINATION = re.compile(rb"PID (\d+) RUNNING AT .*?\n.*?EXIT CODE: (\d+)", re.S)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m ember.distributed.run",
+        description="Start N ranks of a training script on this machine (torchrun's flags, over mpiexec).",
+    )
+    p.add_argument("--nproc-per-node", "--nproc_per_node", default="1", help="ranks to start: a number, 'cpu' or 'gpu'")
+    p.add_argument("--nnodes", default="1", help="only 1 (use mpiexec with a host file for several hosts)")
+    p.add_argument("--node-rank", "--node_rank", type=int, default=0)
+    p.add_argument("--master-addr", "--master_addr", default="127.0.0.1")
+    p.add_argument("--master-port", "--master_port", type=int, default=29500)
+    p.add_argument("--standalone", action="store_true", help="accepted for torchrun compatibility (always single node)")
+    p.add_argument("--mpiexec", default=None, help="the mpiexec to use (default: MPICH's, beside this Python)")
+    p.add_argument("-m", "--module", action="store_true", help="run the script argument as a module (python -m)")
+    p.add_argument("--no-python", "--no_python", action="store_true", help="run the script as a program, not with Python")
+    p.add_argument("script", help="the training script (or module with -m)")
+    p.add_argument("script_args", nargs=argparse.REMAINDER)
+    return p
+
+
+def _nproc(value: str) -> int:
+    if value == "cpu" or value == "auto":
+        return os.cpu_count() or 1
+    if value == "gpu":
+        from ember.aten import cuda
+
+        return max(cuda.device_count(), 1)
+    try:
+        n = int(value)
+    except ValueError:
+        raise SystemExit(f"ember.distributed.run: --nproc-per-node must be a number, 'cpu' or 'gpu', got {value!r}") from None
+    if n < 1:
+        raise SystemExit(f"ember.distributed.run: --nproc-per-node must be at least 1, got {n}")
+    return n
+
+
+def find_mpiexec() -> str:
+    """MPICH's Hydra mpiexec installed beside this Python by the mpich wheel, else PATH's."""
+    here = Path(sys.executable).parent
+    for name in ("mpiexec.hydra", "mpiexec"):
+        if (here / name).exists():
+            return str(here / name)
+    found = shutil.which("mpiexec")
+    if found is None:
+        raise SystemExit("ember.distributed.run: no mpiexec found: pip install 'ember-distributed[mpi]'")
+    return found
+
+
+def command(args: argparse.Namespace, nproc: int, mpiexec: str) -> list[str]:
+    cmd = [mpiexec]
+    if "ompi" in Path(mpiexec).resolve().name or os.environ.get("OMPI_ALLOW_RUN_AS_ROOT") == "1":
+        cmd.append("--allow-run-as-root")  # Open MPI refuses root without it; MPICH needs nothing
+    cmd += ["-n", str(nproc)]
+    if args.no_python:
+        return [*cmd, args.script, *args.script_args]
+    target = ["-m", args.script] if args.module else [args.script]
+    return [*cmd, sys.executable, "-u", "-m", "ember.distributed._bootstrap", *target, *args.script_args]
+
+
+def _relay(src: Any, dst: Any, seen: bytearray) -> None:
+    """Copy mpiexec's stdout through, remembering it to find Hydra's failure report."""
+    while True:
+        chunk = os.read(src.fileno(), 65536)
+        if not chunk:
+            return
+        dst.write(chunk)
+        dst.flush()
+        seen += chunk[-4096:]
+        del seen[:-8192]
+
+
+def report(run_dir: str, nproc: int, rc: int, hydra_output: bytes) -> str:
+    """The launcher's account of a failed job: who died first, where every rank was."""
+    first_pid = None
+    code = None
+    m = _HYDRA_BAD_TERMINATION.search(hydra_output)
+    if m:
+        first_pid, code = int(m.group(1)), int(m.group(2))
+    lines = [f"ember.distributed.run: the job failed (exit status {rc})"]
+    for r in range(nproc):
+        rec = _status.read(run_dir, r)
+        if rec is None:
+            lines.append(f"  rank {r}: never started")
+            continue
+        pid, phase, seq, name = rec
+        where = _status.PHASE_NAMES.get(phase, "?")
+        if phase in (_status.IN_COLLECTIVE, _status.FAILED) and name:
+            where += f" ({name}, sequence number {seq})"
+        elif phase == _status.READY and name:
+            where += f" (last: {name}, sequence number {seq})"
+        first = ""
+        if pid == first_pid:
+            how = f"killed by signal {code}" if code is not None and code in _SIGNALS else f"exit code {code}"
+            first = f" <- died first ({how})"
+        lines.append(f"  rank {r} (pid {pid}): {where}{first}")
+    return "\n".join(lines)
+
+
+_SIGNALS = {int(s) for s in signal.Signals}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if str(args.nnodes) not in ("1", "1:1"):
+        raise SystemExit(
+            f"ember.distributed.run: --nnodes={args.nnodes}: only single-node jobs; for several hosts run "
+            "mpiexec -n N -f hostfile python script.py"
+        )
+    nproc = _nproc(str(args.nproc_per_node))
+    mpiexec = args.mpiexec or find_mpiexec()
+    run_dir = tempfile.mkdtemp(prefix="ember-dist-")
+    env = dict(os.environ)
+    env.update(
+        {
+            "MASTER_ADDR": args.master_addr,
+            "MASTER_PORT": str(args.master_port),
+            "WORLD_SIZE": str(nproc),
+            "LOCAL_WORLD_SIZE": str(nproc),
+            _status.RUN_DIR_ENV: run_dir,
+            "PATH": f"{Path(mpiexec).parent}{os.pathsep}{env.get('PATH', '')}",
+        }
+    )
+    env.pop("RANK", None)
+    seen = bytearray()
+    try:
+        proc = subprocess.Popen(command(args, nproc, mpiexec), env=env, stdout=subprocess.PIPE, start_new_session=True)
+        relay = threading.Thread(target=_relay, args=(proc.stdout, sys.stdout.buffer, seen), daemon=True)
+        relay.start()
+
+        def forward(signum: int, _frame: Any) -> None:
+            proc.send_signal(signum)  # Hydra passes SIGINT/SIGTERM on to every rank
+
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, forward)
+        rc = proc.wait()
+        relay.join(timeout=5)
+        if rc != 0:
+            sys.stdout.flush()
+            sys.stderr.write(report(run_dir, nproc, rc, bytes(seen)) + "\n")
+            sys.stderr.flush()
+        return rc
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

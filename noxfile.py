@@ -307,3 +307,12 @@ def docs(session: nox.Session) -> None:
     if out.exists():
         shutil.rmtree(out)
     session.run("sphinx-build", "-W", "--keep-going", "-b", "html", "docs", str(out), *session.posargs)
+
+
+# -- ember.distributed's demo: the demo's CNN on 2 ranks (MPICH's mpiexec from PyPI)
+@nox.session(python=PYTHON, requires=["build"])
+def demo_ddp(session: nox.Session) -> None:
+    """examples/ddp_digits.py on 2 processes with DistributedDataParallel."""
+    _install_layers(session, list(LAYERS))
+    session.install(*EXAMPLE_REQUIREMENTS)
+    session.run("python", "-m", "ember.distributed.run", "--nproc-per-node", "2", "examples/ddp_digits.py", *session.posargs)

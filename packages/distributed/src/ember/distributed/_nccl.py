@@ -21,12 +21,9 @@ from __future__ import annotations
 
 import ctypes
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 import ember.aten as ea
 
@@ -81,6 +78,8 @@ def load() -> ctypes.CDLL:
             "the NCCL backend needs NCCL: pip install 'ember-distributed[nccl]' (the nvidia-nccl-cu13 wheel), "
             "or set EMBER_NCCL_LIBRARY to libnccl.so.2"
         )
+    if not Path(path).exists():
+        raise RuntimeError(f"NCCL library not found at {path}: pip install 'ember-distributed[nccl]'")
     lib = ctypes.CDLL(path)
     p, i, sz, vp = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.c_void_p
     sigs: dict[str, list[Any]] = {
@@ -270,4 +269,3 @@ class NCCLCommunicator:
 
 
 __all__ = ["NCCLCommunicator", "library_path", "load", "version"]
-_ = (np, time)

@@ -122,6 +122,7 @@ class DistributedDataParallel(Module):
         self._next_launch = 0
         self._in_backward = False
         self._used = [True] * len(self._params)
+        self._launch_log: list[tuple[str, int]] | None = None  # set to [] to trace hooks and launches
         self._hooks = [p.register_post_accumulate_grad_hook(self._make_hook(i)) for i, p in enumerate(self._params)]
 
     # -- construction
@@ -211,6 +212,8 @@ class DistributedDataParallel(Module):
 
     def _mark_ready(self, i: int, grad: Any) -> None:
         bucket = self._bucket_of[i]
+        if self._launch_log is not None and grad is not None:
+            self._launch_log.append(("grad", i))
         slot = bucket.slot(i)
         with no_grad():
             if grad is None:
@@ -222,6 +225,8 @@ class DistributedDataParallel(Module):
         while self._next_launch < len(self._buckets) and self._buckets[self._next_launch].pending == 0:
             b = self._buckets[self._next_launch]
             b.work = c10d.all_reduce(b.flat, ReduceOp.SUM, group=self.process_group, async_op=True)
+            if self._launch_log is not None:
+                self._launch_log.append(("launch", b.index))
             self._next_launch += 1
         for b in self._buckets[: self._next_launch]:
             if b.work is not None:

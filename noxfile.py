@@ -315,4 +315,6 @@ def demo_ddp(session: nox.Session) -> None:
     """examples/ddp_digits.py on 2 processes with DistributedDataParallel."""
     _install_layers(session, list(LAYERS))
     session.install(*EXAMPLE_REQUIREMENTS)
-    session.run("python", "-m", "ember.distributed.run", "--nproc-per-node", "2", "examples/ddp_digits.py", *session.posargs)
+    session.run(
+        "python", "-m", "ember.distributed.run", "--nproc-per-node", "2", "examples/ddp_digits.py", *session.posargs
+    )

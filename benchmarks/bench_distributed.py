@@ -161,8 +161,19 @@ def main() -> int:
             port = _free_port()
             procs = [
                 subprocess.Popen(
-                    [sys.executable, str(HERE), "--worker", "torch", "--rank", str(r), "--port", str(port),
-                     "--out", str(tmp / "torch.json"), *common]
+                    [
+                        sys.executable,
+                        str(HERE),
+                        "--worker",
+                        "torch",
+                        "--rank",
+                        str(r),
+                        "--port",
+                        str(port),
+                        "--out",
+                        str(tmp / "torch.json"),
+                        *common,
+                    ]
                 )
                 for r in range(2)
             ]
@@ -190,7 +201,9 @@ def main() -> int:
     print(f"  2 ranks / 1 rank: {ddp[1]['seconds'] / ddp[0]['seconds']:.2f}")
     if args.json:
         Path(args.json).write_text(
-            json.dumps({"load": [load_before, load_after], "all_reduce": ember_rows, "gloo": torch_rows, "ddp": ddp}, indent=1)
+            json.dumps(
+                {"load": [load_before, load_after], "all_reduce": ember_rows, "gloo": torch_rows, "ddp": ddp}, indent=1
+            )
         )
     return 0
 

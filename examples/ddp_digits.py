@@ -26,7 +26,7 @@ import ember.nn.functional as F
 import ember.optim as optim
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cnn_digits import evaluate, load_digits_dataset, make_model  # noqa: E402
+from cnn_digits import evaluate, load_digits_dataset, make_model
 
 
 def main(argv: list[str] | None = None) -> int:

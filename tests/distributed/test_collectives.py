@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "workers"))
-from cases import DTYPES, LAYOUTS, OPS, SHAPE, reduce_np, salt, value  # noqa: E402
-from conftest import run_ranks  # noqa: E402
+from cases import DTYPES, LAYOUTS, OPS, SHAPE, reduce_np, salt, value
+from conftest import run_ranks
 
 WORLD_SIZES = [2, 4]
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import run_ranks  # noqa: E402
+from conftest import run_ranks
 
 TIMEOUT_S = 3
 
@@ -20,8 +20,13 @@ def test_rank_killed_mid_collective_ends_the_job_in_seconds() -> None:
     assert job.returncode != 0
     assert "NO ERROR" not in job.stdout
     # the launcher names the dead rank and the collective every rank was in
-    assert re.search(r"rank 1 \(pid \d+\): in a collective \(all_reduce, sequence number 2\) <- died first \(killed by signal 9\)", job.stderr), job.stderr
-    assert re.search(r"rank 0 \(pid \d+\): (in a collective|failed) \(all_reduce, sequence number 2\)", job.stderr), job.stderr
+    assert re.search(
+        r"rank 1 \(pid \d+\): in a collective \(all_reduce, sequence number 2\) <- died first \(killed by signal 9\)",
+        job.stderr,
+    ), job.stderr
+    assert re.search(r"rank 0 \(pid \d+\): (in a collective|failed) \(all_reduce, sequence number 2\)", job.stderr), (
+        job.stderr
+    )
 
 
 def test_rank_exiting_mid_collective_ends_the_job_in_seconds() -> None:
@@ -49,7 +54,9 @@ def test_hanging_rank_makes_the_others_raise_within_the_timeout() -> None:
 
 def test_rank_that_never_joins_fails_init_within_the_timeout() -> None:
     job = run_ranks(2, "faults.py", "nojoin", str(TIMEOUT_S), timeout=60)
-    assert "init_process_group timed out after 3 s on rank 0: rank(s) [1] never called init_process_group" in job.stderr, job.stderr
+    assert (
+        "init_process_group timed out after 3 s on rank 0: rank(s) [1] never called init_process_group" in job.stderr
+    ), job.stderr
     assert job.returncode != 0
     assert job.seconds < 30
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import run_ranks  # noqa: E402
+from conftest import run_ranks
 
 
 def _ranks(stdout: str) -> list[dict]:
@@ -43,12 +43,17 @@ def test_a_failing_rank_fails_the_launcher() -> None:
 
 def test_module_mode_and_flags() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "ember.distributed.run", "--nnodes", "2", "x.py"], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "ember.distributed.run", "--nnodes", "2", "x.py"],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode != 0 and "--nnodes=2: only single-node jobs" in done.stderr
     done = subprocess.run(
         [sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", "zero", "x.py"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode != 0 and "--nproc-per-node must be a number, 'cpu' or 'gpu', got 'zero'" in done.stderr
 
@@ -58,8 +63,12 @@ def test_world_size_mismatch_with_mpi_is_explained(tmp_path: Path) -> None:
     script = tmp_path / "s.py"
     script.write_text("import ember.distributed as dist\ndist.init_process_group('mpi')\n")
     done = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, check=False,
-        env={**__import__("os").environ, "WORLD_SIZE": "2", "RANK": "0"}, timeout=60,
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**__import__("os").environ, "WORLD_SIZE": "2", "RANK": "0"},
+        timeout=60,
     )
     assert done.returncode != 0
     assert "init_process_group: WORLD_SIZE=2 but MPI gives this process rank 0 of 1" in done.stderr

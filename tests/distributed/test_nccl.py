@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import run_ranks  # noqa: E402
+from conftest import run_ranks
 
 
 def test_importing_never_loads_nccl() -> None:
@@ -31,7 +31,9 @@ def test_missing_nccl_library_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, 
 
     monkeypatch.setattr(_nccl, "_lib", None)
     monkeypatch.setenv("EMBER_NCCL_LIBRARY", str(tmp_path / "libnccl.so.2"))
-    with pytest.raises(RuntimeError, match="NCCL library not found at .*libnccl.so.2: pip install 'ember-distributed\\[nccl\\]'"):
+    with pytest.raises(
+        RuntimeError, match=r"NCCL library not found at .*libnccl\.so\.2: pip install 'ember-distributed\[nccl\]'"
+    ):
         _nccl.load()
 
 

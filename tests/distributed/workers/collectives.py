@@ -13,11 +13,10 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-import numpy as np
-from cases import DTYPES, LAYOUTS, OPS, SHAPE, salt, value
-
 import ember.aten as ea
 import ember.distributed as dist
+import numpy as np
+from cases import DTYPES, LAYOUTS, OPS, SHAPE, salt, value
 
 
 def tensor(x: np.ndarray, layout: str) -> ea.Tensor:
@@ -85,7 +84,9 @@ def main() -> None:
                 res[f"gather/{dt}/{lay}"] = np.stack([g.numpy() for g in glist])
 
             out = tensor(np.zeros(SHAPE, dtype=dt), lay)
-            slist = [tensor(value(j, dt, SHAPE, salt("scatter", dt, lay)), lay) for j in range(n)] if rank == 0 else None
+            slist = (
+                [tensor(value(j, dt, SHAPE, salt("scatter", dt, lay)), lay) for j in range(n)] if rank == 0 else None
+            )
             dist.scatter(out, slist, src=0)
             res[f"scatter/{dt}/{lay}"] = out.numpy().copy()
 

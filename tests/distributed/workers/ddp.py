@@ -15,12 +15,11 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-import numpy as np
-
 import ember.aten as ea
 import ember.distributed as dist
 import ember.nn as nn
 import ember.nn.functional as F
+import numpy as np
 from ember.autograd import no_grad
 from ember.data import DistributedSampler, TensorDataset
 
@@ -99,7 +98,7 @@ def main() -> None:
         sgd(list(model.parameters()), LR)
 
     if reference is not None:
-        for step in range(STEPS):
+        for _ in range(STEPS):
             F.mse_loss(reference(X), Y).backward()
             sgd(list(reference.parameters()), LR)
         np.savez(out_dir / "reference.npz", **{k: v.detach().numpy() for k, v in reference.state_dict().items()})

@@ -1,6 +1,6 @@
 """Bad arguments inside an initialised group: each must be a clear Python exception.
 
-    errors.py OUT_JSON     (2 ranks) -> {case: "ExceptionType: message"}
+errors.py OUT_JSON     (2 ranks) -> {case: "ExceptionType: message"}
 """
 
 from __future__ import annotations

@@ -12,10 +12,9 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-import numpy as np
-
 import ember.aten as ea
 import ember.distributed as dist
+import numpy as np
 from ember.aten import cuda
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-import numpy as np
-
 import ember.aten as ea
+import numpy as np
 
 # dtypes MPI can reduce (its predefined datatypes follow from NumPy's); the others
 # (float16, bfloat16, bool) still move through broadcast/gather/... as raw bytes.

@@ -79,11 +79,15 @@ def all_gather_into(comm: Any, out: Any, inp: Any) -> tuple[list[Any], Finish]:
 
 
 def reduce_scatter(comm: Any, out: Any, inp: Any, op: ReduceOp) -> tuple[list[Any], Finish]:
-    req = comm.Ireduce_scatter_block(typed_view(inp, "reduce_scatter_tensor"), typed_view(out, "reduce_scatter_tensor"), _mpi_op(op))
+    req = comm.Ireduce_scatter_block(
+        typed_view(inp, "reduce_scatter_tensor"), typed_view(out, "reduce_scatter_tensor"), _mpi_op(op)
+    )
     return [req], _avg_finish(op, out, comm.Get_size())
 
 
-def all_to_all(comm: Any, out: Any, inp: Any, out_counts: Sequence[int], in_counts: Sequence[int]) -> tuple[list[Any], Finish]:
+def all_to_all(
+    comm: Any, out: Any, inp: Any, out_counts: Sequence[int], in_counts: Sequence[int]
+) -> tuple[list[Any], Finish]:
     """Counts are in bytes per rank; displacements follow from them."""
     MPI = _mpi()
     send = [byte_view(inp), (list(in_counts), _displacements(in_counts)), MPI.BYTE]

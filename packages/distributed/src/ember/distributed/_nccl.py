@@ -173,7 +173,9 @@ class NCCLCommunicator:
             self._comm = ctypes.c_void_p()
 
     # -- one enqueue, as a Work
-    def _launch(self, name: str, tensors: list[Any], call: Callable[[int], int], finish: Callable[[], None] | None) -> Any:
+    def _launch(
+        self, name: str, tensors: list[Any], call: Callable[[int], int], finish: Callable[[], None] | None
+    ) -> Any:
         from .distributed_c10d import Work
 
         for t in tensors:
@@ -259,13 +261,17 @@ class NCCLCommunicator:
     def send(self, t: Any, peer: int) -> Any:
         buf = t.contiguous()
         lib, dt = load(), _dtype(t, "send")
-        return self._launch("send", [buf], lambda s: lib.ncclSend(buf.data_ptr(), buf.numel(), dt, peer, self._comm, s), None)
+        return self._launch(
+            "send", [buf], lambda s: lib.ncclSend(buf.data_ptr(), buf.numel(), dt, peer, self._comm, s), None
+        )
 
     def recv(self, t: Any, peer: int) -> Any:
         buf = t if t.is_contiguous() else t.contiguous()
         lib, dt = load(), _dtype(t, "recv")
         finish = None if buf is t else (lambda: t.copy_(buf))
-        return self._launch("recv", [buf], lambda s: lib.ncclRecv(buf.data_ptr(), buf.numel(), dt, peer, self._comm, s), finish)
+        return self._launch(
+            "recv", [buf], lambda s: lib.ncclRecv(buf.data_ptr(), buf.numel(), dt, peer, self._comm, s), finish
+        )
 
 
 __all__ = ["NCCLCommunicator", "library_path", "load", "version"]

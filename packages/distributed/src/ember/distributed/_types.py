@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from datetime import timedelta
+from typing import ClassVar
 
 __all__ = ["Backend", "DistBackendError", "DistError", "ReduceOp", "default_pg_timeout"]
 
@@ -30,7 +31,7 @@ class Backend(str):
     MPI = "mpi"
     NCCL = "nccl"
     GLOO = "gloo"
-    backend_list = ["mpi", "nccl"]
+    backend_list: ClassVar[list[str]] = ["mpi", "nccl"]
 
     def __new__(cls, name: str) -> Backend:
         if not isinstance(name, str):
@@ -38,7 +39,8 @@ class Backend(str):
         value = name.lower()
         if value == "gloo":
             raise ValueError(
-                "Invalid backend: 'gloo' is not part of ember; use 'mpi' for CPU tensors (pip install ember-distributed[mpi])"
+                "Invalid backend: 'gloo' is not part of ember; use 'mpi' for CPU tensors "
+                "(pip install ember-distributed[mpi])"
             )
         if value not in cls.backend_list:
             raise ValueError(f"Invalid backend: '{name}' (ember has {', '.join(cls.backend_list)})")

@@ -111,7 +111,8 @@ class DistributedDataParallel(Module):
                 self._params.append(p)
         if not self._params:
             raise RuntimeError(
-                "DistributedDataParallel is not needed when a module doesn't have any parameter that requires a gradient."
+                "DistributedDataParallel is not needed when a module doesn't have any parameter that requires "
+                "a gradient."
             )
         self._world = c10d.get_world_size(pg)
         self._verify_same_model()

@@ -43,9 +43,8 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
-import numpy as np
-
 import ember.aten as ea
+import numpy as np
 
 from . import _mpi, _status
 from ._buffers import check_tensor, contiguous_for
@@ -425,8 +424,7 @@ def _import_mpi() -> Any:
         import mpi4py
     except ImportError:
         raise RuntimeError(
-            "init_process_group: the MPI backend needs mpi4py and an MPI library: "
-            "pip install 'ember-distributed[mpi]'"
+            "init_process_group: the MPI backend needs mpi4py and an MPI library: pip install 'ember-distributed[mpi]'"
         ) from None
     mpi4py.rc.initialize = False  # ember calls MPI_Init itself, under a watchdog
     mpi4py.rc.finalize = False  # and MPI_Finalize only when the world is healthy
@@ -765,7 +763,9 @@ def all_reduce(tensor: Any, op: ReduceOp = ReduceOp.SUM, group: Any = None, asyn
     if _engine(pg, [tensor], "all_reduce") == "nccl":
         return _finish(_nccl_for(pg).all_reduce(tensor, op), async_op)
     buf = contiguous_for(tensor)
-    work = pg._mpi_work("all_reduce", lambda: _mpi.all_reduce(pg._comm, buf, op), [tensor], [buf], _copy_back(tensor, buf))
+    work = pg._mpi_work(
+        "all_reduce", lambda: _mpi.all_reduce(pg._comm, buf, op), [tensor], [buf], _copy_back(tensor, buf)
+    )
     return _finish(work, async_op)
 
 
@@ -781,11 +781,15 @@ def broadcast(tensor: Any, src: int = 0, group: Any = None, async_op: bool = Fal
     if _engine(pg, [tensor], "broadcast") == "nccl":
         return _finish(_nccl_for(pg).broadcast(tensor, root), async_op)
     buf = contiguous_for(tensor)
-    work = pg._mpi_work("broadcast", lambda: _mpi.broadcast(pg._comm, buf, root), [tensor], [buf], _copy_back(tensor, buf))
+    work = pg._mpi_work(
+        "broadcast", lambda: _mpi.broadcast(pg._comm, buf, root), [tensor], [buf], _copy_back(tensor, buf)
+    )
     return _finish(work, async_op)
 
 
-def reduce(tensor: Any, dst: int = 0, op: ReduceOp = ReduceOp.SUM, group: Any = None, async_op: bool = False) -> Work | None:
+def reduce(
+    tensor: Any, dst: int = 0, op: ReduceOp = ReduceOp.SUM, group: Any = None, async_op: bool = False
+) -> Work | None:
     """Reduces into ``tensor`` of global rank ``dst`` only (others' tensors are unchanged)."""
     check_tensor(tensor, "reduce")
     op = _check_op(op, "reduce")
@@ -798,7 +802,9 @@ def reduce(tensor: Any, dst: int = 0, op: ReduceOp = ReduceOp.SUM, group: Any = 
     if _engine(pg, [tensor], "reduce") == "nccl":
         return _finish(_nccl_for(pg).reduce(tensor, root, op), async_op)
     buf = contiguous_for(tensor)
-    work = pg._mpi_work("reduce", lambda: _mpi.reduce(pg._comm, buf, root, op), [tensor], [buf], _copy_back(tensor, buf))
+    work = pg._mpi_work(
+        "reduce", lambda: _mpi.reduce(pg._comm, buf, root, op), [tensor], [buf], _copy_back(tensor, buf)
+    )
     return _finish(work, async_op)
 
 
@@ -833,11 +839,15 @@ def all_gather(tensor_list: list[Any], tensor: Any, group: Any = None, async_op:
     if _engine(pg, [tensor], "all_gather") == "nccl":
         work = _nccl_for(pg).all_gather(stacked, inp, scatter_out)
         return _finish(work, async_op)
-    work = pg._mpi_work("all_gather", lambda: _mpi.all_gather_into(pg._comm, stacked, inp), tensor_list, [stacked, inp], scatter_out)
+    work = pg._mpi_work(
+        "all_gather", lambda: _mpi.all_gather_into(pg._comm, stacked, inp), tensor_list, [stacked, inp], scatter_out
+    )
     return _finish(work, async_op)
 
 
-def all_gather_into_tensor(output_tensor: Any, input_tensor: Any, group: Any = None, async_op: bool = False) -> Work | None:
+def all_gather_into_tensor(
+    output_tensor: Any, input_tensor: Any, group: Any = None, async_op: bool = False
+) -> Work | None:
     """Concatenates every rank's ``input_tensor`` along dim 0 (or stacks: output shape
     ``[world_size, *input.shape]``) into ``output_tensor``."""
     check_tensor(output_tensor, "all_gather_into_tensor", "output_tensor")
@@ -894,7 +904,11 @@ def reduce_scatter_tensor(
     if _engine(pg, [output, input], "reduce_scatter_tensor") == "nccl":
         return _finish(_nccl_for(pg).reduce_scatter(out, inp, op, _copy_back(output, out)), async_op)
     work = pg._mpi_work(
-        "reduce_scatter_tensor", lambda: _mpi.reduce_scatter(pg._comm, out, inp, op), [output], [out, inp], _copy_back(output, out)
+        "reduce_scatter_tensor",
+        lambda: _mpi.reduce_scatter(pg._comm, out, inp, op),
+        [output],
+        [out, inp],
+        _copy_back(output, out),
     )
     return _finish(work, async_op)
 
@@ -920,7 +934,9 @@ def all_to_all_single(
     in_splits = _splits(input, input_split_sizes, n, "input")
     out_splits = _splits(output, output_split_sizes, n, "output")
     row_in = input.numel() // max(input.shape[0], 1) * input.element_size() if input.dim() else input.element_size()
-    row_out = output.numel() // max(output.shape[0], 1) * output.element_size() if output.dim() else output.element_size()
+    row_out = (
+        output.numel() // max(output.shape[0], 1) * output.element_size() if output.dim() else output.element_size()
+    )
     if _debug_detail():
         pg._debug_check("all_to_all_single", None)
     if _engine(pg, [output, input], "all_to_all_single") == "nccl":
@@ -980,7 +996,11 @@ def gather(
                 t.copy_(stacked[i])
 
     work = pg._mpi_work(
-        "gather", lambda: _mpi.gather_into(pg._comm, inp, stacked, root), list(gather_list or []), [inp, stacked], scatter_out
+        "gather",
+        lambda: _mpi.gather_into(pg._comm, inp, stacked, root),
+        list(gather_list or []),
+        [inp, stacked],
+        scatter_out,
     )
     return _finish(work, async_op)
 
@@ -1010,7 +1030,11 @@ def scatter(
     out = contiguous_for(tensor)
     stacked = ea.stack(list(scatter_list)) if is_root and scatter_list is not None else None
     work = pg._mpi_work(
-        "scatter", lambda: _mpi.scatter_from(pg._comm, out, stacked, root), [tensor], [out, stacked], _copy_back(tensor, out)
+        "scatter",
+        lambda: _mpi.scatter_from(pg._comm, out, stacked, root),
+        [tensor],
+        [out, stacked],
+        _copy_back(tensor, out),
     )
     return _finish(work, async_op)
 
@@ -1044,7 +1068,9 @@ def irecv(tensor: Any, src: int | None = None, group: Any = None, tag: int = 0) 
             raise ValueError("irecv: the NCCL backend needs an explicit src")
         return _nccl_for(pg).recv(tensor, peer)
     buf = contiguous_for(tensor)
-    return pg._mpi_work("recv", lambda: (_mpi.recv(pg._comm, buf, peer, tag), None), [tensor], [buf], _copy_back(tensor, buf))
+    return pg._mpi_work(
+        "recv", lambda: (_mpi.recv(pg._comm, buf, peer, tag), None), [tensor], [buf], _copy_back(tensor, buf)
+    )
 
 
 def send(tensor: Any, dst: int, group: Any = None, tag: int = 0) -> None:
@@ -1067,7 +1093,12 @@ def recv(tensor: Any, src: int | None = None, group: Any = None, tag: int = 0) -
     MPI = pg._world.MPI
     status = MPI.Status()
     seq = pg._next_seq("recv")
-    pg._poll_until(lambda: bool(pg._comm.Iprobe(source=MPI.ANY_SOURCE, tag=tag, status=status)), time.monotonic() + pg._timeout_s, "recv", seq)
+    pg._poll_until(
+        lambda: bool(pg._comm.Iprobe(source=MPI.ANY_SOURCE, tag=tag, status=status)),
+        time.monotonic() + pg._timeout_s,
+        "recv",
+        seq,
+    )
     pg._world.pending -= 1
     sender = pg._ranks[status.Get_source()]
     work = irecv(tensor, sender, group, tag)
@@ -1112,7 +1143,9 @@ def broadcast_object_list(object_list: list[Any], src: int = 0, group: Any = Non
         blobs = []
         sizes = np.zeros(n, dtype=np.int64)
     _run_blocking(pg, "broadcast_object_list", lambda: _mpi.bytes_bcast(pg._comm, sizes, root))
-    data = np.frombuffer(b"".join(blobs), dtype=np.uint8).copy() if blobs else np.zeros(int(sizes.sum()), dtype=np.uint8)
+    data = (
+        np.frombuffer(b"".join(blobs), dtype=np.uint8).copy() if blobs else np.zeros(int(sizes.sum()), dtype=np.uint8)
+    )
     _run_blocking(pg, "broadcast_object_list", lambda: _mpi.bytes_bcast(pg._comm, data, root))
     if pg.rank() != root:
         offset = 0
@@ -1128,7 +1161,9 @@ def all_gather_object(object_list: list[Any], obj: Any, group: Any = None) -> No
     if pg is None:
         return
     if len(object_list) != pg.size():
-        raise ValueError(f"all_gather_object: object_list has {len(object_list)} slots, the group has {pg.size()} ranks")
+        raise ValueError(
+            f"all_gather_object: object_list has {len(object_list)} slots, the group has {pg.size()} ranks"
+        )
     blob = np.frombuffer(pickle.dumps(obj), dtype=np.uint8).copy()
     sizes = np.zeros(pg.size(), dtype=np.int64)
     mine = np.array([blob.size], dtype=np.int64)

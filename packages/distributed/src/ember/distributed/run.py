@@ -45,7 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--standalone", action="store_true", help="accepted for torchrun compatibility (always single node)")
     p.add_argument("--mpiexec", default=None, help="the mpiexec to use (default: MPICH's, beside this Python)")
     p.add_argument("-m", "--module", action="store_true", help="run the script argument as a module (python -m)")
-    p.add_argument("--no-python", "--no_python", action="store_true", help="run the script as a program, not with Python")
+    p.add_argument(
+        "--no-python", "--no_python", action="store_true", help="run the script as a program, not with Python"
+    )
     p.add_argument("script", help="the training script (or module with -m)")
     p.add_argument("script_args", nargs=argparse.REMAINDER)
     return p
@@ -61,7 +63,9 @@ def _nproc(value: str) -> int:
     try:
         n = int(value)
     except ValueError:
-        raise SystemExit(f"ember.distributed.run: --nproc-per-node must be a number, 'cpu' or 'gpu', got {value!r}") from None
+        raise SystemExit(
+            f"ember.distributed.run: --nproc-per-node must be a number, 'cpu' or 'gpu', got {value!r}"
+        ) from None
     if n < 1:
         raise SystemExit(f"ember.distributed.run: --nproc-per-node must be at least 1, got {n}")
     return n

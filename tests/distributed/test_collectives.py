@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "workers"))
+sys.path.insert(0, str(Path(__file__).parent))
 from cases import DTYPES, LAYOUTS, OPS, SHAPE, reduce_np, salt, value
-from conftest import run_ranks
+from dist_helpers import run_ranks  # noqa: E402
 
 WORLD_SIZES = [2, 4]
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import run_ranks
+from dist_helpers import run_ranks  # noqa: E402
 
 N = 2
 

@@ -12,7 +12,7 @@ import ember.distributed as dist
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import run_ranks
+from dist_helpers import run_ranks  # noqa: E402
 
 NOT_INIT = "Default process group has not been initialized, please make sure to call init_process_group."
 
@@ -84,12 +84,12 @@ def errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 EXPECTED = {
-    "float16_all_reduce": "TypeError: all_reduce: the MPI backend cannot reduce ember.float16 tensors",
+    "float16_all_reduce": "TypeError: all_reduce: the MPI backend cannot reduce ember.aten.float16 tensors",
     "op_not_reduceop": "TypeError: all_reduce: op must be a ReduceOp",
     "not_a_tensor": "TypeError: all_reduce: tensor must be an ember tensor, got list",
     "broadcast_src_outside": "ValueError: broadcast: src=5 is not a rank of this group (its ranks are [0, 1])",
     "all_gather_list_length": "ValueError: all_gather: tensor_list has 1 tensors, the group has 2 ranks",
-    "all_gather_list_shape": "ValueError: all_gather: tensor_list[1] is a ember.float32 tensor of shape [4], expected",
+    "all_gather_list_shape": "ValueError: all_gather: tensor_list[1] is a ember.aten.float32 tensor of shape [4], expected",
     "all_gather_into_tensor_size": "ValueError: all_gather_into_tensor: output_tensor has 5 elements, expected 2 x 3",
     "reduce_scatter_size": "ValueError: reduce_scatter_tensor: input has 5 elements, expected 2 x 3",
     "all_to_all_indivisible": "ValueError: all_to_all_single: input dim 0 (3) is not divisible by the world size 2",

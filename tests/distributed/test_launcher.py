@@ -11,20 +11,20 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import run_ranks
+from dist_helpers import run_ranks  # noqa: E402
 
 
-def _ranks(stdout: str) -> list[dict]:
-    rows = [json.loads(line[4:]) for line in stdout.splitlines() if line.startswith("ENV ")]
+def _ranks(out: Path) -> list[dict]:
+    rows = [json.loads(p.read_text()) for p in out.glob("rank-*.json")]
     return sorted(rows, key=lambda r: r["rank"])
 
 
 @pytest.mark.parametrize("launcher", ["run", "mpiexec"])
 @pytest.mark.parametrize("n", [2, 4])
-def test_torchrun_variables(launcher: str, n: int) -> None:
-    job = run_ranks(n, "env.py", "--lr", "0.1", launcher=launcher, timeout=120)
+def test_torchrun_variables(launcher: str, n: int, tmp_path: Path) -> None:
+    job = run_ranks(n, "env.py", str(tmp_path), "--lr", "0.1", launcher=launcher, timeout=120)
     assert job.returncode == 0, job.stdout + job.stderr
-    rows = _ranks(job.stdout)
+    rows = _ranks(tmp_path)
     assert [r["rank"] for r in rows] == list(range(n))
     for r in rows:
         assert r["size"] == n and r["argv"] == ["--lr", "0.1"] and r["name"] == "__main__"
@@ -35,8 +35,8 @@ def test_torchrun_variables(launcher: str, n: int) -> None:
             assert (env["MASTER_ADDR"], env["MASTER_PORT"]) == ("127.0.0.1", "29500")
 
 
-def test_a_failing_rank_fails_the_launcher() -> None:
-    job = run_ranks(2, "env.py", "--exit-code", "7", timeout=120)
+def test_a_failing_rank_fails_the_launcher(tmp_path: Path) -> None:
+    job = run_ranks(2, "env.py", str(tmp_path), "--exit-code", "7", timeout=120)
     assert job.returncode == 7, (job.returncode, job.stderr)
     assert "ember.distributed.run: the job failed (exit status 7)" in job.stderr
 

@@ -39,7 +39,7 @@ def typed_view(t: Any, op: str) -> np.ndarray:
     """``t``'s elements as a NumPy array of the same dtype, for a reduction."""
     np_dtype = _REDUCIBLE.get(t.dtype)
     if np_dtype is None:
-        names = ", ".join(str(d).removeprefix("ember.") for d in _REDUCIBLE)
+        names = ", ".join(str(d).rsplit(".", 1)[-1] for d in _REDUCIBLE)
         raise TypeError(f"{op}: the MPI backend cannot reduce {t.dtype} tensors (it reduces {names})")
     return byte_view(t).view(np_dtype)
 

@@ -160,7 +160,8 @@ class NCCLCommunicator:
         uid = _UniqueId()
         if pg.rank() == 0:
             _check(lib.ncclGetUniqueId(ctypes.byref(uid)), "ncclGetUniqueId")
-        box = [bytes(uid.internal) if pg.rank() == 0 else None]
+        # all 128 bytes (uid.internal would stop at the first NUL)
+        box: list[bytes] = [ctypes.string_at(ctypes.addressof(uid), _UNIQUE_ID_BYTES)]
         broadcast_object_list(box, src=pg.ranks[0], group=pg)
         ctypes.memmove(ctypes.addressof(uid), box[0], _UNIQUE_ID_BYTES)
         comm = ctypes.c_void_p()

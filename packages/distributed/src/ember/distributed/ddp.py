@@ -150,7 +150,7 @@ class DistributedDataParallel(Module):
         buckets: list[_Bucket] = []
         current: list[tuple[int, Any]] = []
         size = 0
-        cap = _DEFAULT_FIRST_BUCKET_BYTES
+        cap = min(_DEFAULT_FIRST_BUCKET_BYTES, self.bucket_bytes_cap)  # a smaller bucket_cap_mb wins
 
         def close() -> None:
             nonlocal current, size, cap

@@ -21,7 +21,7 @@ Faults (the protocol every collective follows)
 3. A failure marks the world broken: later collectives fail at once, and at exit the
    process leaves with status 1 without ``MPI_Finalize`` (which would wait forever for
    the dead rank). Hydra (mpiexec) then stops the other ranks.
-4. ``MPI_Init`` itself waits for every rank; a watchdog thread ends the process with a
+4. ``MPI_Init`` itself waits for every rank; a watchdog process ends the process with a
    message naming the ranks that never joined when that takes longer than the timeout.
 
 Debug mode (``TORCH_DISTRIBUTED_DEBUG=DETAIL``, as PyTorch): before each tensor
@@ -34,9 +34,10 @@ from __future__ import annotations
 import atexit
 import os
 import pickle
+import select
+import signal
 import socket
 import sys
-import threading
 import time
 import zlib
 from collections.abc import Callable, Sequence
@@ -434,27 +435,61 @@ def _import_mpi() -> Any:
 
 
 def _init_mpi(MPI: Any, timeout_s: float, rank_guess: int, status: _status.StatusRecord) -> None:
-    """MPI_Init waits for every rank of the job: bound it by the timeout."""
+    """MPI_Init waits for every rank of the job: bound it by the timeout.
+
+    mpi4py holds the GIL inside MPI_Init, so no Python thread can watch it: a forked
+    watchdog process does. It waits on a pipe; if the pipe is not written within the
+    timeout it prints which ranks never joined and ends this process (SIGTERM), and
+    Hydra then stops the job. If this process dies first the pipe closes and it leaves.
+    """
     if MPI.Is_initialized():
         return
     status.phase(_status.JOINING)
-    joined = threading.Event()
+    read_end, write_end = os.pipe()
+    parent = os.getpid()
+    child = os.fork()
+    if child == 0:  # the watchdog
+        os.close(write_end)
+        code = 0
+        try:
+            ready, _, _ = select.select([read_end], [], [], timeout_s)
+            if not ready:
+                missing = _ranks_not_joined()
+                who = f"rank(s) {missing} never called init_process_group" if missing else "not every rank joined"
+                msg = f"ember.distributed: init_process_group timed out after {timeout_s:g} s on rank {rank_guess}: {who}\n"
+                os.write(2, msg.encode())
+                status.set(_status.FAILED, 0, "init_process_group")
+                _record_shared_memory(rank_guess, parent)  # MPI_Init may have made segments
+                os.kill(parent, signal.SIGTERM)
+        except BaseException:
+            code = 1
+        os._exit(code)
+    os.close(read_end)
+    try:
+        MPI.Init_thread(MPI.THREAD_SERIALIZED)
+    finally:
+        os.write(write_end, b"1")
+        os.close(write_end)
+        os.waitpid(child, 0)
+    _record_shared_memory(rank_guess)
 
-    def watchdog() -> None:
-        if joined.wait(timeout_s):
-            return
-        missing = _ranks_not_joined()
-        who = f"rank(s) {missing} never called init_process_group" if missing else "not every rank joined"
-        sys.stderr.write(
-            f"ember.distributed: init_process_group timed out after {timeout_s:g} s on rank {rank_guess}: {who}\n"
-        )
-        sys.stderr.flush()
-        status.set(_status.FAILED, 0, "init_process_group")
-        os._exit(1)
 
-    threading.Thread(target=watchdog, name="ember-init-watchdog", daemon=True).start()
-    MPI.Init_thread(MPI.THREAD_SERIALIZED)
-    joined.set()
+def _record_shared_memory(rank: int, pid: int | str = "self") -> None:
+    """Names of MPICH's /dev/shm segments this rank maps, for the launcher to remove if
+    the job dies before MPICH unlinks them itself (a killed rank cannot)."""
+    run_dir = os.environ.get(_status.RUN_DIR_ENV)
+    if not run_dir or not os.path.isdir(run_dir):
+        return
+    names = set()
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            for line in f:
+                if "/dev/shm/" in line:
+                    names.add(line.split("/dev/shm/", 1)[1].split()[0])
+    except OSError:
+        return
+    with open(os.path.join(run_dir, f"rank-{rank}.shm"), "w") as f:
+        f.write("\n".join(sorted(names)))
 
 
 def _ranks_not_joined() -> list[int]:

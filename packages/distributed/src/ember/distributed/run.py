@@ -7,17 +7,22 @@ script under :mod:`ember.distributed._bootstrap`, which sets torchrun's variable
 LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT). The same script runs
 unchanged under ``mpiexec -n 2 python train.py``.
 
-When the job fails, the launcher says which rank died first (Hydra's report names its
-pid; the ranks' status records map pids to ranks) and which collective every rank was
-in. Hydra stops the remaining ranks as soon as one dies, so a dead rank never leaves
-the others hanging. Single node only: for several hosts use ``mpiexec`` with a host file.
+When the job fails, the launcher says which rank died first and how, and which
+collective every rank was in: each rank writes its pid and phase into a status record
+(see _status.py), and a watcher thread here polls those pids every few milliseconds,
+reading the exit status of the first one that dies while it is still a zombie. Hydra
+stops the remaining ranks as soon as one dies, so a dead rank never leaves the others
+hanging; afterwards the launcher removes MPICH's shared-memory segments that the ranks
+recorded and that a killed rank could not unlink. Single node only: for several hosts
+use ``mpiexec`` with a host file.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-import re
+import time
 import shutil
 import signal
 import subprocess
@@ -29,7 +34,6 @@ from typing import Any
 
 from . import _status
 
-_HYDRA_BAD_TERMINATION = re.compile(rb"PID (\d+) RUNNING AT .*?\n.*?EXIT CODE: (\d+)", re.S)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -94,25 +98,55 @@ def command(args: argparse.Namespace, nproc: int, mpiexec: str) -> list[str]:
     return [*cmd, sys.executable, "-u", "-m", "ember.distributed._bootstrap", *target, *args.script_args]
 
 
-def _relay(src: Any, dst: Any, seen: bytearray) -> None:
-    """Copy mpiexec's stdout through, remembering it to find Hydra's failure report."""
-    while True:
-        chunk = os.read(src.fileno(), 65536)
-        if not chunk:
-            return
-        dst.write(chunk)
-        dst.flush()
-        seen += chunk[-4096:]
-        del seen[:-8192]
+class _DeathWatch:
+    """Polls the ranks' pids; remembers the first to die and its wait status."""
+
+    def __init__(self, run_dir: str, nproc: int) -> None:
+        self.run_dir, self.nproc = run_dir, nproc
+        self.first: tuple[int, int | None] | None = None  # (rank, wait status if seen as a zombie)
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        pids: dict[int, int] = {}
+        while not self.stop.is_set() and self.first is None:
+            for r in range(self.nproc):
+                if r not in pids:
+                    rec = _status.read(self.run_dir, r)
+                    if rec is not None and rec[0] > 0:
+                        pids[r] = rec[0]
+                    continue
+                state, code = _proc_state(pids[r])
+                if state in ("Z", "X", None):
+                    rec = _status.read(self.run_dir, r)
+                    if rec is not None and rec[1] == _status.EXITED:
+                        continue  # a clean exit is not a death
+                    self.first = (r, code)
+                    break
+            time.sleep(0.002)
 
 
-def report(run_dir: str, nproc: int, rc: int, hydra_output: bytes) -> str:
+def _proc_state(pid: int) -> tuple[str | None, int | None]:
+    """(state letter, wait status) from /proc/PID/stat; (None, None) once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None, None
+    state = fields[0].decode()
+    code = int(fields[49]) if state == "Z" and len(fields) > 49 else None  # field 52: exit_code
+    return state, code
+
+
+def _how(code: int | None, rc: int) -> str:
+    if code is None:  # Hydra reaped it first: its exit status is the one mpiexec returns
+        return f"mpiexec's exit status {rc}: the signal number if it was killed"
+    if code & 0x7F:
+        return f"killed by signal {code & 0x7F}"
+    return f"exit code {(code >> 8) & 0xFF}"
+
+
+def report(run_dir: str, nproc: int, rc: int, first: tuple[int, int | None] | None) -> str:
     """The launcher's account of a failed job: who died first, where every rank was."""
-    first_pid = None
-    code = None
-    m = _HYDRA_BAD_TERMINATION.search(hydra_output)
-    if m:
-        first_pid, code = int(m.group(1)), int(m.group(2))
     lines = [f"ember.distributed.run: the job failed (exit status {rc})"]
     for r in range(nproc):
         rec = _status.read(run_dir, r)
@@ -125,15 +159,23 @@ def report(run_dir: str, nproc: int, rc: int, hydra_output: bytes) -> str:
             where += f" ({name}, sequence number {seq})"
         elif phase == _status.READY and name:
             where += f" (last: {name}, sequence number {seq})"
-        first = ""
-        if pid == first_pid:
-            how = f"killed by signal {code}" if code is not None and code in _SIGNALS else f"exit code {code}"
-            first = f" <- died first ({how})"
-        lines.append(f"  rank {r} (pid {pid}): {where}{first}")
+        mark = f" <- died first ({_how(first[1], rc)})" if first is not None and first[0] == r else ""
+        lines.append(f"  rank {r} (pid {pid}): {where}{mark}")
     return "\n".join(lines)
 
 
-_SIGNALS = {int(s) for s in signal.Signals}
+def _remove_shared_memory(run_dir: str, nproc: int) -> None:
+    for r in range(nproc):
+        try:
+            names = Path(run_dir, f"rank-{r}.shm").read_text().split()
+        except OSError:
+            continue
+        for name in names:
+            if "/" not in name and name.startswith("mpich"):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join("/dev/shm", name))
+
+
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,11 +200,11 @@ def main(argv: list[str] | None = None) -> int:
         }
     )
     env.pop("RANK", None)
-    seen = bytearray()
+    watch = _DeathWatch(run_dir, nproc)
+    watcher = threading.Thread(target=watch.run, name="ember-death-watch", daemon=True)
     try:
-        proc = subprocess.Popen(command(args, nproc, mpiexec), env=env, stdout=subprocess.PIPE, start_new_session=True)
-        relay = threading.Thread(target=_relay, args=(proc.stdout, sys.stdout.buffer, seen), daemon=True)
-        relay.start()
+        proc = subprocess.Popen(command(args, nproc, mpiexec), env=env, start_new_session=True)
+        watcher.start()
 
         def forward(signum: int, _frame: Any) -> None:
             proc.send_signal(signum)  # Hydra passes SIGINT/SIGTERM on to every rank
@@ -170,13 +212,15 @@ def main(argv: list[str] | None = None) -> int:
         for s in (signal.SIGINT, signal.SIGTERM):
             signal.signal(s, forward)
         rc = proc.wait()
-        relay.join(timeout=5)
+        watch.stop.set()
+        watcher.join(timeout=1)
         if rc != 0:
             sys.stdout.flush()
-            sys.stderr.write(report(run_dir, nproc, rc, bytes(seen)) + "\n")
+            sys.stderr.write(report(run_dir, nproc, rc, watch.first) + "\n")
             sys.stderr.flush()
         return rc
     finally:
+        _remove_shared_memory(run_dir, nproc)
         shutil.rmtree(run_dir, ignore_errors=True)
 
 

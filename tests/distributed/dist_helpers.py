@@ -12,8 +12,6 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 WORKERS = Path(__file__).parent / "workers"
 
 
@@ -83,7 +81,3 @@ def run_ranks(
     assert not leaked, f"the job left shared memory behind: {sorted(leaked)}"
     return Job(done.returncode, done.stdout, done.stderr, seconds)
 
-
-@pytest.fixture
-def tmp_out(tmp_path: Path) -> Path:
-    return tmp_path

@@ -1,7 +1,7 @@
 """The demo's CNN (examples/cnn_digits.py) trained on 2 processes with DistributedDataParallel.
 
     pip install 'ember-distributed[mpi]' scikit-learn
-    python -m ember.distributed.run --nproc-per-node 2 examples/ddp_digits.py --epochs 8
+    python -m ember.distributed.run --nproc-per-node 2 examples/ddp_digits.py --epochs 4
 
 Each rank trains on its half of every epoch (DistributedSampler, which takes the rank and
 world size from the process group); DDP averages the gradients during backward, so every
@@ -31,7 +31,7 @@ from cnn_digits import evaluate, load_digits_dataset, make_model
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--epochs", type=int, default=8)
+    p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--batch-size", type=int, default=32, help="per rank")
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--seed", type=int, default=0)

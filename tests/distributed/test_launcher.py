@@ -72,3 +72,24 @@ def test_world_size_mismatch_with_mpi_is_explained(tmp_path: Path) -> None:
     )
     assert done.returncode != 0
     assert "init_process_group: WORLD_SIZE=2 but MPI gives this process rank 0 of 1" in done.stderr
+
+
+def test_module_mode_runs_a_module_as_main(tmp_path: Path) -> None:
+    """``-m env`` as ``python -m``: the module is found on PYTHONPATH (the workers folder)."""
+    import os
+
+    done = subprocess.run(
+        [sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", "2", "-m", "env", str(tmp_path), "--x"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent / "workers"), os.environ.get("PYTHONPATH", "")]),
+        },
+    )
+    assert done.returncode == 0, done.stderr
+    rows = _ranks(tmp_path)
+    assert [r["rank"] for r in rows] == [0, 1]
+    assert all(r["name"] == "__main__" and r["argv"] == ["--x"] for r in rows)

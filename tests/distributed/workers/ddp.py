@@ -61,8 +61,8 @@ def main() -> None:
     model = Net(with_unused=mode.startswith("unused"))
     model.steps.fill_(float(rank))
     ddp = dist.DistributedDataParallel(
-        model, bucket_cap_mb=0.0005, find_unused_parameters=mode == "unused"
-    )  # ~500 B buckets: several buckets, launched during backward
+        model, bucket_cap_mb=0.0002, find_unused_parameters=mode == "unused"
+    )  # ~200 B buckets: several buckets, launched during backward
     facts["buckets"] = len(ddp._buckets)
     facts["state_dict_keys"] = sorted(ddp.state_dict().keys())
     facts["initial_fc3_bias"] = model.fc3.bias.detach().numpy().tolist()

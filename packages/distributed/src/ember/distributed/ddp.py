@@ -9,7 +9,8 @@ The reducer protocol (PyTorch's ``Reducer``, in Python)
 Construction: the parameters are checked to have the same shapes on every rank, then
 parameters and buffers are broadcast from rank 0. Parameters are split into buckets in
 *reverse* registration order (the order backward produces their gradients), the first
-one of ``_DEFAULT_FIRST_BUCKET_BYTES``, the others of ``bucket_cap_mb``, one dtype each.
+one of ``_DEFAULT_FIRST_BUCKET_BYTES`` (1 MB, or ``bucket_cap_mb`` if smaller), the others
+of ``bucket_cap_mb``, one dtype each.
 
 Each forward (outside ``no_sync``): buffers are broadcast from rank 0 when
 ``broadcast_buffers``; after the wrapped forward, every bucket is reset to "waiting for

@@ -80,4 +80,3 @@ def run_ranks(
     leaked = {f for f in _shm() - shm_before if "mpich" in f.lower() or "hydra" in f.lower() or "ember" in f.lower()}
     assert not leaked, f"the job left shared memory behind: {sorted(leaked)}"
     return Job(done.returncode, done.stdout, done.stderr, seconds)
-

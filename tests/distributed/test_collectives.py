@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "workers"))
 sys.path.insert(0, str(Path(__file__).parent))
 from cases import DTYPES, LAYOUTS, OPS, SHAPE, reduce_np, salt, value
-from dist_helpers import run_ranks  # noqa: E402
+from dist_helpers import run_ranks
 
 WORLD_SIZES = [2, 4]
 

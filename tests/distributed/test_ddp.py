@@ -10,19 +10,27 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dist_helpers import run_ranks  # noqa: E402
+from dist_helpers import run_ranks
 
 N = 2
 
 
+_RESULTS: dict[str, tuple[list[dict], list[dict], dict | None]] = {}
+
+
 def _run(mode: str, tmp_path: Path, n: int = N) -> tuple[list[dict], list[dict], dict | None]:
+    """One job per mode for the whole module (several tests read the same run)."""
+    if mode in _RESULTS:
+        return _RESULTS[mode]
     done = run_ranks(n, "ddp.py", str(tmp_path), mode, timeout=180)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     facts = [json.loads((tmp_path / f"rank-{r}.json").read_text()) for r in range(n)]
     if mode == "unused_error":
-        return [], facts, None
-    params = [dict(np.load(tmp_path / f"rank-{r}.npz")) for r in range(n)]
-    return params, facts, dict(np.load(tmp_path / "reference.npz"))
+        _RESULTS[mode] = ([], facts, None)
+    else:
+        params = [dict(np.load(tmp_path / f"rank-{r}.npz")) for r in range(n)]
+        _RESULTS[mode] = (params, facts, dict(np.load(tmp_path / "reference.npz")))
+    return _RESULTS[mode]
 
 
 @pytest.mark.parametrize("mode", ["plain", "no_sync", "unused"])

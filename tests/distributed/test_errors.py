@@ -12,7 +12,7 @@ import ember.distributed as dist
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dist_helpers import run_ranks  # noqa: E402
+from dist_helpers import run_ranks
 
 NOT_INIT = "Default process group has not been initialized, please make sure to call init_process_group."
 
@@ -112,3 +112,13 @@ def test_bad_arguments_in_a_group(errors: dict[str, str], case: str) -> None:
 
 def test_group_still_works_after_the_errors(errors: dict[str, str]) -> None:
     assert errors["still_works"] == [2.0, 2.0, 2.0]
+
+
+def test_distributed_sampler_without_a_process_group() -> None:
+    from ember.data import DistributedSampler, TensorDataset
+
+    ds = TensorDataset(ea.arange(10))
+    with pytest.raises(RuntimeError, match="pass num_replicas and rank, or call ember.distributed.init_process_group"):
+        DistributedSampler(ds)
+    # explicit arguments still work without a group
+    assert list(DistributedSampler(ds, num_replicas=3, rank=1, shuffle=False)) == [1, 4, 7, 0]

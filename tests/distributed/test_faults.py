@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dist_helpers import run_ranks  # noqa: E402
+from dist_helpers import run_ranks
 
 TIMEOUT_S = 3
 
@@ -33,7 +33,9 @@ def test_rank_exiting_mid_collective_ends_the_job_in_seconds() -> None:
     job = run_ranks(2, "faults.py", "exit", str(60), timeout=60)
     assert job.seconds < 20, job.seconds
     assert job.returncode != 0
-    assert re.search(r"rank 1 \(pid \d+\): .*died first \((exit code 3|mpiexec's exit status 3)", job.stderr), job.stderr
+    assert re.search(r"rank 1 \(pid \d+\): .*died first \((exit code 3|mpiexec's exit status 3)", job.stderr), (
+        job.stderr
+    )
     # rank 0 either saw its peer die (and raised, naming it) or was stopped by Hydra first
     m = re.search(r"CAUGHT ([\d.]+) (.*)", job.stdout)
     if m:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dist_helpers import run_ranks  # noqa: E402
+from dist_helpers import run_ranks
 
 
 def _ranks(out: Path) -> list[dict]:

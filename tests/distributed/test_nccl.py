@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dist_helpers import run_ranks  # noqa: E402
+from dist_helpers import run_ranks
 
 
 def test_importing_never_loads_nccl() -> None:

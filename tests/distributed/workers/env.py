@@ -1,6 +1,6 @@
 """Writes torchrun's variables and the process group's view to OUT_DIR/rank-R.json.
 
-    env.py OUT_DIR [args...]   (--exit-code 7: rank 1 exits with status 7)
+env.py OUT_DIR [args...]   (--exit-code 7: rank 1 exits with status 7)
 """
 
 from __future__ import annotations

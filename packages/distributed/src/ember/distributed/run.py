@@ -22,18 +22,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import time
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from . import _status
-
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -174,8 +173,6 @@ def _remove_shared_memory(run_dir: str, nproc: int) -> None:
             if "/" not in name and name.startswith("mpich"):
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join("/dev/shm", name))
-
-
 
 
 def main(argv: list[str] | None = None) -> int:

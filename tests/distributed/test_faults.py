@@ -21,7 +21,8 @@ def test_rank_killed_mid_collective_ends_the_job_in_seconds() -> None:
     assert "NO ERROR" not in job.stdout
     # the launcher names the dead rank and the collective every rank was in
     assert re.search(
-        r"rank 1 \(pid \d+\): in a collective \(all_reduce, sequence number 2\) <- died first \((killed by signal 9|mpiexec's exit status 9)",
+        r"rank 1 \(pid \d+\): in a collective \(all_reduce, sequence number 2\) "
+        r"<- died first \((killed by signal 9|mpiexec's exit status 9)",
         job.stderr,
     ), job.stderr
     assert re.search(r"rank 0 \(pid \d+\): (in a collective|failed) \(all_reduce, sequence number 2\)", job.stderr), (

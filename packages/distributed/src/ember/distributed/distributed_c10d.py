@@ -456,7 +456,10 @@ def _init_mpi(MPI: Any, timeout_s: float, rank_guess: int, status: _status.Statu
             if not ready:
                 missing = _ranks_not_joined()
                 who = f"rank(s) {missing} never called init_process_group" if missing else "not every rank joined"
-                msg = f"ember.distributed: init_process_group timed out after {timeout_s:g} s on rank {rank_guess}: {who}\n"
+                msg = (
+                    f"ember.distributed: init_process_group timed out after {timeout_s:g} s on rank {rank_guess}: "
+                    f"{who}\n"
+                )
                 os.write(2, msg.encode())
                 status.set(_status.FAILED, 0, "init_process_group")
                 _record_shared_memory(rank_guess, parent)  # MPI_Init may have made segments

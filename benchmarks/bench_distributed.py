@@ -30,7 +30,7 @@ ROOT = HERE.parents[1]
 
 
 def _load() -> str:
-    return os.getloadavg().__repr__()
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 # -- the rank workers -----------------------------------------------------------------

@@ -126,3 +126,23 @@ def test_distributed_sampler_without_a_process_group() -> None:
         DistributedSampler(ds)
     # explicit arguments still work without a group
     assert list(DistributedSampler(ds, num_replicas=3, rank=1, shuffle=False)) == [1, 4, 7, 0]
+
+
+@pytest.mark.parametrize(
+    "backend,device,message",
+    [
+        ("mpi", "cuda", "all_reduce: the MPI backend takes CPU tensors, got a tensor on cuda (use backend='nccl'"),
+        ("nccl", "cpu", "all_reduce: the NCCL backend takes CUDA tensors, got a tensor on cpu (use backend='mpi')"),
+    ],
+)
+def test_device_and_backend_must_agree(backend: str, device: str, message: str) -> None:
+    """The check every tensor collective makes first (here without a GPU: only the
+    tensor's device type is read; the GPU tests run it with real CUDA tensors)."""
+    from types import SimpleNamespace
+
+    from ember.distributed import distributed_c10d as c10d
+
+    group = SimpleNamespace(_backend=backend)
+    tensor = SimpleNamespace(device=SimpleNamespace(type=device))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        c10d._engine(group, [tensor], "all_reduce")  # type: ignore[arg-type]

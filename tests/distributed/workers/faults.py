@@ -1,6 +1,6 @@
 """A rank that dies, hangs or never joins; mismatched tensors in debug mode.
 
-    faults.py MODE TIMEOUT_S     MODE: kill | exit | hang | nojoin | mismatch
+    faults.py MODE TIMEOUT_S [OUT_DIR]     MODE: kill | exit | hang | nojoin | mismatch
 
 Rank 0 prints ``CAUGHT <seconds> <error>`` when its collective raises.
 """
@@ -37,8 +37,9 @@ def main() -> None:
         t = ea.ones(4 + rank)
         try:
             dist.all_reduce(t)
-        except ValueError as e:
-            print(f"MISMATCH rank {rank}: {e}", flush=True)
+        except ValueError as e:  # to a file: the ranks' stdout lines may interleave
+            with open(os.path.join(sys.argv[3], f"rank-{rank}.txt"), "w") as f:
+                f.write(f"MISMATCH rank {rank}: {e}")
         dist.destroy_process_group()
         return
     start = time.monotonic()

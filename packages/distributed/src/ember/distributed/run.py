@@ -86,9 +86,18 @@ def find_mpiexec() -> str:
     return found
 
 
+def _is_open_mpi(mpiexec: str) -> bool:
+    try:
+        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    text = out.stdout + out.stderr
+    return "Open MPI" in text or "OpenRTE" in text or "PRRTE" in text or "prterun" in text
+
+
 def command(args: argparse.Namespace, nproc: int, mpiexec: str) -> list[str]:
     cmd = [mpiexec]
-    if "ompi" in Path(mpiexec).resolve().name or os.environ.get("OMPI_ALLOW_RUN_AS_ROOT") == "1":
+    if os.geteuid() == 0 and _is_open_mpi(mpiexec):
         cmd.append("--allow-run-as-root")  # Open MPI refuses root without it; MPICH needs nothing
     cmd += ["-n", str(nproc)]
     if args.no_python:

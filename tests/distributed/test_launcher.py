@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dist_helpers import run_ranks
+from dist_helpers import _shm, run_ranks
 
 
 def _ranks(out: Path) -> list[dict]:
@@ -62,6 +62,7 @@ def test_world_size_mismatch_with_mpi_is_explained(tmp_path: Path) -> None:
     """A script started by a torchrun-style environment but without mpiexec: one MPI process."""
     script = tmp_path / "s.py"
     script.write_text("import ember.distributed as dist\ndist.init_process_group('mpi')\n")
+    shm_before = _shm()
     done = subprocess.run(
         [sys.executable, str(script)],
         capture_output=True,
@@ -72,6 +73,7 @@ def test_world_size_mismatch_with_mpi_is_explained(tmp_path: Path) -> None:
     )
     assert done.returncode != 0
     assert "init_process_group: WORLD_SIZE=2 but MPI gives this process rank 0 of 1" in done.stderr
+    assert not [f for f in _shm() - shm_before if "mpich" in f], "the lone process left shared memory behind"
 
 
 def test_module_mode_runs_a_module_as_main(tmp_path: Path) -> None:

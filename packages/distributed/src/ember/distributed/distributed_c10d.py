@@ -554,7 +554,12 @@ def init_process_group(
         comm = MPI.COMM_WORLD.Dup()
         comm.Set_errhandler(MPI.ERRORS_RETURN)
         world = _World(MPI, comm, timeout_s, status)
-        _check_world(world, rank, world_size)
+        try:
+            _check_world(world, rank, world_size)
+        except ValueError:
+            if world.size == 1:  # a lone process: finalize, so MPICH removes its shared memory
+                MPI.Finalize()
+            raise
         _exchange_pids(world)
         _world = world
         atexit.register(_shutdown)

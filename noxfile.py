@@ -38,7 +38,10 @@ LAYERS: dict[str, list[str]] = {
     "data": ["c10py", "aten"],
     "nn": ["c10py", "aten", "autograd"],
     "optim": ["c10py", "aten", "autograd"],
+    "distributed": ["c10py", "aten", "autograd", "nn", "data"],  # data: DistributedSampler's tests
 }
+# Extras of a layer that its test session installs too (ember-distributed[mpi]: mpi4py + MPICH).
+LAYER_EXTRAS: dict[str, list[str]] = {"distributed": ["mpi"]}
 CPP_LAYERS = ("c10py", "aten")
 BUILD_REQUIREMENTS = [
     "scikit-build-core>=1.1,<2",
@@ -169,7 +172,9 @@ def _runtime_requirements(layers: list[str]) -> list[str]:
     reqs: list[str] = []
     for layer in layers:
         data = tomllib.loads((ROOT / "packages" / layer / "pyproject.toml").read_text())
-        reqs += [r for r in data["project"].get("dependencies", []) if not r.startswith("ember-")]
+        extras = data["project"].get("optional-dependencies", {})
+        deps = data["project"].get("dependencies", []) + [r for e in LAYER_EXTRAS.get(layer, []) for r in extras[e]]
+        reqs += [r for r in deps if not r.startswith("ember-")]
     return sorted(set(reqs))
 
 
@@ -302,3 +307,14 @@ def docs(session: nox.Session) -> None:
     if out.exists():
         shutil.rmtree(out)
     session.run("sphinx-build", "-W", "--keep-going", "-b", "html", "docs", str(out), *session.posargs)
+
+
+# -- ember.distributed's demo: the demo's CNN on 2 ranks (MPICH's mpiexec from PyPI)
+@nox.session(python=PYTHON, requires=["build"])
+def demo_ddp(session: nox.Session) -> None:
+    """examples/ddp_digits.py on 2 processes with DistributedDataParallel."""
+    _install_layers(session, list(LAYERS))
+    session.install(*EXAMPLE_REQUIREMENTS)
+    session.run(
+        "python", "-m", "ember.distributed.run", "--nproc-per-node", "2", "examples/ddp_digits.py", *session.posargs
+    )

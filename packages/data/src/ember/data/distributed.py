@@ -1,13 +1,16 @@
 """DistributedSampler: each of ``num_replicas`` processes gets its own slice of the dataset.
 
-PyTorch's ``torch.utils.data.distributed``. ember has no process-group package yet, so
-``num_replicas`` and ``rank`` must be given explicitly (as PyTorch requires when
-``torch.distributed`` is unavailable).
+PyTorch's ``torch.utils.data.distributed``. Without ``num_replicas``/``rank`` they come
+from the default process group of ``ember.distributed`` when that layer is imported and
+initialised. ember-data does not depend on ember-distributed (a lower layer never imports
+a higher one): it only looks the module up in ``sys.modules``, so nothing is imported
+here, and code that uses a process group has necessarily imported it already.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
@@ -19,6 +22,14 @@ from .sampler import Sampler
 T_co = TypeVar("T_co", covariant=True)
 
 __all__ = ["DistributedSampler"]
+
+
+def _initialized_process_group() -> Any:
+    """``ember.distributed`` if it is imported and its default group initialised, else None."""
+    dist = sys.modules.get("ember.distributed")
+    if dist is None or not dist.is_initialized():
+        return None
+    return dist
 
 
 class DistributedSampler(Sampler[T_co]):
@@ -45,7 +56,16 @@ class DistributedSampler(Sampler[T_co]):
         drop_last: bool = False,
     ) -> None:
         if num_replicas is None or rank is None:
-            raise RuntimeError("Requires distributed package to be available")
+            dist = _initialized_process_group()
+            if dist is None:
+                raise RuntimeError(
+                    "Requires distributed package to be available: pass num_replicas and rank, or call "
+                    "ember.distributed.init_process_group first"
+                )
+            if num_replicas is None:
+                num_replicas = dist.get_world_size()
+            if rank is None:
+                rank = dist.get_rank()
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
         self.dataset = dataset

@@ -84,6 +84,7 @@ def test_type_as():
         x.type_as([1])
 
 
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
 def test_from_numpy_of_a_memmap_shares_its_pages(tmp_path):
     path = tmp_path / "tokens.bin"
     np.arange(10, dtype=np.int32).tofile(path)

@@ -212,7 +212,8 @@ def test_mvn_rsample_gradient():
     z.sum().backward()
     np.testing.assert_allclose(a(loc.grad), [3.0, 3.0])
     eps = np.linalg.solve(a(tril), (a(z) - a(loc)).T).T  # z = loc + L eps
-    np.testing.assert_allclose(a(tril.grad), np.tril(np.ones((2, 1)) * eps.sum(0)[None, :]), rtol=1e-9)
+    # z_i = loc_i + sum_j L_ij eps_j: dL_ij = sum over draws of eps_j (every entry, as PyTorch's full product)
+    np.testing.assert_allclose(a(tril.grad), np.ones((2, 1)) * eps.sum(0)[None, :], rtol=1e-9)
 
 
 # ---- KL ------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ def get_batch(data, block, batch, gen):
     return x, y
 
 
-def main(steps=150):
+def main(steps=100):
     torch.manual_seed(0)
     chars = sorted(set(TEXT))
     stoi = {c: i for i, c in enumerate(chars)}

@@ -23,7 +23,15 @@ def main():
         X = make_features(x)
         y = X.mm(w_target) + b_target + noise
         fc = torch.nn.Linear(3, 1)
-        opt = torch.optim.LBFGS(fc.parameters(), lr=0.5, max_iter=50, history_size=10, line_search_fn="strong_wolfe")
+        opt = torch.optim.LBFGS(
+            fc.parameters(),
+            lr=0.5,
+            max_iter=50,
+            history_size=10,
+            line_search_fn="strong_wolfe",
+            tolerance_grad=1e-12,
+            tolerance_change=1e-14,
+        )
         losses = []
 
         def closure():

@@ -64,7 +64,7 @@ class _LegacyTensorType(type):
             # A tensor of this very type is returned as an alias (PyTorch's legacy rule).
             if data.dtype != dtype:
                 raise TypeError(f"{name}(): expected a tensor of dtype {dtype} (got {data.dtype})")
-            return data.detach()
+            return data.detach()  # type: ignore[attr-defined]
         if isinstance(data, (str, bytes)):
             raise TypeError(f"{name}(): new(): invalid data type '{type(data).__name__}'")
         return tensor(data, dtype=dtype, device=dev)

@@ -91,7 +91,7 @@ class Distribution:
                 f"Subclass {type(self).__name__} of {cls.__name__} that defines a custom __init__ method must also "
                 "define a custom .expand() method."
             )
-        return cls.__new__(type(self)) if _instance is None else _instance
+        return object.__new__(type(self)) if _instance is None else _instance
 
     # ---- moments -----------------------------------------------------------------------
     @property

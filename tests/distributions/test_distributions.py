@@ -97,6 +97,8 @@ def test_dirichlet_against_scipy():
     np.testing.assert_allclose(a(d.entropy()), ref.entropy(), rtol=1e-10)
     np.testing.assert_allclose(a(d.mean), ref.mean(), rtol=1e-12)
     np.testing.assert_allclose(a(d.variance), ref.var(), rtol=1e-12)
+    np.testing.assert_allclose(a(D.Dirichlet(t([2.0, 3.0, 5.0])).mode), np.array([1.0, 2.0, 4.0]) / 7, rtol=1e-12)
+    np.testing.assert_allclose(a(D.Dirichlet(t([0.5, 0.2, 0.9])).mode), [0.0, 0.0, 1.0])
     ea.manual_seed(3)
     s = a(d.sample((40000,)))
     np.testing.assert_allclose(s.sum(-1), 1.0, rtol=1e-12)

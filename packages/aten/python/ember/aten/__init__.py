@@ -137,4 +137,8 @@ _dlpack.install(Tensor)
 
 # the CUDA device API (ember.aten.cuda: PyTorch's torch.cuda) and backend settings
 # (ember.aten.backends.cuda.matmul.allow_tf32, .cudnn.allow_tf32)
-from . import backends, cuda  # noqa: E402
+# PyTorch's legacy typed constructors (FloatTensor, ...), Tensor.type_as / is_xpu, and the
+# accelerator probes (ember.aten.accelerator: PyTorch's torch.accelerator)
+from . import _legacy, accelerator, backends, cuda  # noqa: E402  # noqa: E402
+
+_legacy.install(globals(), cuda)

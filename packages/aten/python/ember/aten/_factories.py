@@ -37,7 +37,9 @@ strided = layout("strided")
 
 
 def _is_ndarray(x: Any) -> bool:
-    return type(x).__module__ == "numpy" and type(x).__name__ == "ndarray"
+    # np.ndarray or a subclass of it (np.memmap, np.matrix, ...): a GPT data loader reads
+    # its tokens from an np.memmap. Checked by name so that this module needs no NumPy.
+    return any(c.__module__ == "numpy" and c.__name__ == "ndarray" for c in type(x).__mro__)
 
 
 def _to_device(d: Any) -> _device_cls | None:

@@ -50,3 +50,14 @@ __all__ = [
     "Rprop",
     "lr_scheduler",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # ember.optim.swa_utils as an attribute after `import ember.optim`, as torch.optim.swa_utils.
+    # Imported on first use: AveragedModel is an nn.Module, so it needs ember-nn (the [swa]
+    # extra), which ember-optim itself does not depend on.
+    if name == "swa_utils":
+        import importlib
+
+        return importlib.import_module(".swa_utils", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

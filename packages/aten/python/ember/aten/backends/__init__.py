@@ -9,10 +9,12 @@ kept in C++ (the kernels read them there), with PyTorch's defaults::
     False
     >>> ember.aten.backends.cudnn.allow_tf32
     True
+
+``ember.aten.backends.mps`` answers the Apple-GPU probes (no MPS backend in ember).
 """
 
 from __future__ import annotations
 
-from . import cuda, cudnn
+from . import cuda, cudnn, mps
 
-__all__ = ["cuda", "cudnn"]
+__all__ = ["cuda", "cudnn", "mps"]

@@ -29,6 +29,7 @@ __all__ = [
     "LogSigmoid",
     "LogSoftmax",
     "Mish",
+    "MultiheadAttention",
     "PReLU",
     "ReLU",
     "ReLU6",
@@ -442,3 +443,8 @@ class LogSoftmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+# PyTorch defines MultiheadAttention in torch/nn/modules/activation.py; checkpoints and
+# safe_globals lists name it by that path (ember's class lives in attention.py).
+from .attention import MultiheadAttention  # noqa: E402

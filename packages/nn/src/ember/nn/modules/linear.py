@@ -149,3 +149,14 @@ class LazyLinear(LazyModuleMixin, Linear):
                 if self.bias is not None:
                     self.bias.materialize((self.out_features,))
                 self.reset_parameters()
+
+
+def __getattr__(name: str) -> object:
+    # PyTorch's path torch.nn.modules.linear.NonDynamicallyQuantizableLinear (the class of
+    # MultiheadAttention.out_proj, named in pickled modules); ember's lives in attention.py,
+    # which imports this module, hence the lazy lookup.
+    if name == "NonDynamicallyQuantizableLinear":
+        from .attention import NonDynamicallyQuantizableLinear
+
+        return NonDynamicallyQuantizableLinear
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,6 +3,8 @@
 
 #include <atomic>
 
+#include <pthread.h>
+
 #include <ember/aten/Parallel.h>
 #include <ember/aten/ShapeUtils.h>
 #include <ember/aten/TensorIterator.h>
@@ -22,6 +24,22 @@ void set_blas_num_threads(int n);  // native/Blas.cpp
 namespace {
 std::atomic<ScalarType> default_dtype{ScalarType::Float};
 std::atomic<int> num_threads{0};  // 0: not set, use OpenMP's default
+
+// Fork safety. GNU OpenMP's thread pool does not survive fork(): the child inherits
+// the pool's bookkeeping but not its threads, so its first parallel region waits
+// for them forever (a user's multiprocessing 'fork' pool hung on its first op).
+// The child handler below makes every parallel_for of a forked child run on the
+// calling thread -- libgomp offers no way to start a fresh pool -- which is also
+// what DataLoader workers want (one thread each, as in PyTorch). OpenBLAS handles
+// fork itself (its own pthread_atfork handlers).
+std::atomic<bool> in_forked_child{false};
+
+void mark_forked_child() { in_forked_child.store(true, std::memory_order_relaxed); }
+
+[[maybe_unused]] const bool atfork_registered = [] {
+  pthread_atfork(nullptr, nullptr, &mark_forked_child);
+  return true;
+}();
 }  // namespace
 
 ScalarType get_default_dtype() { return default_dtype.load(std::memory_order_relaxed); }
@@ -33,6 +51,7 @@ void set_default_dtype(ScalarType t) {
 }
 
 int get_num_threads() {
+  if (in_forked_child.load(std::memory_order_relaxed)) return 1;
   int n = num_threads.load(std::memory_order_relaxed);
   if (n > 0) return n;
 #ifdef _OPENMP
@@ -46,7 +65,8 @@ void set_num_threads(int n) {
   EMBER_CHECK_VALUE(n > 0, "set_num_threads: expected a positive number of threads, got ", n);
   num_threads.store(n);
 #ifdef _OPENMP
-  omp_set_num_threads(n);
+  // (in a forked child parallel_for stays on one thread whatever n is: see above)
+  if (!in_forked_child.load(std::memory_order_relaxed)) omp_set_num_threads(n);
 #endif
   native::set_blas_num_threads(n);  // OpenBLAS keeps its own thread pool
 }

@@ -58,7 +58,9 @@ void copy_2d_blocked(char* out, const char* in, int64_t n, int64_t m, const int6
 void copy_kernel(TensorIterator& iter, bool /*non_blocking*/) {
   const ScalarType dst = iter.dtype(0);
   const ScalarType src = iter.dtype(1);
-  if (dst == src) {
+  // bool -> bool is not a byte move: the source may hold bytes 2..255 (a uint8 viewed as
+  // bool), and the copy writes them as 0/1 (as PyTorch's clone), through load<bool>.
+  if (dst == src && dst != ScalarType::Bool) {
     // Same dtype: byte moves, memcpy on contiguous runs.
     const int64_t isz = static_cast<int64_t>(c10::elementSize(dst));
     iter.for_each([isz](char** data, const int64_t* strides, int64_t n, int64_t m) {

@@ -83,11 +83,14 @@ Tensor histc_out(const Tensor& self, int64_t bins, const Scalar& min, const Scal
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(x.dtype(), "histc", [&] {
     using T = opmath_t<scalar_t>;
     const scalar_t* p = static_cast<const scalar_t*>(x.data_ptr());
-    if (lo == hi && n > 0) {  // the data's range (NaNs ignored)
+    if (lo == hi && n > 0) {  // the data's range; a NaN makes it NaN (PyTorch's min()/max()), refused below
       bool any = false;
       for (int64_t i = 0; i < n; ++i) {
         const double v = static_cast<double>(static_cast<T>(p[i]));
-        if (v != v) continue;
+        if (v != v) {
+          lo = hi = v;
+          break;
+        }
         lo = any ? std::min(lo, v) : v;
         hi = any ? std::max(hi, v) : v;
         any = true;

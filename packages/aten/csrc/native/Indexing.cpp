@@ -494,6 +494,11 @@ Tensor index_select_out(const Tensor& self, int64_t dim, const Tensor& index, co
   if (self.dim() == 0) {
     EMBER_CHECK_INDEX(n == 1, "index_select(): Index to scalar can have only 1 value, got ", n, " value(s)");
   }
+  if (self.dim() > 0 && self.size(d) == 0 && n > 0) {
+    // nothing to select from (PyTorch's two messages: 1-d and n-d)
+    EMBER_CHECK_INDEX(self.dim() != 1, "index out of range in self");
+    EMBER_CHECK(false, "index_select(): self indexing axis dim should be positive");
+  }
   DimVector shape(self.sizes());
   if (self.dim() > 0) shape[d] = n;
   Tensor result = out;
@@ -519,10 +524,13 @@ Tensor index_select_out(const Tensor& self, int64_t dim, const Tensor& index, co
   return result;
 }
 
-Tensor gather_out(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad, const Tensor& out) {
+Tensor gather_out(const Tensor& self, int64_t dim, const Tensor& index_in, bool sparse_grad, const Tensor& out) {
   const int64_t nd = std::max<int64_t>(self.dim(), 1);
   const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
-  EMBER_CHECK(index.dtype() == ScalarType::Long, "gather(): Expected dtype int64 for index");
+  EMBER_CHECK(index_in.dtype() == ScalarType::Long || index_in.dtype() == ScalarType::Int,
+              "gather(): Expected dtype int32/int64 for index");
+  // int32 indices are accepted as PyTorch does; the kernel reads int64
+  const Tensor index = index_in.dtype() == ScalarType::Long ? index_in : index_in.to(ScalarType::Long);
   check_same_device(self, index, "index", "gather");
   if (out.defined()) check_same_device(self, out, "out", "gather");
   EMBER_CHECK(std::max<int64_t>(index.dim(), 1) == nd,

@@ -139,15 +139,11 @@ Tensor clamp_out(const Tensor& self, const std::optional<Scalar>& min, const std
   if (min) check_fits(*min, dtype);
   if (max) check_fits(*max, dtype);
   auto iter = TensorIterator::unary_op(out, self.to(dtype), "clamp");
-  if (min && max) {
-    if (std::isnan(min->toDouble()) || std::isnan(max->toDouble())) {
-      iter.output().fill_(Scalar(std::numeric_limits<double>::quiet_NaN()));
-    } else {
-      clamp_scalar_stub(iter.device_type(), iter, *min, *max);
-    }
-  } else if (std::isnan((min ? *min : *max).toDouble())) {
-    // a single NaN bound leaves the input as it is (PyTorch's max(x, nan) is x)
-    if (!iter.output().is_same(iter.input(0))) iter.output().copy_(iter.input(0));
+  // a NaN bound makes every element NaN (PyTorch: clamp(x, min=nan) and clamp_min(x, nan) are all NaN)
+  if ((min && std::isnan(min->toDouble())) || (max && std::isnan(max->toDouble()))) {
+    iter.output().fill_(Scalar(std::numeric_limits<double>::quiet_NaN()));
+  } else if (min && max) {
+    clamp_scalar_stub(iter.device_type(), iter, *min, *max);
   } else if (min) {
     clamp_min_scalar_stub(iter.device_type(), iter, *min);
   } else {

@@ -68,6 +68,10 @@ inline scalar_t from_acc(acc_t v) {
 // bool data is 0/1 bytes: prod runs bool inputs through the uint8 instantiation.
 inline ScalarType bool_as_byte(ScalarType t) { return t == ScalarType::Bool ? ScalarType::Byte : t; }
 
+// A bool tensor may hold bytes 2..255 (uint8.view(bool)); the kernels that read bool bytes
+// as numbers (prod, max/min) get a 0/1 copy (the copy kernel reads bool as byte != 0).
+inline Tensor clean_bool(const Tensor& t) { return t.dtype() == ScalarType::Bool ? t.clone() : t; }
+
 // ---------------------------------------------------------------------------
 // prod
 // ---------------------------------------------------------------------------
@@ -539,7 +543,7 @@ Tensor prod_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, st
   const uint64_t mask = dim ? dim_mask(self, *dim) : dims_mask("prod", self, IntArrayRef());
   ScalarType result_dtype =
       dtype ? *dtype : (out.defined() ? out.dtype() : (is_integral(self.dtype()) ? ScalarType::Long : self.dtype()));
-  Tensor in = self;
+  Tensor in = clean_bool(self);
   if ((dtype || out.defined()) && self.dtype() != result_dtype) in = self.to(result_dtype);
   const ScalarType kernel_dtype = is_integral(in.dtype()) ? ScalarType::Long : in.dtype();
   auto o = prepare_output(out, reduced_shape(self.sizes(), mask, keepdim), result_dtype, kernel_dtype, self);
@@ -555,7 +559,9 @@ Tensor prod_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, st
 
 namespace {
 
-Tensor minmax_values(const char* op, bool is_max, const Tensor& self, uint64_t mask, bool keepdim, const Tensor& out) {
+Tensor minmax_values(const char* op, bool is_max, const Tensor& self_in, uint64_t mask, bool keepdim,
+                     const Tensor& out) {
+  const Tensor self = clean_bool(self_in);
   check_out_dtype(op, out, self.dtype());
   auto o = prepare_output(out, reduced_shape(self.sizes(), mask, keepdim), self.dtype(), self.dtype(), self);
   ReductionPlan p = make_plan(self, mask, o.buffer);

@@ -63,7 +63,9 @@ Tensor cum_sum_prod(const char* op, bool is_prod, const Tensor& self, int64_t di
   }
   const ScalarType result_dtype =
       out.defined() ? out.dtype() : (dtype ? *dtype : (is_integral(self.dtype()) ? ScalarType::Long : self.dtype()));
-  const Tensor in = (dtype || out.defined()) && self.dtype() != result_dtype ? self.to(result_dtype) : self;
+  // bool goes through a cast (read as byte != 0: a uint8 viewed as bool may hold 2..255)
+  const bool cast = self.dtype() != result_dtype && ((dtype || out.defined()) || self.dtype() == ScalarType::Bool);
+  const Tensor in = cast ? self.to(result_dtype) : self;
   const ScalarType kernel_dtype = is_integral(in.dtype()) ? ScalarType::Long : in.dtype();
   auto o = prepare_output(out, self.sizes(), result_dtype, kernel_dtype, self);
   const ScanPlan p = make_scan_plan(in, d, o.buffer, Tensor());

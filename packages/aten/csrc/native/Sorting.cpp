@@ -172,7 +172,8 @@ std::tuple<Tensor, Tensor> sort_out(const Tensor& self, int64_t dim, bool descen
   check_dtype("sort", indices, ScalarType::Long);
   auto v = prepare_output(values, self.sizes(), self.dtype(), self.dtype(), self);
   auto i = prepare_output(indices, self.sizes(), ScalarType::Long, ScalarType::Long, self);
-  sort_into(self, d, descending, v.buffer, i.buffer);
+  // bool bytes 2..255 (uint8.view(bool)) sort as true: a 0/1 copy first
+  sort_into(self.dtype() == ScalarType::Bool ? self.clone() : self, d, descending, v.buffer, i.buffer);
   v.finish();
   i.finish();
   return {v.result, i.result};

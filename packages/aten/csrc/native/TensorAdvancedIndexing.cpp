@@ -223,7 +223,8 @@ void write_along_dim(const Tensor& result1, int64_t d, const Tensor& index_r, co
 // ---- scatter / gather-style checks (index has self's number of dims) ----
 
 void scatter_checks(const char* op, const Tensor& self, int64_t d, const Tensor& index, const Tensor* src) {
-  EMBER_CHECK(index.dtype() == ScalarType::Long, op, "(): Expected dtype int64 for index");
+  EMBER_CHECK(index.dtype() == ScalarType::Long || index.dtype() == ScalarType::Int, op,
+              "(): Expected dtype int32/int64 for index");
   check_same_device(self, index, "index", op);
   if (src) check_same_device(self, *src, "src", op);
   if (src) {
@@ -252,10 +253,12 @@ void scatter_checks(const char* op, const Tensor& self, int64_t d, const Tensor&
 }
 
 // One body for every scatter overload.
-Tensor scatter_common(const char* op, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+Tensor scatter_common(const char* op, const Tensor& self, int64_t dim, const Tensor& index_in, const Tensor& src,
                       const Scalar* value, ReduceOp rop, bool include_self, bool mean, const Tensor& out) {
   const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
-  scatter_checks(op, self, d, index, value ? nullptr : &src);
+  scatter_checks(op, self, d, index_in, value ? nullptr : &src);
+  // int32 indices are accepted as PyTorch does; the kernels read int64
+  const Tensor index = index_in.dtype() == ScalarType::Long ? index_in : index_in.to(ScalarType::Long);
   if (out.defined()) check_same_device(self, out, "out", op);
   Tensor result = prepare_out_like_self(self, out, op);
   if (index.numel() == 0) return result;

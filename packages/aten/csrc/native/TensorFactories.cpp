@@ -400,9 +400,48 @@ void linspace_fill(const Scalar& start, const Scalar& end, int64_t steps, std::o
   });
 }
 
+// An integer linspace / logspace refuses ends its dtype cannot hold (inf, NaN, 300 for
+// int8), as PyTorch's start.to<scalar_t>(): "value cannot be converted to type int8_t
+// without overflow" (C++ type names, as PyTorch's message).
+void check_space_ends(const Scalar& start, const Scalar& end, ScalarType t) {
+  const char* name = nullptr;
+  double lo = 0, hi = 0;
+  switch (t) {
+    case ScalarType::Byte:
+      name = "uint8_t", lo = 0, hi = 255;
+      break;
+    case ScalarType::Char:
+      name = "int8_t", lo = -128, hi = 127;
+      break;
+    case ScalarType::Short:
+      name = "int16_t", lo = -32768, hi = 32767;
+      break;
+    case ScalarType::Int:
+      name = "int", lo = -2147483648.0, hi = 2147483647.0;
+      break;
+    case ScalarType::Long:
+      name = "int64_t", lo = -9223372036854775808.0, hi = 9223372036854775807.0;
+      break;
+    default:
+      return;
+  }
+  for (const Scalar* s : {&start, &end}) {
+    if (!s->isFloatingPoint()) {
+      EMBER_CHECK(
+          t == ScalarType::Long || (static_cast<double>(s->toLong()) >= lo && static_cast<double>(s->toLong()) <= hi),
+          "value cannot be converted to type ", name, " without overflow");
+      continue;
+    }
+    const double d = s->toDouble();
+    EMBER_CHECK(d >= lo && (t == ScalarType::Long ? d < hi : d <= hi), "value cannot be converted to type ", name,
+                " without overflow");
+  }
+}
+
 Tensor space_out(const Scalar& start, const Scalar& end, int64_t steps, std::optional<double> base, const Tensor& out,
                  const char* name) {
   EMBER_CHECK(steps >= 0, "number of steps must be non-negative");
+  check_space_ends(start, end, out.dtype());
   resize_output(out, {steps});
   if (steps == 0) return out;
   Tensor buf = out.is_cpu() && out.is_contiguous() ? out : at::empty({steps}, out.dtype(), Device(DeviceType::CPU));

@@ -133,20 +133,26 @@ std::tuple<Tensor, Tensor, Tensor> unique_slices(const char* op, const Tensor& s
 
 }  // namespace
 
+namespace {
+// bool bytes 2..255 (uint8.view(bool)) compare as true: a 0/1 copy first (the copy
+// kernel reads bool as byte != 0)
+Tensor clean_bool(const Tensor& t) { return t.dtype() == ScalarType::Bool ? t.clone() : t; }
+}  // namespace
+
 std::tuple<Tensor, Tensor, Tensor> _unique2(const Tensor& self, bool sorted, bool return_inverse, bool return_counts) {
   // unsorted unique may come back in any order: ours is always sorted
-  return unique_flat(self, true, return_inverse, return_counts);
+  return unique_flat(clean_bool(self), true, return_inverse, return_counts);
 }
 
 std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& self, int64_t dim, bool sorted, bool return_inverse,
                                               bool return_counts) {
-  return unique_slices("unique_dim", self, dim, true, return_inverse, return_counts);
+  return unique_slices("unique_dim", clean_bool(self), dim, true, return_inverse, return_counts);
 }
 
 std::tuple<Tensor, Tensor, Tensor> _unique_consecutive(const Tensor& self, bool return_inverse, bool return_counts,
                                                        std::optional<int64_t> dim) {
-  if (dim) return unique_slices("unique_consecutive", self, *dim, false, return_inverse, return_counts);
-  return unique_flat(self, false, return_inverse, return_counts);
+  if (dim) return unique_slices("unique_consecutive", clean_bool(self), *dim, false, return_inverse, return_counts);
+  return unique_flat(clean_bool(self), false, return_inverse, return_counts);
 }
 
 }  // namespace ember::at::native

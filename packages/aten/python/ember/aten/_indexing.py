@@ -86,6 +86,9 @@ def _sequence_to_index(seq: Any) -> Tensor:
     try:
         t = _C._tensor_from_data(seq, None, None)
     except (TypeError, ValueError) as e:
+        msg = str(e)
+        if msg.startswith(("too many dimensions", "new(): self-referential")):
+            raise  # as PyTorch: the list itself is refused, before it is read as an index
         raise IndexError(f"{_INVALID.format(type(seq).__name__)}: {e}") from None
     if t.dtype in (_dtypes.bool, _dtypes.uint8, _dtypes.int64):
         return t

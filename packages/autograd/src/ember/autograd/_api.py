@@ -191,6 +191,28 @@ def tensor_backward(t: Tensor, gradient: Any, retain_graph: Any, create_graph: b
     backward(t, gradient, retain_graph, create_graph, inputs=inputs)
 
 
+def _checked_tensor_hook(hook: Any) -> Any:
+    """``hook`` with PyTorch's checks of what it returns: a gradient of another dtype, size
+    or device is an error (it would be cast or broadcast silently further on)."""
+    name = getattr(hook, "__name__", type(hook).__name__)
+
+    def checked(grad: Any) -> Any:
+        r = hook(grad)
+        if r is None or not isinstance(grad, Tensor):
+            return r
+        if not isinstance(r, Tensor):
+            raise TypeError(f"expected Tensor or None (got {type(r).__name__})")
+        if r.dtype != grad.dtype:
+            raise RuntimeError(f"hook '{name}' has changed the type of value (was {grad.type()} got {r.type()})")
+        if r.device != grad.device:
+            raise RuntimeError(f"hook '{name}' has changed the type of value (was {grad.type()} got {r.type()})")
+        if tuple(r.shape) != tuple(grad.shape):
+            raise RuntimeError(f"hook '{name}' has changed the size of value")
+        return r
+
+    return checked
+
+
 def register_hook(t: Tensor, hook: Any) -> RemovableHandle:
     if not t.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
@@ -200,8 +222,8 @@ def register_hook(t: Tensor, hook: Any) -> RemovableHandle:
     if fn is None:
         if not isinstance(m.hooks, OrderedDict):
             m.hooks = OrderedDict()
-        return _add_hook(m.hooks, hook)
-    return fn._register_tensor_pre_hook(m.output_nr, hook)
+        return _add_hook(m.hooks, _checked_tensor_hook(hook))
+    return fn._register_tensor_pre_hook(m.output_nr, _checked_tensor_hook(hook))
 
 
 def register_post_accumulate_grad_hook(t: Tensor, hook: Any) -> RemovableHandle:

@@ -129,8 +129,16 @@ def _worker_loop(
     num_workers: int,
     persistent_workers: bool,
     sharing_strategy: str,
+    temp_dir: str | None = None,
 ) -> None:
     # See NOTE [ DataLoader worker protocol ] in dataloader.py.
+    if temp_dir is not None:
+        # multiprocessing's temp folder (the resource sharer's listener-* sockets) is one
+        # the main process made and removes: a worker killed by a signal or by
+        # terminate() runs no finalizer, and its own pymp-* folder would stay behind.
+        import multiprocessing.process
+
+        multiprocessing.process.current_process()._config["tempdir"] = temp_dir  # type: ignore[attr-defined]
     watchdog = _ManagerWatchdog()
     try:
         import ember.aten as ea

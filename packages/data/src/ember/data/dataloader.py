@@ -15,11 +15,14 @@ import multiprocessing
 import multiprocessing.context
 import os
 import queue
+import shutil
 import signal
+import tempfile
 import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from multiprocessing import util as mp_util
 from multiprocessing.reduction import ForkingPickler
 from typing import Any, Generic, TypeVar
 
@@ -500,8 +503,12 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._workers_done_event,
         )
         self._workers_status = [True for _ in range(self._num_workers)]
+        # One temp folder per worker inside this process's multiprocessing temp folder
+        # (which multiprocessing removes at exit), removed at shutdown: see _worker_loop.
+        self._worker_temp_dirs: list[str] = []
         try:
             for i in range(self._num_workers):
+                self._worker_temp_dirs.append(tempfile.mkdtemp(prefix=f"worker{i}-", dir=mp_util.get_temp_dir()))
                 index_queue = ctx.Queue()
                 # Nothing left in an index queue matters once the loader is gone.
                 index_queue.cancel_join_thread()
@@ -522,6 +529,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                         self._num_workers,
                         self._persistent_workers,
                         _multiprocessing.get_sharing_strategy(),
+                        self._worker_temp_dirs[i],
                     ),
                 )
                 w.daemon = True
@@ -773,6 +781,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._worker_result_queue.cancel_join_thread()
             self._worker_result_queue.close()
             _live_worker_resources.pop(id(self), None)
+            for d in getattr(self, "_worker_temp_dirs", ()):
+                shutil.rmtree(d, ignore_errors=True)
 
     def __del__(self) -> None:
         try:

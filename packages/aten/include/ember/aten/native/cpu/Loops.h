@@ -80,7 +80,8 @@ inline void basic_loop(char** data, const int64_t* strides, int64_t n, const fun
     R* out = reinterpret_cast<R*>(data[0]);
     std::tuple<const std::tuple_element_t<I, typename traits::args_tuple>*...> in{
         reinterpret_cast<const std::tuple_element_t<I, typename traits::args_tuple>*>(data[I + 1])...};
-    for (int64_t i = 0; i < n; ++i) out[i] = op(load<std::tuple_element_t<I, typename traits::args_tuple>>(std::get<I>(in) + i)...);
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = op(load<std::tuple_element_t<I, typename traits::args_tuple>>(std::get<I>(in) + i)...);
     return;
   }
   for (int64_t i = 0; i < n; ++i) {

@@ -56,7 +56,7 @@ def test_relu_double_backward_gives_zeros() -> None:
 
 def test_threshold_double_backward_gives_zeros() -> None:
     x = ea.tensor([1.0, -1.0, 2.0], requires_grad=True)
-    (g,) = ag.grad(ea.nn.threshold(x, 0.5, 0.0).sum(), x, create_graph=True)
+    (g,) = ag.grad(ea.threshold(x, 0.5, 0.0).sum(), x, create_graph=True)
     assert g.tolist() == [1.0, 0.0, 1.0]
     (gg,) = ag.grad(g.sum(), x)
     assert gg.tolist() == [0.0, 0.0, 0.0]

@@ -6,9 +6,11 @@ Each case runs in a subprocess with a private TMPDIR, checked once the subproces
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import data_helpers as h
@@ -25,22 +27,27 @@ from ember.data import DataLoader, Dataset
 """
 
 
-def run_with_private_tmp(body: str, tmp_path: object, context: str) -> list[str]:
-    """Runs body with TMPDIR=tmp_path; returns what is left in tmp_path afterwards."""
-    env = dict(os.environ, TMPDIR=str(tmp_path), EMBER_TEST_CONTEXT=context)
-    code = PRELUDE + textwrap.dedent(body)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=90)
-    assert proc.returncode == 0, f"stdout: {proc.stdout}\nstderr: {proc.stderr[-3000:]}"
-    assert "DONE" in proc.stdout, proc.stdout
-    left = []
-    for root, dirs, files in os.walk(str(tmp_path)):
-        left += [os.path.join(root, n) for n in dirs + files]
-    return left
+def run_with_private_tmp(body: str, context: str) -> list[str]:
+    """Runs body with a private TMPDIR; returns what is left in it afterwards. (A short
+    path under /tmp, not pytest's tmp_path: a listener socket's path must fit AF_UNIX.)"""
+    tmp = tempfile.mkdtemp(prefix="emb-rel-", dir="/tmp")
+    try:
+        env = dict(os.environ, TMPDIR=tmp, EMBER_TEST_CONTEXT=context)
+        code = PRELUDE + textwrap.dedent(body)
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=90)
+        assert proc.returncode == 0, f"stdout: {proc.stdout}\nstderr: {proc.stderr[-3000:]}"
+        assert "DONE" in proc.stdout, proc.stdout
+        left = []
+        for root, dirs, files in os.walk(tmp):
+            left += [os.path.join(root, n) for n in dirs + files]
+        return left
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.mark.parametrize("context", ["fork", "spawn"])
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
-def test_worker_killed_by_a_signal_leaves_no_temp_dir(tmp_path, context, sig) -> None:
+def test_worker_killed_by_a_signal_leaves_no_temp_dir(context, sig) -> None:
     left = run_with_private_tmp(
         f"""
         loader = DataLoader(h.SuicideDataset(bad=9, sig={int(sig)}), batch_size=2, num_workers=2,
@@ -52,14 +59,13 @@ def test_worker_killed_by_a_signal_leaves_no_temp_dir(tmp_path, context, sig) ->
             print("raised", "killed by signal" in str(e))
         print("DONE")
         """,
-        tmp_path,
         context,
     )
     assert left == []
 
 
 @pytest.mark.parametrize("context", ["fork"])  # (the dataset class lives in the script's __main__)
-def test_workers_terminated_at_shutdown_leave_no_temp_dir(tmp_path, context) -> None:
+def test_workers_terminated_at_shutdown_leave_no_temp_dir(context) -> None:
     # the batches travel as shared-memory file descriptors (the resource sharer's listener
     # sockets live in the temp folder); the workers hang in __getitem__ and are terminated
     left = run_with_private_tmp(
@@ -79,13 +85,12 @@ def test_workers_terminated_at_shutdown_leave_no_temp_dir(tmp_path, context) -> 
         it._shutdown_workers()
         print("DONE")
         """,
-        tmp_path,
         context,
     )
     assert left == []
 
 
-def test_worker_exiting_abruptly_leaves_no_temp_dir(tmp_path) -> None:
+def test_worker_exiting_abruptly_leaves_no_temp_dir() -> None:
     left = run_with_private_tmp(
         """
         class Exits(Dataset):
@@ -102,7 +107,6 @@ def test_worker_exiting_abruptly_leaves_no_temp_dir(tmp_path) -> None:
             pass
         print("DONE")
         """,
-        tmp_path,
         "fork",
     )
     assert left == []

@@ -208,8 +208,8 @@ void TensorImpl::refresh_storage_bytes_needed() {
 }
 
 void TensorImpl::throw_storage_too_small() const {
-  EMBER_CHECK(false, "The tensor's storage holds ", storage_->nbytes(), " bytes but its sizes ", sizes_, ", strides ",
-              strides_, " and storage offset ", storage_offset_, " need ", storage_bytes_needed_,
+  EMBER_CHECK(false, "The tensor's storage holds ", storage_->nbytes(), " bytes but its sizes ", sizes(),
+              ", strides ", strides(), " and storage offset ", storage_offset_, " need ", storage_bytes_needed_,
               " (was the storage resized smaller under this tensor, e.g. untyped_storage().resize_()?)");
 }
 

@@ -503,12 +503,17 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._workers_done_event,
         )
         self._workers_status = [True for _ in range(self._num_workers)]
-        # One temp folder per worker inside this process's multiprocessing temp folder
-        # (which multiprocessing removes at exit), removed at shutdown: see _worker_loop.
-        self._worker_temp_dirs: list[str] = []
+        # One multiprocessing temp folder per worker, made and removed here (at shutdown, or
+        # at exit at the latest), since a worker that dies runs no finalizer: see _worker_loop.
+        # As short as multiprocessing's own (a listener socket's path must fit AF_UNIX).
+        self._worker_temp_dirs: list[tuple[str, Any]] = []  # (folder, its remover)
         try:
             for i in range(self._num_workers):
-                self._worker_temp_dirs.append(tempfile.mkdtemp(prefix=f"worker{i}-", dir=mp_util.get_temp_dir()))
+                d = tempfile.mkdtemp(prefix="pymp-")
+                remove = mp_util.Finalize(
+                    None, shutil.rmtree, args=(d,), kwargs={"ignore_errors": True}, exitpriority=-100
+                )
+                self._worker_temp_dirs.append((d, remove))
                 index_queue = ctx.Queue()
                 # Nothing left in an index queue matters once the loader is gone.
                 index_queue.cancel_join_thread()
@@ -529,7 +534,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                         self._num_workers,
                         self._persistent_workers,
                         _multiprocessing.get_sharing_strategy(),
-                        self._worker_temp_dirs[i],
+                        self._worker_temp_dirs[i][0],
                     ),
                 )
                 w.daemon = True
@@ -781,8 +786,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._worker_result_queue.cancel_join_thread()
             self._worker_result_queue.close()
             _live_worker_resources.pop(id(self), None)
-            for d in getattr(self, "_worker_temp_dirs", ()):
-                shutil.rmtree(d, ignore_errors=True)
+            for _, remove_temp_dir in getattr(self, "_worker_temp_dirs", ()):
+                remove_temp_dir()  # runs once, and leaves the exit registry
 
     def __del__(self) -> None:
         try:

@@ -99,7 +99,6 @@ intrusive_ptr<TensorImpl> TensorImpl::empty(IntArrayRef sizes, ScalarType dtype,
   impl->strides_ = contiguous_strides(sizes);
   impl->numel_ = n;
   impl->is_contiguous_ = true;
-  impl->storage_bytes_needed_ = nbytes;
   return impl;
 }
 
@@ -169,7 +168,6 @@ void TensorImpl::set_sizes_contiguous(IntArrayRef sizes) {
   strides_ = std::move(strides);
   numel_ = n;
   is_contiguous_ = true;
-  storage_bytes_needed_ = n > 0 ? needed : 0;
 }
 
 void TensorImpl::ensure_storage_fits() {
@@ -200,17 +198,6 @@ void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, s
   storage_offset_ = off;
   numel_ = n;
   is_contiguous_ = compute_contiguous(sizes_, strides_);
-  refresh_storage_bytes_needed();
-}
-
-void TensorImpl::refresh_storage_bytes_needed() {
-  storage_bytes_needed_ = required_storage_bytes(sizes_, strides_, storage_offset_, static_cast<int64_t>(itemsize()));
-}
-
-void TensorImpl::throw_storage_too_small() const {
-  EMBER_CHECK(false, "The tensor's storage holds ", storage_->nbytes(), " bytes but its sizes ", sizes(),
-              ", strides ", strides(), " and storage offset ", storage_offset_, " need ", storage_bytes_needed_,
-              " (was the storage resized smaller under this tensor, e.g. untyped_storage().resize_()?)");
 }
 
 void TensorImpl::set_storage_offset(int64_t offset) { set_sizes_and_strides(sizes_, strides_, offset); }
@@ -238,7 +225,6 @@ intrusive_ptr<TensorImpl> TensorImpl::shallow_copy() const {
   v->numel_ = numel_;
   v->is_contiguous_ = is_contiguous_;
   v->is_wrapped_number_ = is_wrapped_number_;
-  v->storage_bytes_needed_ = storage_bytes_needed_;
   return v;
 }
 

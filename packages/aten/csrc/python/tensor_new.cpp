@@ -296,10 +296,10 @@ c10::intrusive_ptr<c10::StorageImpl> storage_from_pointer(uintptr_t ptr, int64_t
 }
 
 // Rewrites a bool tensor's bytes in place so that every byte != 0 becomes 1. For the
-// places where bytes enter as bool without a conversion (load, safetensors,
-// frombuffer, set_ on a storage): ember's kernels read a bool as byte != 0 anyway
-// (Loops.h load<bool>), but raw byte moves (numpy(), storage copies, CUDA kernels)
-// would pass 2..255 on.
+// places where bytes enter as bool without a conversion (load, safetensors, frombuffer,
+// set_ on a storage). The CPU casts, copies, comparisons and logical/bitwise kernels read
+// a bool as its byte != 0 anyway (as PyTorch); other kernels and raw byte moves
+// (numpy(), storage copies, CUDA) would pass 2..255 on.
 void normalize_bool_bytes_(const Tensor& t) {
   EMBER_CHECK_TYPE(t.dtype() == ScalarType::Bool, "_normalize_bool_bytes_: expected a bool tensor, got ",
                    c10::toPythonName(t.dtype()));

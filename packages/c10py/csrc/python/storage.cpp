@@ -82,7 +82,18 @@ void init_storage(py::module_& m) {
       .def_property_readonly("data_ptr", [](const StorageImpl& s) { return reinterpret_cast<uintptr_t>(s.data()); })
       .def_property_readonly("resizable", &StorageImpl::resizable)
       .def_property_readonly("use_count", [](const StorageImpl& s) { return s.use_count(); })
-      .def("resize_", &StorageImpl::resize, py::arg("nbytes"))
+      .def(
+          "resize_",
+          [](StorageImpl& s, size_t nbytes) {
+            // Shrinking under a live view would let the view's kernels read and write freed
+            // memory: refused while anything but this storage object holds it (a tensor,
+            // a view). PyTorch allows it, and crashes on the next use of the view.
+            EMBER_CHECK(nbytes >= s.nbytes() || s.use_count() <= 1, "resize_: cannot shrink a storage of ", s.nbytes(),
+                        " bytes to ", nbytes, " while tensors use it (", s.use_count() - 1,
+                        " other references); their elements would point into freed memory");
+            s.resize(nbytes);
+          },
+          py::arg("nbytes"))
       .def("tobytes",
            [](const StorageImpl& s) {
              check_cpu(s, "tobytes");

@@ -381,18 +381,30 @@ void fmin_kernel(TensorIterator& iter) { fmax_fmin_kernel<false>(iter); }
 // ---- bitwise ----------------------------------------------------------------------------
 
 void bitwise_and_kernel(TensorIterator& iter) {
+  if (iter.common_dtype() == ScalarType::Bool) {  // a bool is its byte != 0 (see CopyKernel.cpp)
+    cpu_kernel(iter, [](uint8_t a, uint8_t b) -> bool { return (a != 0) & (b != 0); });
+    return;
+  }
   EMBER_DISPATCH_INTEGRAL_TYPES_AND_BOOL(iter.common_dtype(), "bitwise_and", [&] {
     cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return static_cast<scalar_t>(a & b); });
   });
 }
 
 void bitwise_or_kernel(TensorIterator& iter) {
+  if (iter.common_dtype() == ScalarType::Bool) {  // a bool is its byte != 0 (see CopyKernel.cpp)
+    cpu_kernel(iter, [](uint8_t a, uint8_t b) -> bool { return (a != 0) | (b != 0); });
+    return;
+  }
   EMBER_DISPATCH_INTEGRAL_TYPES_AND_BOOL(iter.common_dtype(), "bitwise_or", [&] {
     cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return static_cast<scalar_t>(a | b); });
   });
 }
 
 void bitwise_xor_kernel(TensorIterator& iter) {
+  if (iter.common_dtype() == ScalarType::Bool) {  // a bool is its byte != 0 (see CopyKernel.cpp)
+    cpu_kernel(iter, [](uint8_t a, uint8_t b) -> bool { return (a != 0) ^ (b != 0); });
+    return;
+  }
   EMBER_DISPATCH_INTEGRAL_TYPES_AND_BOOL(iter.common_dtype(), "bitwise_xor", [&] {
     cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return static_cast<scalar_t>(a ^ b); });
   });

@@ -101,8 +101,20 @@ struct GeOp {
   }
 };
 
+// A bool input is read as its byte != 0 (PyTorch's c10::load<bool>): a bool tensor may
+// view bytes 2..255 (uint8.view(bool)), and `b == True` must still hold for them.
+template <typename Op>
+struct BoolBytes {
+  Op op;
+  bool operator()(uint8_t a, uint8_t b) const { return op(a != 0, b != 0); }
+};
+
 #define EMBER_COMPARISON_KERNEL_(NAME, OP, SWAP)                                                   \
   void NAME##_kernel(TensorIterator& iter) {                                                       \
+    if (iter.common_dtype() == ScalarType::Bool) {                                                 \
+      compare_loop<uint8_t, SWAP>(iter, BoolBytes<OP>{OP{}});                                      \
+      return;                                                                                      \
+    }                                                                                              \
     EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), #NAME,                         \
                                                [&] { compare_loop<scalar_t, SWAP>(iter, OP{}); }); \
   }
@@ -114,11 +126,13 @@ EMBER_COMPARISON_KERNEL_(gt, GtOp, false)
 EMBER_COMPARISON_KERNEL_(ge, GeOp, false)
 #undef EMBER_COMPARISON_KERNEL_
 
-#define EMBER_LOGICAL_KERNEL_(NAME, OP)                                                                 \
-  void NAME##_kernel(TensorIterator& iter) {                                                            \
-    EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), #NAME, [&] {                        \
-      compare_loop<scalar_t>(iter, [](scalar_t a, scalar_t b) { return (up(a) != 0) OP(up(b) != 0); }); \
-    });                                                                                                 \
+#define EMBER_LOGICAL_KERNEL_(NAME, OP)                                                                    \
+  void NAME##_kernel(TensorIterator& iter) {                                                               \
+    /* bool inputs as bytes: their value is byte != 0, as below */                                         \
+    const ScalarType t = iter.common_dtype() == ScalarType::Bool ? ScalarType::Byte : iter.common_dtype(); \
+    EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(t, #NAME, [&] {                                             \
+      compare_loop<scalar_t>(iter, [](scalar_t a, scalar_t b) { return (up(a) != 0) OP(up(b) != 0); });    \
+    });                                                                                                    \
   }
 EMBER_LOGICAL_KERNEL_(logical_and, &&)
 EMBER_LOGICAL_KERNEL_(logical_or, ||)

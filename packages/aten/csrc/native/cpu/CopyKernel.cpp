@@ -59,7 +59,7 @@ void copy_kernel(TensorIterator& iter, bool /*non_blocking*/) {
   const ScalarType dst = iter.dtype(0);
   const ScalarType src = iter.dtype(1);
   // bool -> bool is not a byte move: the source may hold bytes 2..255 (a uint8 viewed as
-  // bool), and the copy writes them as 0/1 (as PyTorch's clone), through load<bool>.
+  // bool), and the copy writes them as 0/1 (as PyTorch's clone): see below.
   if (dst == src && dst != ScalarType::Bool) {
     // Same dtype: byte moves, memcpy on contiguous runs.
     const int64_t isz = static_cast<int64_t>(c10::elementSize(dst));
@@ -108,6 +108,16 @@ void copy_kernel(TensorIterator& iter, bool /*non_blocking*/) {
           }
         }
       }
+    });
+    return;
+  }
+  if (src == ScalarType::Bool) {
+    // A bool is read as its byte != 0 (PyTorch's c10::load<bool>): a bool tensor may view
+    // bytes 2..255 (uint8.view(bool), a file), and reading those as a C++ bool is undefined
+    // (.float() gave 2.0 and 255.0, sums 258).
+    EMBER_DISPATCH_ALL_TYPES(dst, "copy_", [&] {
+      using dst_t = scalar_t;
+      cpu_kernel(iter, [](uint8_t byte) -> dst_t { return convert<dst_t, bool>(byte != 0); });
     });
     return;
   }

@@ -386,8 +386,8 @@ void bitwise_not_impl(TensorIterator& iter) {
 }
 
 void bitwise_not_kernel(TensorIterator& iter) {
-  if (iter.common_dtype() == ScalarType::Bool) {
-    cpu_kernel(iter, [](bool a) -> bool { return !a; });
+  if (iter.common_dtype() == ScalarType::Bool) {  // a bool is its byte != 0 (see CopyKernel.cpp)
+    cpu_kernel(iter, [](uint8_t a) -> bool { return a == 0; });
     return;
   }
   EMBER_DISPATCH_INTEGRAL_TYPES(iter.common_dtype(), "bitwise_not", [&] { bitwise_not_impl<scalar_t>(iter); });
@@ -424,6 +424,10 @@ void logical_not_impl(TensorIterator& iter) {
 }
 
 void logical_not_kernel(TensorIterator& iter) {
+  if (iter.input_dtype() == ScalarType::Bool) {  // a bool is its byte != 0 (see CopyKernel.cpp)
+    logical_not_impl<uint8_t>(iter);
+    return;
+  }
   EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.input_dtype(), "logical_not",
                                              [&] { logical_not_impl<scalar_t>(iter); });
 }

@@ -88,10 +88,7 @@ class EMBER_C10_API TensorImpl : public intrusive_ptr_target {
   StorageImpl* storage() const { return storage_.get(); }
   const intrusive_ptr<StorageImpl>& storage_ptr() const { return storage_; }
   void set_storage(intrusive_ptr<StorageImpl> s);
-  // The first element's address. RuntimeError when the storage no longer holds every
-  // element (it was resized smaller under this view): a kernel would read freed memory.
   void* data() const {
-    if (EMBER_UNLIKELY(storage_->nbytes() < static_cast<size_t>(storage_bytes_needed_))) throw_storage_too_small();
     return static_cast<char*>(storage_->data()) + storage_offset_ * static_cast<int64_t>(itemsize());
   }
   template <typename T>
@@ -113,9 +110,6 @@ class EMBER_C10_API TensorImpl : public intrusive_ptr_target {
 
  private:
   void refresh_numel_and_contiguity();
-  // Recomputes storage_bytes_needed_ after a change of sizes, strides or offset.
-  void refresh_storage_bytes_needed();
-  [[noreturn]] void throw_storage_too_small() const;
 
   intrusive_ptr<StorageImpl> storage_;
   intrusive_ptr<VersionCounter> version_counter_;
@@ -123,8 +117,6 @@ class EMBER_C10_API TensorImpl : public intrusive_ptr_target {
   DimVector strides_;
   int64_t storage_offset_ = 0;
   int64_t numel_ = 0;
-  // Bytes of storage the geometry reaches (0 when empty), checked by data().
-  int64_t storage_bytes_needed_ = 0;
   ScalarType dtype_;
   Device device_;
   DispatchKeySet key_set_;

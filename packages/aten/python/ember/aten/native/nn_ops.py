@@ -728,8 +728,3 @@ def dropout3d(input: Any, p: float, training: bool, inplace: bool) -> Any:
             stacklevel=3,
         )
     return _channel_dropout(input, p, training, inplace, nd == 4)
-
-
-def threshold_backward(grad_output: Any, self: Any, threshold: Any) -> Any:
-    """relu's / threshold's backward: grad_output where self > threshold, else 0 (NaN in self passes grad)."""
-    return ops._call_masked_fill_Scalar(grad_output, ops._call_le_Tensor(self, threshold), 0)

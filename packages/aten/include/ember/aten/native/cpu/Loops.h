@@ -34,18 +34,6 @@ struct function_traits<R (*)(Args...)> {
 
 namespace detail {
 
-// An element of type T read from memory. bool is read as its byte != 0 (PyTorch's
-// c10::load<bool>): a bool tensor may view bytes 2..255 (uint8.view(bool), a file),
-// and reading such a byte as a C++ bool is undefined -- sums, casts and `~` went wrong.
-template <typename T>
-inline T load(const void* p) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return *static_cast<const unsigned char*>(p) != 0;
-  } else {
-    return *static_cast<const T*>(p);
-  }
-}
-
 template <typename traits, size_t... I>
 inline bool all_contiguous(const int64_t* strides, std::index_sequence<I...>) {
   using R = typename traits::result_type;
@@ -80,19 +68,19 @@ inline void basic_loop(char** data, const int64_t* strides, int64_t n, const fun
     R* out = reinterpret_cast<R*>(data[0]);
     std::tuple<const std::tuple_element_t<I, typename traits::args_tuple>*...> in{
         reinterpret_cast<const std::tuple_element_t<I, typename traits::args_tuple>*>(data[I + 1])...};
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = op(load<std::tuple_element_t<I, typename traits::args_tuple>>(std::get<I>(in) + i)...);
+    for (int64_t i = 0; i < n; ++i) out[i] = op(std::get<I>(in)[i]...);
     return;
   }
   for (int64_t i = 0; i < n; ++i) {
     *reinterpret_cast<R*>(data[0] + i * strides[0]) =
-        op(load<std::tuple_element_t<I, typename traits::args_tuple>>(data[I + 1] + i * strides[I + 1])...);
+        op(*reinterpret_cast<const std::tuple_element_t<I, typename traits::args_tuple>*>(data[I + 1] +
+                                                                                          i * strides[I + 1])...);
   }
 }
 
 template <typename T>
 inline T load_or_broadcast(const char* p, int64_t i, bool scalar) {
-  return scalar ? load<T>(p) : load<T>(reinterpret_cast<const T*>(p) + i);
+  return scalar ? *reinterpret_cast<const T*>(p) : reinterpret_cast<const T*>(p)[i];
 }
 
 template <typename func_t, typename vfunc_t, typename traits, size_t... I>

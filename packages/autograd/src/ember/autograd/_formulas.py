@@ -82,6 +82,39 @@ def _a_dtypes(xs: Any) -> list[Any]:
 # ---------------------------------------------------------------------------
 
 
+_threshold_backward_fn: Any = None
+
+
+def threshold_backward(grad: Any, self: Any, threshold: Any) -> Any:
+    """grad where self > threshold, else 0 (relu's and threshold's backward).
+
+    A Function rather than a masked_fill, so that under create_graph the result is
+    connected to ``self`` as PyTorch's ThresholdBackwardBackward0 is: a second grad in
+    ``self`` is zeros, not "does not require grad"."""
+    global _threshold_backward_fn
+    if _threshold_backward_fn is None:
+        from .function import Function
+
+        class ThresholdBackwardBackward0(Function):
+            @staticmethod
+            def forward(ctx: Any, g: Any, x: Any, th: Any) -> Any:
+                mask = x <= th
+                ctx.save_for_backward(mask)
+                return g.masked_fill(mask, 0)
+
+            @staticmethod
+            def backward(ctx: Any, gg: Any) -> Any:
+                (mask,) = ctx.saved_tensors
+                return gg.masked_fill(mask, 0), ea.zeros_like(gg), None
+
+        _threshold_backward_fn = ThresholdBackwardBackward0
+    from .grad_mode import is_grad_enabled
+
+    if not is_grad_enabled():  # a plain backward (no create_graph): no graph to build
+        return grad.masked_fill(self <= threshold, 0)
+    return _threshold_backward_fn.apply(grad, self, threshold)
+
+
 def zeros_like(t: Any, dtype: Any = None) -> Any:
     return ops._call_zeros_like(t, dtype, None, None, None, None)
 

@@ -225,39 +225,39 @@ def test_tensordot_zero_dim() -> None:
 
 
 # ---- a storage resized smaller under a live view --------------------------------------------
+# PyTorch lets a.untyped_storage().resize_(16) through and a[1000:].fill_(3) then writes
+# freed memory. ember refuses the shrink while any tensor uses the storage.
 
 
-def test_storage_shrunk_under_a_view_is_refused() -> None:
+def test_storage_shrink_under_a_view_is_refused() -> None:
     out = run_isolated(
         """
         import ember.aten as ea
         a = ea.ones(4096)
         tail = a[1000:]
-        a.untyped_storage().resize_(16)
-        for name, f in [("fill view", lambda: tail.fill_(3)), ("fill base", lambda: a.fill_(3)),
-                        ("read base", lambda: a.sum()), ("new view", lambda: a[1000:].fill_(3)),
-                        ("numpy", lambda: a.numpy())]:
-            try:
-                f()
-                print(name, "no error")
-            except RuntimeError as e:
-                print(name, "RuntimeError", "resized" in str(e) or "out of bounds" in str(e))
-        a.untyped_storage().resize_(4096 * 4)  # grown back: usable again
-        a.fill_(2)
-        print("regrown", a[0].item())
+        try:
+            a.untyped_storage().resize_(16)
+            print("resized")
+        except RuntimeError as e:
+            print("refused", "cannot shrink" in str(e))
+        tail.fill_(3)
+        a[1000:].fill_(3)
+        print(a.untyped_storage().nbytes, a.sum().item())
+        a.untyped_storage().resize_(4096 * 8)  # growing is fine
+        print(a.untyped_storage().nbytes, a.sum().item())
         """
     )
-    lines = out.strip().splitlines()
-    assert lines[:5] == [f"{n} RuntimeError True" for n in ("fill view", "fill base", "read base", "new view", "numpy")]
-    assert lines[5] == "regrown 2.0"
+    assert out.split() == ["refused", "True", "16384", str(1000.0 + 3 * 3096), "32768", str(1000.0 + 3 * 3096)]
 
 
-def test_resize_to_zero_then_empty_views_are_fine() -> None:
+def test_storage_nobody_uses_may_shrink() -> None:
+    s = ea.ones(8).untyped_storage()  # the tensor is gone: only `s` holds the storage
+    s.resize_(8)
+    assert s.nbytes == 8
     a = ea.ones(8)
-    a.untyped_storage().resize_(0)
-    assert a[:0].numel() == 0
-    with pytest.raises(RuntimeError, match="resized"):
-        a.sum()
+    with pytest.raises(RuntimeError, match="cannot shrink"):
+        a.untyped_storage().resize_(0)
+    assert a.sum().item() == 8.0
 
 
 # ---- bool tensors holding bytes 2..255 (read as byte != 0, as PyTorch) ----------------------

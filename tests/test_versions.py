@@ -85,3 +85,23 @@ def test_installed_versions_match() -> None:
         except metadata.PackageNotFoundError:
             continue
         assert installed == VERSION, f"ember-{pkg.name} {installed} installed, VERSION says {VERSION}"
+
+
+def test_every_layer_ships_py_typed() -> None:
+    """PEP 561: each layer marks itself typed, so that mypy reads the annotations of an
+    installed ember layer instead of taking its names as Any (the wheels are checked by
+    `nox -s lint`)."""
+    for pkg in PACKAGES:
+        folders = [pkg / root / "ember" / pkg.name for root in ("src", "python")]
+        folders = [f for f in folders if f.is_dir()]
+        assert folders, f"{pkg.name}: no ember/{pkg.name} import folder under src/ or python/"
+        assert (folders[0] / "py.typed").is_file(), f"{pkg.name}: {folders[0]}/py.typed is missing"
+
+
+def test_ci_runs_the_readme_check_command() -> None:
+    """.ci/run is the README's check command, and that command lints as well as tests."""
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if "nox" in line]
+    assert len(ci) == 1, ci
+    assert ci[0] in (ROOT / "README.md").read_text(), f"README lacks CI's command {ci[0]!r}"
+    sessions = ci[0].split("-s", 1)[1].split()
+    assert "tests" in sessions and "lint" in sessions, ci[0]

@@ -19,6 +19,12 @@ CPUCapability detected_cpu_capability() {
   return CPUCapability::DEFAULT;
 }
 
+#ifndef EMBER_CPU_CAPABILITIES_BUILT
+#define EMBER_CPU_CAPABILITIES_BUILT 1
+#endif
+
+bool cpu_capability_built(CPUCapability c) { return (EMBER_CPU_CAPABILITIES_BUILT >> static_cast<int>(c)) & 1; }
+
 namespace {
 std::atomic<int> forced{-1};  // set through set_cpu_capability (tests)
 

@@ -393,8 +393,8 @@ class Unpickler:
                     raise UnpicklingError("malformed pickle data (STOP with an unbalanced stack)")
                 return stack.pop()
             else:
-                name = _ALL_OPNAMES.get(k)
-                raise UnpicklingError(f"Unsupported operand {k}" + (f" ({name})" if name else ""))
+                opname = _ALL_OPNAMES.get(k)
+                raise UnpicklingError(f"Unsupported operand {k}" + (f" ({opname})" if opname else ""))
 
     @staticmethod
     def _check_dict(target: Any, opcode: str) -> None:

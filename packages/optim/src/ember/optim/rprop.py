@@ -81,6 +81,7 @@ class Rprop(Optimizer):
             def init_state(p: Tensor, state: dict[str, Any], group: dict[str, Any] = group) -> None:
                 state["step"] = _step_tensor(0.0, p.device, fused_or_capturable=bool(group["capturable"]))
                 state["prev"] = ea.zeros_like(p)
+                assert p.grad is not None  # _gather_group passes parameters that have one
                 state["step_size"] = ea.full_like(p.grad, fu.to_scalar(group["lr"]))
 
             params, grads, state = _gather_group(self, group, ("prev", "step_size"), init_state=init_state)

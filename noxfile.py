@@ -315,6 +315,40 @@ def lint(session: nox.Session) -> None:
         session.run("clang-format", "--dry-run", "--Werror", *cpp)
 
 
+DEV_VENV = ROOT / ".venv-dev"
+
+
+@nox.session(python=PYTHON, reuse_venv=True)
+def dev(session: nox.Session) -> None:
+    """One venv for working on ember, .venv-dev: every layer installed editable (Python from
+    the tree; c10py and aten rebuilt incrementally, in build/dev-<layer>, on import after an
+    edit), with the test, lint and build requirements. Rerun after adding a layer or a file."""
+    if not (DEV_VENV / "bin" / "python").exists():
+        session.run("python", "-m", "venv", str(DEV_VENV))
+    python = str(DEV_VENV / "bin" / "python")
+    requirements = [*BUILD_REQUIREMENTS, *TEST_REQUIREMENTS, *LINT_REQUIREMENTS, CCACHE_REQUIREMENT, "nox"]
+    requirements += _runtime_requirements(list(LAYERS))
+    if _builds_cuda():
+        requirements += CUDA_BUILD_REQUIREMENTS
+    session.run(python, "-m", "pip", "install", "-q", "--upgrade", "pip", *requirements, external=True)
+    ccache = str(DEV_VENV / "bin" / "ccache")
+    # the launcher by its path: the rebuilds on import run with whatever PATH the user has
+    launcher = [f"-Ccmake.define.CMAKE_{lang}_COMPILER_LAUNCHER={ccache}" for lang in ("C", "CXX", "CUDA")]
+    env = {"CCACHE_BASEDIR": str(ROOT.parent), "CCACHE_NOHASHDIR": "1"}
+    for layer in LAYERS:
+        args = ["-m", "pip", "install", "--no-build-isolation", "--no-deps", "-e", str(ROOT / "packages" / layer)]
+        if layer in CPP_LAYERS:
+            args += [
+                f"-Cbuild-dir={BUILD_DIR / ('dev-' + layer)}",
+                "-Ceditable.rebuild=true",  # `import ember.aten` runs the (incremental) build first
+                *launcher,
+                *_cuda_architecture_args(),
+                *_cpu_capability_args(),
+            ]
+        session.run(python, *args, env=env, external=True)
+    session.log(f"ready: source {DEV_VENV.relative_to(ROOT)}/bin/activate (see CONTRIBUTING.md)")
+
+
 @nox.session(python=PYTHON, requires=["build"])
 def demo(session: nox.Session) -> None:
     """The README's first command: every layer installed, a CNN trained on scikit-learn's digits."""

@@ -172,8 +172,8 @@ def _install_build_dependency(session: nox.Session, layer: str) -> None:
     then recompile the whole of the next layer for nothing."""
     wheel = _wheel(layer)
     digest = _record_digest(wheel)
-    stamp = Path(session.virtualenv.location) / f"ember-{layer}.record-sha256"
-    if stamp.exists() and stamp.read_text() == digest:
+    stamp = _stamp(Path(session.virtualenv.location), layer)
+    if stamp.read_text() == digest:
         session.log(f"ember-{layer}: the build venv already has these files")
         return
     session.install("--no-deps", "--force-reinstall", str(wheel))
@@ -214,7 +214,22 @@ def _runtime_requirements(layers: list[str]) -> list[str]:
 
 def _install_layers(session: nox.Session, layers: list[str]) -> None:
     session.install(*TEST_REQUIREMENTS, *_runtime_requirements(layers))
-    session.install("--no-deps", *[str(_wheel(layer)) for layer in layers])
+    # the wheels whose files this venv does not hold yet: a reused venv (demo) takes only
+    # what a rebuild changed; pip alone would keep an old build of the same version
+    venv = Path(session.virtualenv.location)
+    stale = [layer for layer in layers if _stamp(venv, layer).read_text() != _record_digest(_wheel(layer))]
+    if stale:
+        session.install("--no-deps", "--force-reinstall", *[str(_wheel(layer)) for layer in stale])
+        for layer in stale:
+            _stamp(venv, layer).write_text(_record_digest(_wheel(layer)))
+
+
+def _stamp(venv: Path, layer: str) -> Path:
+    """Where a venv records the RECORD digest of the ember-<layer> wheel it has installed."""
+    stamp = venv / f"ember-{layer}.record-sha256"
+    if not stamp.exists():
+        stamp.write_text("")
+    return stamp
 
 
 @nox.session(python=PYTHON, requires=["build"])
@@ -349,7 +364,8 @@ def dev(session: nox.Session) -> None:
     session.log(f"ready: source {DEV_VENV.relative_to(ROOT)}/bin/activate (see CONTRIBUTING.md)")
 
 
-@nox.session(python=PYTHON, requires=["build"])
+# reuse_venv: a rerun with nothing changed installs nothing (see _install_layers)
+@nox.session(python=PYTHON, requires=["build"], reuse_venv=True)
 def demo(session: nox.Session) -> None:
     """The README's first command: every layer installed, a CNN trained on scikit-learn's digits."""
     _install_layers(session, list(LAYERS))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
 from pathlib import Path
@@ -19,9 +20,22 @@ def test_version_file_is_a_release_number() -> None:
     assert re.fullmatch(r"\d+\.\d+\.\d+([.+-]?\w+)*", VERSION), VERSION
 
 
+def _nox_layers() -> list[str]:
+    """The keys of LAYERS in noxfile.py (read from its text: nox is not installed here)."""
+    tree = ast.parse((ROOT / "noxfile.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "LAYERS":
+            assert isinstance(node.value, ast.Dict)
+            return [ast.literal_eval(k) for k in node.value.keys if k is not None]
+    raise AssertionError("noxfile.py has no LAYERS")
+
+
 def test_every_layer_has_a_package() -> None:
+    """Each package is a layer the sessions build, test and lint (LAYERS), and back."""
     names = {p.name for p in PACKAGES}
-    assert names == {"c10py", "aten", "autograd", "nn", "optim", "data"}
+    layers = _nox_layers()
+    assert names == set(layers), f"packages/ {sorted(names)} vs noxfile LAYERS {layers}"
+    assert {"c10py", "aten", "autograd", "nn", "optim", "data"} <= names
 
 
 def test_versions_come_from_the_version_file() -> None:

@@ -437,6 +437,8 @@ def _cross_sources() -> list[tuple[Path, list[str]]]:
         "-DEMBER_VEC_BYTES=16",
         "-DEMBER_CPU_CAPABILITY_AVX2_EMPTY",
         "-DEMBER_CPU_CAPABILITY_AVX512_EMPTY",
+        "-include",
+        "ember/aten/native/cpu/BaselineOnly.h",  # as CMake's baseline wrappers do
         "-O3",
         "-fno-math-errno",
         "-fno-trapping-math",

@@ -23,6 +23,7 @@ CPUCapability detected_cpu_capability() {
 #define EMBER_CPU_CAPABILITIES_BUILT 1
 #endif
 
+// Whether this build compiled the kernels for `c`; one left out runs the best built below it.
 bool cpu_capability_built(CPUCapability c) { return (EMBER_CPU_CAPABILITIES_BUILT >> static_cast<int>(c)) & 1; }
 
 namespace {

@@ -13,6 +13,7 @@ void register_all(python::KernelSink& sink);
 }
 namespace ember::at::native {
 void set_cpu_capability(const std::string& name);
+bool cpu_capability_built(CPUCapability c);  // csrc/core/DispatchStub.cpp (EMBER_CPU_CAPABILITIES)
 // matmul precision flags (Blas.cpp), read by the cuBLAS kernels
 bool cublas_allow_tf32();
 void set_cublas_allow_tf32(bool v);

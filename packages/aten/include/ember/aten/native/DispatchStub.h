@@ -2,13 +2,12 @@
 // DispatchStub: one kernel, compiled once per CPU capability, chosen once at run
 // time (as PyTorch's DispatchStub).
 //
-// A kernel file in csrc/native/cpu/ is compiled once per capability -- the baseline
-// (any architecture) and, on x86-64, AVX2+FMA and AVX-512 -- each time with
-// CPU_CAPABILITY defined to DEFAULT, AVX2 or AVX512 and its code inside
-// `inline namespace CPU_CAPABILITY`, so the copies do not collide. REGISTER_DISPATCH
-// stores each copy's function pointer in the stub's slot for that capability; the
-// first call picks the best slot the CPU supports (or the one
-// EMBER_CPU_CAPABILITY=default|avx2|avx512 names) and caches it.
+// A kernel file in csrc/native/cpu/ is compiled three times -- baseline x86-64,
+// AVX2+FMA, AVX-512 -- each time with CPU_CAPABILITY defined to DEFAULT, AVX2 or
+// AVX512 and its code inside `inline namespace CPU_CAPABILITY`, so the three copies
+// do not collide. REGISTER_DISPATCH stores each copy's function pointer in the
+// stub's slot for that capability; the first call picks the best slot the CPU
+// supports (or the one EMBER_CPU_CAPABILITY=default|avx2|avx512 names) and caches it.
 // CUDA kernels register into the same stub with REGISTER_CUDA_DISPATCH.
 
 #include <atomic>
@@ -26,9 +25,6 @@ CPUCapability get_cpu_capability();
 const char* cpu_capability_name(CPUCapability c);  // "default", "avx2", "avx512"
 // Best capability this CPU supports, ignoring the environment.
 CPUCapability detected_cpu_capability();
-// Whether this build compiled the kernels for `c` (EMBER_CPU_CAPABILITIES): a capability
-// left out runs the best one built below it.
-bool cpu_capability_built(CPUCapability c);
 
 template <typename FnPtr, typename T>
 struct DispatchStub;
@@ -121,28 +117,9 @@ std::vector<StubInfo> registered_stubs();
 #define EMBER_STUB_SLOT_(name, arch) \
   ::ember::at::native::DispatchStub<decltype(name)::FnPtr, name##_DECLARE_DISPATCH_type>::arch
 
-// A capability left out of the build (not x86-64, or EMBER_CPU_CAPABILITIES): the baseline
-// copy of each kernel file defines its slot, empty, so that the stub links and runs DEFAULT.
-#if defined(EMBER_CPU_CAPABILITY_AVX2_EMPTY)
-#define EMBER_EMPTY_SLOT_AVX2_(name) \
-  template <>                        \
-  name##_DECLARE_DISPATCH_type::FnPtr EMBER_STUB_SLOT_(name, AVX2) = nullptr;
-#else
-#define EMBER_EMPTY_SLOT_AVX2_(name)
-#endif
-#if defined(EMBER_CPU_CAPABILITY_AVX512_EMPTY)
-#define EMBER_EMPTY_SLOT_AVX512_(name) \
-  template <>                          \
-  name##_DECLARE_DISPATCH_type::FnPtr EMBER_STUB_SLOT_(name, AVX512) = nullptr;
-#else
-#define EMBER_EMPTY_SLOT_AVX512_(name)
-#endif
-
 // In a csrc/native/cpu/*_kernel.cpp: fills this capability's slot.
 #if defined(CPU_CAPABILITY)
 #define REGISTER_DISPATCH(name, fn)                                                                                    \
-  EMBER_EMPTY_SLOT_AVX2_(name)                                                                                         \
-  EMBER_EMPTY_SLOT_AVX512_(name)                                                                                       \
   template <>                                                                                                          \
   name##_DECLARE_DISPATCH_type::FnPtr::ember::at::native::DispatchStub<name##_DECLARE_DISPATCH_type::FnPtr,            \
                                                                        name##_DECLARE_DISPATCH_type>::CPU_CAPABILITY = \

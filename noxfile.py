@@ -71,7 +71,7 @@ TEST_REQUIREMENTS = ["pytest>=8", "numpy", "hypothesis"]
 LINT_REQUIREMENTS = ["ruff==0.14.14", "mypy==2.4.1", "clang-format==23.1.5"]
 EXAMPLE_REQUIREMENTS = ["scikit-learn", "tqdm", "matplotlib"]
 
-nox.options.sessions = ["tests"]
+nox.options.sessions = ["tests", "lint"]  # a bare `nox` runs what CI runs
 nox.options.error_on_external_run = True
 
 

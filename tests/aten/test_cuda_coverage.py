@@ -169,7 +169,10 @@ def write_lists(pending_path: str = PENDING_FILE, cpu_only_path: str = CPU_ONLY_
             pending.append(f"{name}  # {old_pending.get(name) or _default_reason(name)}")
     pending_lines = [
         "# CPU kernels whose CUDA kernel is still to be written (tests/aten/test_cuda_coverage.py).",
-        "# When no names follow, every CPU kernel meant for CUDA has its CUDA kernel.",
+        "# When no names follow, every CPU kernel meant for CUDA has its CUDA kernel -- written and",
+        "# compiled by nvcc, not shown to work: without a GPU the tests run the kernels' block code",
+        "# on the host (the CUDA host emulation, _C._cuda_*_emulation), which checks their arithmetic",
+        "# only -- not launches, shared memory, synchronisation, atomics or device memory.",
         "# One DispatchStub or aten operator overload per line, with the reason after '#'.",
         "# Delete a line when its CUDA kernel lands (the test fails until you do).",
         "# CPU-only by design (no CUDA kernel will come): tests/aten/cuda_cpu_only.txt.",

@@ -19,6 +19,11 @@ def rand(*shape: int, requires_grad: bool = False, seed: int = 0, low: float = -
 
 
 def close(a: Any, b: Any, tol: float = 1e-9) -> bool:
+    """Asserts that a and b have one shape and equal values within tol (a bare ``close(x, y)``
+    is a check, not a value to forget to assert); returns True, so ``assert close(x, y)``
+    reads the same."""
     a = a.detach().numpy() if isinstance(a, ea.Tensor) else np.asarray(a)
     b = b.detach().numpy() if isinstance(b, ea.Tensor) else np.asarray(b)
-    return a.shape == b.shape and np.allclose(a, b, atol=tol, rtol=tol)
+    assert a.shape == b.shape, f"shapes differ: {a.shape} vs {b.shape}"
+    np.testing.assert_allclose(a, b, atol=tol, rtol=tol)
+    return True

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import pickle
 import random
-import time
 import warnings
 
 import data_helpers as h
@@ -19,6 +18,7 @@ from ember.data import (
     DataLoader,
     Dataset,
     IterableDataset,
+    Sampler,
     SequentialSampler,
     TensorDataset,
     default_collate,
@@ -421,40 +421,37 @@ def test_in_order_false_yields_ready_batches_first(tmp_path) -> None:
     assert sorted(loose_order) == list(range(8)) and loose_order[0] != 0
 
 
-class Logged(Dataset):
-    """Each fetch creates a file, so the test can count fetches done by the workers."""
+class CountingSampler(Sampler):
+    """Counts the indices the loader has drawn. The main process draws an index exactly when
+    it sends a task to a worker, so `drawn` is the number of fetches ever asked for: the
+    prefetch bound is checked on it, with no waiting for workers to show what they did."""
 
-    def __init__(self, folder):
-        self.folder = folder
+    def __init__(self, n: int) -> None:
+        self.n, self.drawn = n, 0
 
-    def __len__(self):
-        return 40
+    def __len__(self) -> int:
+        return self.n
 
-    def __getitem__(self, i):
-        open(os.path.join(self.folder, str(i)), "w").close()
-        return i
-
-
-def _count_when_settled(folder, at_least):
-    """The number of fetches once `at_least` have happened and no more came for a while."""
-    deadline = time.monotonic() + 20
-    while len(os.listdir(folder)) < at_least and time.monotonic() < deadline:
-        time.sleep(0.02)
-    time.sleep(0.5)  # time for any fetch beyond the bound to show up
-    return len(os.listdir(folder))
+    def __iter__(self):
+        for i in range(self.n):
+            self.drawn += 1
+            yield i
 
 
 @pytest.mark.parametrize("num_workers,prefetch_factor", [(2, 3), (1, 1)])
-def test_prefetch_factor_bounds_the_batches_in_flight(tmp_path, num_workers, prefetch_factor) -> None:
+def test_prefetch_factor_bounds_the_batches_in_flight(num_workers, prefetch_factor) -> None:
+    sampler = CountingSampler(40)
     loader = DataLoader(
-        Logged(str(tmp_path)), batch_size=None, num_workers=num_workers, prefetch_factor=prefetch_factor
+        list(range(40)), batch_size=None, sampler=sampler, num_workers=num_workers, prefetch_factor=prefetch_factor
     )
     it = iter(loader)
     in_flight = prefetch_factor * num_workers
-    assert _count_when_settled(tmp_path, in_flight) == in_flight
-    assert next(it) == 0
-    assert _count_when_settled(tmp_path, in_flight + 1) == in_flight + 1
-    del it
+    assert sampler.drawn == in_flight  # primed with exactly prefetch_factor * num_workers tasks
+    for taken in range(1, 6):
+        assert next(it) == taken - 1
+        assert sampler.drawn == in_flight + taken  # one new task per batch taken, never more
+    assert list(it) == list(range(5, 40))
+    assert sampler.drawn == 40
 
 
 def test_seeding_of_workers_is_base_seed_plus_worker_id() -> None:

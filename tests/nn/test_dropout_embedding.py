@@ -49,6 +49,30 @@ def test_dropout_inplace_and_seeded() -> None:
     assert out.data_ptr() == x.data_ptr() and float((x == 0).float().sum()) > 0
 
 
+@pytest.mark.parametrize(
+    ("fn", "shape"),
+    # (dropout2d has no unbatched form: a 3-d input is (N, C, L), as in PyTorch)
+    [(F.dropout1d, (12, 5)), (F.dropout3d, (12, 2, 2, 2))],
+    ids=["dropout1d", "dropout3d"],
+)
+def test_channel_dropout_inplace_on_an_unbatched_input(fn, shape) -> None:
+    """In place on (C, ...): the very input comes back, its shape kept, whole channels zeroed
+    or scaled by 1/(1-p) -- written through a batched view (there is no unsqueeze_)."""
+    ea.manual_seed(3)
+    x = ea.ones(*shape, dtype=ea.float64)
+    out = fn(x, 0.5, training=True, inplace=True)
+    assert out is x and tuple(x.shape) == shape
+    per_channel = _np(x).reshape(shape[0], -1)
+    zeroed = (per_channel == 0).all(-1)
+    assert np.all(zeroed | (per_channel == 2.0).all(-1))
+    assert 0 < zeroed.sum() < shape[0]
+    # and out of place, the same draws for the same seed, the input untouched
+    ea.manual_seed(3)
+    y = ea.ones(*shape, dtype=ea.float64)
+    np.testing.assert_array_equal(_np(fn(y, 0.5, training=True)), per_channel.reshape(shape))
+    np.testing.assert_array_equal(_np(y), np.ones(shape))
+
+
 def test_dropout2d_zeros_whole_channels() -> None:
     ea.manual_seed(1)
     out = _np(nn.Dropout2d(0.5)(ea.ones(8, 16, 3, 3, dtype=ea.float64)))

@@ -19,6 +19,13 @@ CPUCapability detected_cpu_capability() {
   return CPUCapability::DEFAULT;
 }
 
+#ifndef EMBER_CPU_CAPABILITIES_BUILT
+#define EMBER_CPU_CAPABILITIES_BUILT 1
+#endif
+
+// Whether this build compiled the kernels for `c`; one left out runs the best built below it.
+bool cpu_capability_built(CPUCapability c) { return (EMBER_CPU_CAPABILITIES_BUILT >> static_cast<int>(c)) & 1; }
+
 namespace {
 std::atomic<int> forced{-1};  // set through set_cpu_capability (tests)
 

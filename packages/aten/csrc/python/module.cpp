@@ -13,6 +13,7 @@ void register_all(python::KernelSink& sink);
 }
 namespace ember::at::native {
 void set_cpu_capability(const std::string& name);
+bool cpu_capability_built(CPUCapability c);  // csrc/core/DispatchStub.cpp (EMBER_CPU_CAPABILITIES)
 // matmul precision flags (Blas.cpp), read by the cuBLAS kernels
 bool cublas_allow_tf32();
 void set_cublas_allow_tf32(bool v);
@@ -225,6 +226,17 @@ PYBIND11_MODULE(_C, m) {
   m.def("set_num_threads", &set_num_threads, py::arg("num_threads"));
   m.def("_get_cpu_capability", [] { return native::cpu_capability_name(native::get_cpu_capability()); });
   m.def("_detected_cpu_capability", [] { return native::cpu_capability_name(native::detected_cpu_capability()); });
+  m.def(
+      "_built_cpu_capabilities",
+      [] {
+        std::vector<std::string> names;
+        for (int c = 0; c < static_cast<int>(native::CPUCapability::NUM_OPTIONS); ++c) {
+          const auto cap = static_cast<native::CPUCapability>(c);
+          if (native::cpu_capability_built(cap)) names.emplace_back(native::cpu_capability_name(cap));
+        }
+        return names;
+      },
+      "The CPU capabilities this build compiled the kernels for (EMBER_CPU_CAPABILITIES).");
   m.def("_set_cpu_capability", &native::set_cpu_capability, py::arg("capability"),
         "Switches every DispatchStub to 'default', 'avx2' or 'avx512' (tests run each).");
   m.def(

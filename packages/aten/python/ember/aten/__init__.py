@@ -18,6 +18,7 @@ from __future__ import annotations
 import os as _os
 import types as _types
 from importlib import metadata as _metadata
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 # OpenBLAS's worker threads spin for a long while after each product before they sleep;
 # on few cores they then take the CPU from the OpenMP threads of the next elementwise op
@@ -27,6 +28,17 @@ _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 import ember.c10py
 from ember.c10py import device
+
+if _TYPE_CHECKING:
+    # the operators are put into this namespace at import (globals().update below); the type
+    # checker reads their generated stubs instead
+    from typing import Any as _Any
+
+    from ._generated._ops import *  # noqa: F403
+
+    # names the star import does not bring (_foreach_*, the namespaces filled at import)
+    def __getattr__(name: str) -> _Any: ...
+
 
 from . import _C, _dispatch, _tensor_ops, profiler, random
 from . import native as _native

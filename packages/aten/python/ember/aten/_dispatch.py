@@ -384,11 +384,10 @@ def register_kernel(
 ) -> None:
     if isinstance(op, str):
         op = find_op(op)
-    if isinstance(key, str):
-        key = getattr(DispatchKey, key)
+    dispatch_key: DispatchKey = getattr(DispatchKey, key) if isinstance(key, str) else key
     if name is None:
         name = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
-    op.register(key, Kernel(fn, with_keyset, name, source or python_source(fn)))
+    op.register(dispatch_key, Kernel(fn, with_keyset, name, source or python_source(fn)))
 
 
 def register_fallthrough(op: OpOverload | str, key: DispatchKey) -> None:
@@ -404,7 +403,7 @@ def register_fallback(key: DispatchKey, fn: Callable[..., Any] | None, *, name: 
         if old is not None:
             _fallback_fns.discard(old.fn)
     else:
-        _fallbacks[key] = Kernel(fn, True, name or getattr(fn, "__qualname__", "fallback"), python_source(fn))
+        _fallbacks[key] = Kernel(fn, True, str(name or getattr(fn, "__qualname__", "fallback")), python_source(fn))
         _fallback_fns.add(fn)
     invalidate_tables()
 

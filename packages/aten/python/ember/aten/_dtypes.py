@@ -27,7 +27,7 @@ half = float16
 float = float32
 double = float64
 
-ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL: tuple[_c10.dtype, ...] = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 
 _NUMPY_NAMES = {
     "bool": "bool",

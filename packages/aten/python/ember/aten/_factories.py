@@ -74,9 +74,9 @@ def tensor(
         if dtype is not None or dev is not None:
             out = out.to(device=dev, dtype=dtype)
     elif _is_ndarray(data):
-        out = from_numpy(data.copy()).clone() if data.dtype.kind != "V" else None
-        if out is None:
+        if data.dtype.kind == "V":
             raise TypeError("tensor(): structured NumPy arrays are not supported")
+        out = from_numpy(data.copy()).clone()
         if dtype is not None or dev is not None:
             out = out.to(device=dev, dtype=dtype)
     else:
@@ -192,7 +192,7 @@ def to_numpy(t: Tensor, *, force: builtins.bool = False) -> Any:
     storage = impl.storage
     if impl.numel == 0:
         return np.empty(impl.sizes, dtype=npd)
-    buf = np.frombuffer(storage, dtype=np.uint8)
+    buf = np.frombuffer(memoryview(storage), dtype=np.uint8)
     return np.ndarray(
         impl.sizes,
         dtype=npd,

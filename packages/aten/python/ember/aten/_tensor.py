@@ -12,13 +12,14 @@ protocols and the operator dunders.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, SupportsIndex
 
 from ember.c10py import DispatchKey, DispatchKeySet, TensorImpl
 from ember.c10py import device as _device_cls
 from ember.c10py import dtype as _dtype_cls
 
 from . import _C
+from ._typing import TensorStubs
 
 _object_new = object.__new__
 
@@ -44,8 +45,9 @@ class AutogradMeta:
         self.grad: Tensor | None = None
         self.grad_fn: Any = None
         self.output_nr = 0
-        self.hooks: list[Any] | None = None
-        self.post_accumulate_hooks: list[Any] | None = None
+        # hook id -> hook, in registration order (filled by ember.autograd)
+        self.hooks: dict[int, Any] | None = None
+        self.post_accumulate_hooks: dict[int, Any] | None = None
         self.retains_grad = False
         self.name: str | None = None
         self.view_info: Any = None
@@ -95,7 +97,7 @@ def _autograd(name: str) -> Any:
     return fn
 
 
-class Tensor:
+class Tensor(TensorStubs):
     __slots__ = ("__dict__", "__weakref__", "_base", "_impl", "_keys", "_meta")
 
     _impl: TensorImpl
@@ -220,7 +222,9 @@ class Tensor:
         return self._base is not None
 
     def get_device(self) -> int:
-        return self.device.index if self.is_cuda else -1
+        index = self.device.index if self.is_cuda else -1
+        assert index is not None, "a CUDA tensor's device has an index"
+        return index
 
     # ---- autograd slots (ember.autograd fills them) --------------------------------
     @property
@@ -383,7 +387,7 @@ class Tensor:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
-    def __reduce_ex__(self, protocol: int) -> Any:
+    def __reduce_ex__(self, protocol: SupportsIndex) -> Any:
         from . import _factories
 
         return _factories.reduce_tensor(self)

@@ -110,5 +110,5 @@ def install(tensor_cls: type, ops: Any) -> list[str]:
         fn = _make(call, mode, extra)
         fn.__name__ = dunder
         setattr(tensor_cls, dunder, fn)
-    tensor_cls.__pos__ = lambda self: self  # type: ignore[attr-defined]
+    setattr(tensor_cls, "__pos__", lambda self: self)  # noqa: B010 (a dunder set on the class, like those above)
     return missing

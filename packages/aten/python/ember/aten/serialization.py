@@ -484,7 +484,12 @@ class _ArchiveReader:
         view = memoryview(buf).cast("B")
         got = 0
         while got < n:
-            k = self.f.readinto(view[got:])
+            if hasattr(self.f, "readinto"):
+                k = self.f.readinto(view[got:])
+            else:  # a file-like object with read() only
+                chunk = self.f.read(n - got)
+                k = len(chunk)
+                view[got : got + k] = chunk
             if not k:
                 raise RuntimeError(f"PytorchStreamReader failed reading file {name}: unexpected end of file")
             got += k
@@ -553,6 +558,9 @@ class _Pickler(pickle._Pickler):  # type: ignore[misc]
     """Protocol-2 pickler writing tensors, dtypes, devices and sizes under PyTorch's names."""
 
     dispatch: ClassVar[dict[type, Any]] = dict(pickle._Pickler.dispatch)  # type: ignore[attr-defined]
+    # set by pickle._Pickler.__init__ (typeshed leaves the pure-Python pickler's internals out)
+    write: Callable[[bytes], Any]
+    memoize: Callable[[Any], None]
 
     def __init__(self, file: IO[bytes], protocol: int) -> None:
         super().__init__(file, protocol)
@@ -616,7 +624,7 @@ def _location(storage: StorageImpl) -> str:
 def _reduce_tensor(t: Tensor) -> Any:
     impl = t._impl
     storage = _TypedStorage(impl.storage, impl.dtype)
-    args = (
+    args: tuple[Any, ...] = (
         storage,
         impl.storage_offset,
         tuple(impl.sizes),
@@ -693,7 +701,8 @@ def _write_archive(
     f: IO[bytes], prefix: str, data_pkl: bytes, storages: dict[int, tuple[str, StorageImpl]], no_byteorder: bool
 ) -> None:
     seekable = getattr(f, "seekable", lambda: False)()
-    target = f if seekable else io.BytesIO()
+    buffer = None if seekable else io.BytesIO()
+    target = f if buffer is None else buffer
     w = _ArchiveWriter(target, prefix)
     w.write_record("data.pkl", data_pkl)
     w.write_record(".format_version", b"1")
@@ -704,8 +713,8 @@ def _write_archive(
         w.write_record(f"data/{key}", _host_bytes(storage))
     w.write_record("version", f"{FILE_FORMAT_VERSION}\n".encode())
     w.close()
-    if target is not f:
-        f.write(target.getvalue())  # type: ignore[union-attr]
+    if buffer is not None:
+        f.write(buffer.getvalue())
 
 
 # ---- load ---------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ Layout (the invariant every function below relies on):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import ember.aten as ea
 from ember.aten._tensor import Tensor
@@ -52,7 +53,7 @@ def _input_bias(mode: str, b_ih: Tensor | None, b_hh: Tensor | None) -> Tensor |
     return b_ih + b_hh
 
 
-def _gates(x: Tensor, n: int) -> tuple[Tensor, ...]:
+def _gates(x: Tensor, n: int) -> Sequence[Tensor]:
     """The n gate blocks of x (N, n * H), as unbind of an (N, n, H) view: its backward is one
     stack, where chunk's would be n zero-filled (N, n * H) gradients."""
     return x.view(x.size(0), n, x.size(1) // n).unbind(1)
@@ -162,7 +163,8 @@ def _run_direction(
                 rows = bs
             states = step(steps[t], states)
             outputs[t] = states[0]
-    out = outputs[0] if n_steps == 1 else ea.cat(outputs)  # type: ignore[arg-type]
+    filled = cast(list[Tensor], outputs)  # every step has written its slot
+    out = filled[0] if n_steps == 1 else ea.cat(filled)
     return out, states
 
 

@@ -801,13 +801,19 @@ def _feature_dropout(
             f"{'s' if dims[0] > 2 else ''}, a channel dimension, and an optional batch dimension (i.e. "
             f"{dims[0]}D or {dims[1]}D inputs)."
         )
-    is_batched = inp_dim == dims[1]
-    if not is_batched:
-        input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
-    result = _op("feature_dropout_")(input, p, training) if inplace else _op("feature_dropout")(input, p, training)
-    if not is_batched:
-        result = result.squeeze_(0) if inplace else result.squeeze(0)
-    return result
+    return _channel_dropout(input, p, training, inplace, is_batched=inp_dim == dims[1])
+
+
+def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, is_batched: bool) -> Tensor:
+    """feature_dropout over (N, C, ...); an unbatched (C, ...) input goes through a view with
+    a batch dimension of one, which the in-place variant writes through into `input`."""
+    if is_batched:
+        return _op("feature_dropout_" if inplace else "feature_dropout")(input, p, training)
+    batched = input.unsqueeze(0)
+    if inplace:
+        _op("feature_dropout_")(batched, p, training)
+        return input
+    return _op("feature_dropout")(batched, p, training).squeeze(0)
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -851,13 +857,7 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
             "dimension, and an optional batch dimension (i.e. 4D or 5D inputs).",
             stacklevel=2,
         )
-    is_batched = inp_dim == 5
-    if not is_batched:
-        input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
-    result = _op("feature_dropout_")(input, p, training) if inplace else _op("feature_dropout")(input, p, training)
-    if not is_batched:
-        result = result.squeeze_(0) if inplace else result.squeeze(0)
-    return result
+    return _channel_dropout(input, p, training, inplace, is_batched=inp_dim == 5)
 
 
 # ---- embeddings --------------------------------------------------------------------------------

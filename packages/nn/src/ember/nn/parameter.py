@@ -55,7 +55,8 @@ class Parameter(Tensor):
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
         pass
 
-    def __repr__(self, *, tensor_contents: Any = None) -> str:
+    # (mypy 2.4 drops the names of a dunder's keyword-only arguments: equal signatures compare unequal)
+    def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]
         return "Parameter containing:\n" + super().__repr__()
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
@@ -98,12 +99,14 @@ class Buffer(Tensor, metaclass=_BufferMeta):
     ``register_buffer(name, data, persistent)``.
     """
 
+    persistent: bool
+
     def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Any:  # type: ignore[misc]
         if data is None:
             data = ea.empty(0)
         t = data.detach().requires_grad_(data.requires_grad)
-        t._is_buffer = True
-        t.persistent = persistent
+        # flags in the tensor's __dict__, read through Buffer's attributes below
+        t.__dict__.update(_is_buffer=True, persistent=persistent)
         return t
 
 

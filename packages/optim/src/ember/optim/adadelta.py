@@ -19,11 +19,12 @@ from ember.aten import Tensor
 
 from . import _foreach_utils as fu
 from .optimizer import (
+    _COMMON_FLAGS,
     Optimizer,
     ParamsT,
-    _ensure_step_tensors,
     _eval_closure,
-    _step_tensor,
+    _gather_group,
+    _restore_group_defaults,
     _use_grad_for_differentiable,
 )
 
@@ -74,42 +75,20 @@ class Adadelta(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        _ensure_step_tensors(self)
+        _restore_group_defaults(self, _COMMON_FLAGS)
 
     @_use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Performs one optimization step (``closure`` re-evaluates the loss)."""
         loss = _eval_closure(closure)
         for group in self.param_groups:
-            params: list[Tensor] = []
-            grads: list[Tensor] = []
-            square_avgs: list[Tensor] = []
-            acc_deltas: list[Tensor] = []
-            state_steps: list[Tensor] = []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_tensor(0.0, p.device, fused_or_capturable=bool(group["capturable"]))
-                    state["square_avg"] = ea.zeros_like(p)
-                    state["acc_delta"] = ea.zeros_like(p)
-                square_avgs.append(state["square_avg"])
-                acc_deltas.append(state["acc_delta"])
-                state_steps.append(state["step"])
+            params, grads, state = _gather_group(self, group, ("square_avg", "acc_delta"))
             adadelta(
                 params,
                 grads,
-                square_avgs,
-                acc_deltas,
-                state_steps,
+                state["square_avg"],
+                state["acc_delta"],
+                state["step"],
                 foreach=group["foreach"],
                 differentiable=group["differentiable"],
                 lr=group["lr"],

@@ -13,6 +13,7 @@ Update (PyTorch's documented algorithm), step ``t`` starting at 1::
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -21,12 +22,13 @@ from ember.aten import Tensor
 
 from . import _foreach_utils as fu
 from .optimizer import (
+    _COMMON_FLAGS,
     Optimizer,
     ParamsT,
-    _ensure_step_tensors,
     _eval_closure,
+    _gather_group,
     _get_value,
-    _step_tensor,
+    _restore_group_defaults,
     _use_grad_for_differentiable,
 )
 
@@ -95,70 +97,34 @@ class Adam(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
-        _ensure_step_tensors(self)
+        _restore_group_defaults(
+            self, {"amsgrad": False, **_COMMON_FLAGS, "decoupled_weight_decay": False, "fused": None}
+        )
 
-    def _init_group(
-        self,
-        group: dict[str, Any],
-        params: list[Tensor],
-        grads: list[Tensor],
-        exp_avgs: list[Tensor],
-        exp_avg_sqs: list[Tensor],
-        max_exp_avg_sqs: list[Tensor],
-        state_steps: list[Tensor],
-    ) -> None:
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            if group["fused"]:
-                fu.check_fused_param(p, type(self).__name__)
-            params.append(p)
-            if p.grad.is_sparse:
-                raise RuntimeError("Adam does not support sparse gradients, please consider SparseAdam instead")
-            grads.append(p.grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor(
-                    0.0, p.device, fused_or_capturable=bool(group["capturable"] or group["fused"])
-                )
-                state["exp_avg"] = ea.zeros_like(p)
-                state["exp_avg_sq"] = ea.zeros_like(p)
-                if group["amsgrad"]:
-                    state["max_exp_avg_sq"] = ea.zeros_like(p)
-            exp_avgs.append(state["exp_avg"])
-            exp_avg_sqs.append(state["exp_avg_sq"])
-            if group["amsgrad"]:
-                max_exp_avg_sqs.append(state["max_exp_avg_sq"])
-            state_steps.append(state["step"])
+    def _check_param(self, p: Tensor, group: dict[str, Any]) -> None:
+        if group["fused"]:
+            fu.check_fused_param(p, type(self).__name__)
+        assert p.grad is not None
+        if p.grad.is_sparse:
+            raise RuntimeError("Adam does not support sparse gradients, please consider SparseAdam instead")
 
     @_use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Performs one optimization step (``closure`` re-evaluates the loss)."""
         loss = _eval_closure(closure)
         for group in self.param_groups:
-            params: list[Tensor] = []
-            grads: list[Tensor] = []
-            exp_avgs: list[Tensor] = []
-            exp_avg_sqs: list[Tensor] = []
-            max_exp_avg_sqs: list[Tensor] = []
-            state_steps: list[Tensor] = []
+            buffers = ["exp_avg", "exp_avg_sq"] + ["max_exp_avg_sq"] * bool(group["amsgrad"])
+            params, grads, state = _gather_group(
+                self, group, buffers, check=functools.partial(self._check_param, group=group)
+            )
             beta1, beta2 = group["betas"]
-            self._init_group(group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps)
             adam(
                 params,
                 grads,
-                exp_avgs,
-                exp_avg_sqs,
-                max_exp_avg_sqs,
-                state_steps,
+                state["exp_avg"],
+                state["exp_avg_sq"],
+                state.get("max_exp_avg_sq", []),
+                state["step"],
                 foreach=group["foreach"],
                 capturable=group["capturable"],
                 differentiable=group["differentiable"],

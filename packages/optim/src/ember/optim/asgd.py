@@ -20,12 +20,14 @@ from ember.aten import Tensor
 
 from . import _foreach_utils as fu
 from .optimizer import (
+    _COMMON_FLAGS,
     Optimizer,
     ParamsT,
-    _ensure_step_tensors,
     _eval_closure,
+    _gather_group,
     _get_scalar_dtype,
     _get_value,
+    _restore_group_defaults,
     _use_grad_for_differentiable,
 )
 
@@ -73,48 +75,31 @@ class ASGD(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        for key in ("step", "eta", "mu"):
-            _ensure_step_tensors(self, key)
+        _restore_group_defaults(self, _COMMON_FLAGS, ("step", "eta", "mu"))
 
     @_use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Performs one optimization step (``closure`` re-evaluates the loss)."""
         loss = _eval_closure(closure)
         for group in self.param_groups:
-            params: list[Tensor] = []
-            grads: list[Tensor] = []
-            mus: list[Tensor] = []
-            axs: list[Tensor] = []
-            etas: list[Tensor] = []
-            state_steps: list[Tensor] = []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    dtype = _get_scalar_dtype()
-                    state["step"] = ea.zeros((), dtype=dtype, device=p.device)
-                    state["eta"] = ea.tensor(float(fu.to_scalar(group["lr"])), dtype=dtype, device=p.device)
-                    state["mu"] = ea.ones((), dtype=dtype, device=p.device)
-                    state["ax"] = ea.zeros_like(p)
-                mus.append(state["mu"])
-                axs.append(state["ax"])
-                etas.append(state["eta"])
-                state_steps.append(state["step"])
+
+            def init_state(p: Tensor, state: dict[str, Any], lr: Any = group["lr"]) -> None:
+                # ASGD's counters live on the parameter's device, in the default scalar dtype
+                dtype = _get_scalar_dtype()
+                state["step"] = ea.zeros((), dtype=dtype, device=p.device)
+                state["eta"] = ea.tensor(float(fu.to_scalar(lr)), dtype=dtype, device=p.device)
+                state["mu"] = ea.ones((), dtype=dtype, device=p.device)
+                state["ax"] = ea.zeros_like(p)
+
+            counters = (("step", 0.0), ("eta", 0.0), ("mu", 1.0))
+            params, grads, state = _gather_group(self, group, ("ax",), counters=counters, init_state=init_state)
             asgd(
                 params,
                 grads,
-                axs,
-                mus,
-                etas,
-                state_steps,
+                state["ax"],
+                state["mu"],
+                state["eta"],
+                state["step"],
                 foreach=group["foreach"],
                 differentiable=group["differentiable"],
                 lambd=group["lambd"],

@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from copy import deepcopy
 from itertools import chain
 from typing import Any, TypeAlias
@@ -126,6 +126,62 @@ def _ensure_step_tensors(opt: Optimizer, key: str = "step") -> None:
                 p_state[key] = _step_tensor(float(p_state[key]), p.device, fused_or_capturable=flag)
 
 
+# The per-group flags every algorithm of this package takes (each adds its own).
+_COMMON_FLAGS: dict[str, Any] = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
+
+
+def _restore_group_defaults(opt: Optimizer, flags: dict[str, Any], counters: Sequence[str] = ("step",)) -> None:
+    """The tail of an algorithm's ``__setstate__``: groups pickled by an older version get the
+    flags they lack, and per-parameter counters saved as numbers become tensors again."""
+    for group in opt.param_groups:
+        for name, value in flags.items():
+            group.setdefault(name, value)
+    for key in counters:
+        _ensure_step_tensors(opt, key)
+
+
+def _gather_group(
+    opt: Optimizer,
+    group: dict[str, Any],
+    buffers: Sequence[str],
+    *,
+    counters: Sequence[tuple[str, float]] = (("step", 0.0),),
+    init_state: Callable[[Tensor, dict[str, Any]], None] | None = None,
+    check: Callable[[Tensor], None] | None = None,
+) -> tuple[list[Tensor], list[Tensor], dict[str, list[Tensor]]]:
+    """The group loop shared by the algorithms: the parameters of ``group`` that have a
+    gradient, their gradients, and for each state entry (the counters, then the buffers) the
+    list of its tensors, in parameter order. A parameter seen for the first time gets its
+    state: each counter a 0-dim tensor starting at its value (``_step_tensor``; float32 on the
+    parameter's device when the group is capturable or fused), each buffer zeros like the
+    parameter -- or whatever ``init_state(param, state)`` makes instead. ``check(param)``
+    raises for a parameter the algorithm cannot take."""
+    on_device = bool(group.get("capturable") or group.get("fused"))
+    keys = [name for name, _ in counters] + list(buffers)
+    params: list[Tensor] = []
+    grads: list[Tensor] = []
+    columns: dict[str, list[Tensor]] = {key: [] for key in keys}
+    for p in group["params"]:
+        if p.grad is None:
+            continue
+        if check is not None:
+            check(p)
+        params.append(p)
+        grads.append(p.grad)
+        state = opt.state[p]
+        if len(state) == 0:
+            if init_state is not None:
+                init_state(p, state)
+            else:
+                for name, start in counters:
+                    state[name] = _step_tensor(start, p.device, fused_or_capturable=on_device)
+                for name in buffers:
+                    state[name] = ea.zeros_like(p)
+        for key in keys:
+            columns[key].append(state[key])
+    return params, grads, columns
+
+
 def _profile_hook_step(func: Callable[..., Any]) -> Callable[..., Any]:
     """Wraps a class's ``step`` so the pre/post hooks run around it."""
 
@@ -186,7 +242,7 @@ class Optimizer:
         self.state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
 
-        param_groups = list(params)
+        param_groups: list[Any] = list(params)
         if len(param_groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
         if not isinstance(param_groups[0], dict):

@@ -27,12 +27,13 @@ from ember.aten import Tensor
 from . import _foreach_utils as fu
 from .adam import _check_betas_eps_wd
 from .optimizer import (
+    _COMMON_FLAGS,
     Optimizer,
     ParamsT,
-    _ensure_step_tensors,
     _eval_closure,
+    _gather_group,
     _get_value,
-    _step_tensor,
+    _restore_group_defaults,
     _use_grad_for_differentiable,
 )
 
@@ -76,44 +77,21 @@ class RAdam(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("capturable", False)
-        _ensure_step_tensors(self)
+        _restore_group_defaults(self, {**_COMMON_FLAGS, "decoupled_weight_decay": False})
 
     @_use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Performs one optimization step (``closure`` re-evaluates the loss)."""
         loss = _eval_closure(closure)
         for group in self.param_groups:
-            params: list[Tensor] = []
-            grads: list[Tensor] = []
-            exp_avgs: list[Tensor] = []
-            exp_avg_sqs: list[Tensor] = []
-            state_steps: list[Tensor] = []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_tensor(0.0, p.device, fused_or_capturable=bool(group["capturable"]))
-                    state["exp_avg"] = ea.zeros_like(p)
-                    state["exp_avg_sq"] = ea.zeros_like(p)
-                exp_avgs.append(state["exp_avg"])
-                exp_avg_sqs.append(state["exp_avg_sq"])
-                state_steps.append(state["step"])
+            params, grads, state = _gather_group(self, group, ("exp_avg", "exp_avg_sq"))
             beta1, beta2 = group["betas"]
             radam(
                 params,
                 grads,
-                exp_avgs,
-                exp_avg_sqs,
-                state_steps,
+                state["exp_avg"],
+                state["exp_avg_sq"],
+                state["step"],
                 foreach=group["foreach"],
                 differentiable=group["differentiable"],
                 beta1=beta1,

@@ -20,11 +20,12 @@ from ember.aten import Tensor
 
 from . import _foreach_utils as fu
 from .optimizer import (
+    _COMMON_FLAGS,
     Optimizer,
     ParamsT,
-    _ensure_step_tensors,
     _eval_closure,
-    _step_tensor,
+    _gather_group,
+    _restore_group_defaults,
     _use_grad_for_differentiable,
 )
 
@@ -80,52 +81,23 @@ class RMSprop(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        _ensure_step_tensors(self)
+        _restore_group_defaults(self, {"momentum": 0, "centered": False, **_COMMON_FLAGS})
 
     @_use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Performs one optimization step (``closure`` re-evaluates the loss)."""
         loss = _eval_closure(closure)
         for group in self.param_groups:
-            params: list[Tensor] = []
-            grads: list[Tensor] = []
-            square_avgs: list[Tensor] = []
-            grad_avgs: list[Tensor] = []
-            momentum_buffer_list: list[Tensor] = []
-            state_steps: list[Tensor] = []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_tensor(0.0, p.device, fused_or_capturable=bool(group["capturable"]))
-                    state["square_avg"] = ea.zeros_like(p)
-                    if group["momentum"] > 0:
-                        state["momentum_buffer"] = ea.zeros_like(p)
-                    if group["centered"]:
-                        state["grad_avg"] = ea.zeros_like(p)
-                square_avgs.append(state["square_avg"])
-                state_steps.append(state["step"])
-                if group["momentum"] > 0:
-                    momentum_buffer_list.append(state["momentum_buffer"])
-                if group["centered"]:
-                    grad_avgs.append(state["grad_avg"])
+            # the momentum buffer and the centered average exist only when the group uses them
+            buffers = ["square_avg"] + ["momentum_buffer"] * (group["momentum"] > 0) + ["grad_avg"] * group["centered"]
+            params, grads, state = _gather_group(self, group, buffers)
             rmsprop(
                 params,
                 grads,
-                square_avgs,
-                grad_avgs,
-                momentum_buffer_list,
-                state_steps,
+                state["square_avg"],
+                state.get("grad_avg", []),
+                state.get("momentum_buffer", []),
+                state["step"],
                 foreach=group["foreach"],
                 differentiable=group["differentiable"],
                 lr=group["lr"],

@@ -19,10 +19,12 @@ from ember.aten import Tensor
 
 from . import _foreach_utils as fu
 from .optimizer import (
+    _COMMON_FLAGS,
     Optimizer,
     ParamsT,
-    _ensure_step_tensors,
     _eval_closure,
+    _gather_group,
+    _restore_group_defaults,
     _step_tensor,
     _use_grad_for_differentiable,
 )
@@ -68,44 +70,29 @@ class Rprop(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        _ensure_step_tensors(self)
+        _restore_group_defaults(self, _COMMON_FLAGS)
 
     @_use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Performs one optimization step (``closure`` re-evaluates the loss)."""
         loss = _eval_closure(closure)
         for group in self.param_groups:
-            params: list[Tensor] = []
-            grads: list[Tensor] = []
-            prevs: list[Tensor] = []
-            step_sizes: list[Tensor] = []
-            state_steps: list[Tensor] = []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _step_tensor(0.0, p.device, fused_or_capturable=bool(group["capturable"]))
-                    state["prev"] = ea.zeros_like(p)
-                    state["step_size"] = ea.full_like(p.grad, fu.to_scalar(group["lr"]))
-                prevs.append(state["prev"])
-                step_sizes.append(state["step_size"])
-                state_steps.append(state["step"])
+
+            def init_state(p: Tensor, state: dict[str, Any], group: dict[str, Any] = group) -> None:
+                state["step"] = _step_tensor(0.0, p.device, fused_or_capturable=bool(group["capturable"]))
+                state["prev"] = ea.zeros_like(p)
+                assert p.grad is not None  # _gather_group passes parameters that have one
+                state["step_size"] = ea.full_like(p.grad, fu.to_scalar(group["lr"]))
+
+            params, grads, state = _gather_group(self, group, ("prev", "step_size"), init_state=init_state)
             etaminus, etaplus = group["etas"]
             step_size_min, step_size_max = group["step_sizes"]
             rprop(
                 params,
                 grads,
-                prevs,
-                step_sizes,
-                state_steps,
+                state["prev"],
+                state["step_size"],
+                state["step"],
                 foreach=group["foreach"],
                 differentiable=group["differentiable"],
                 step_size_min=step_size_min,

@@ -168,12 +168,15 @@ def _is_batchnorm(module: Any) -> bool:
     """BatchNorm layers (ember.nn's _BatchNorm; other norm layers with running statistics, such as
     InstanceNorm, are left alone, as in PyTorch). Modules outside ember.nn's norm classes count
     when they have running statistics, a momentum and ``reset_running_stats``."""
+    norm_classes: tuple[type, type] | None = None
     try:
         from ember.nn.modules.batchnorm import _BatchNorm, _NormBase
+
+        norm_classes = (_NormBase, _BatchNorm)
     except ImportError:  # an ember.nn without norm layers
-        _BatchNorm = _NormBase = None
-    if _NormBase is not None and isinstance(module, _NormBase):
-        return isinstance(module, _BatchNorm)
+        pass
+    if norm_classes is not None and isinstance(module, norm_classes[0]):
+        return isinstance(module, norm_classes[1])
     return (
         hasattr(module, "reset_running_stats")
         and hasattr(module, "momentum")

@@ -189,10 +189,9 @@ class device:
     def __enter__(self) -> None:
         self.prev_idx = _exchange_device(self.idx)
 
-    def __exit__(self, *exc: object) -> bool:
+    def __exit__(self, *exc: object) -> None:
         if self.prev_idx >= 0:
             _c10_cuda.set_device(self.prev_idx)
-        return False
 
 
 class device_of(device):

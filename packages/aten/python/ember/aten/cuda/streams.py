@@ -97,9 +97,8 @@ class Stream:
         self._prev.append(ctx)
         return self
 
-    def __exit__(self, *exc: object) -> bool:
+    def __exit__(self, *exc: object) -> None:
         self._prev.pop().__exit__(*exc)
-        return False
 
 
 class Event:
@@ -216,14 +215,13 @@ class StreamContext:
         self._prev = current_stream(s.device_index)
         set_stream(s)
 
-    def __exit__(self, *exc: object) -> bool:
+    def __exit__(self, *exc: object) -> None:
         if self._prev is not None:
             set_stream(self._prev)
             self._prev = None
         if self._device is not None:
             self._device.__exit__(*exc)
             self._device = None
-        return False
 
 
 def stream(stream: Stream | None) -> StreamContext:

@@ -10,6 +10,7 @@ table's generic out=/in-place rules.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -340,6 +341,52 @@ def _pick_ref(pick: Any) -> Any:
     return ref
 
 
+def quickselect_position(row: Any, k: int) -> int:
+    """The input position kthvalue reports for the k-th smallest (0-based) of `row`, as
+    PyTorch's CPU kernel chooses among equal values: a median-of-three quickselect (NaN
+    largest) over a copy of the row; the answer is the element that lands at position k."""
+    v = [float(x) for x in row]
+    ix = list(range(len(v)))
+
+    def gt(a: float, b: float) -> bool:
+        return (math.isnan(a) or a > b) and not math.isnan(b)
+
+    def swap(a: int, b: int) -> None:
+        v[a], v[b] = v[b], v[a]
+        ix[a], ix[b] = ix[b], ix[a]
+
+    lo, hi = 0, len(v) - 1
+    while hi > lo:
+        if hi == lo + 1:
+            if gt(v[lo], v[hi]):
+                swap(lo, hi)
+            break
+        swap(lo + (hi - lo) // 2, lo + 1)
+        if gt(v[lo + 1], v[hi]):
+            swap(lo + 1, hi)
+        if gt(v[lo], v[hi]):
+            swap(lo, hi)
+        if gt(v[lo + 1], v[lo]):
+            swap(lo + 1, lo)
+        pivot, i, j = v[lo], lo + 1, hi
+        while True:
+            i += 1
+            while gt(pivot, v[i]):
+                i += 1
+            j -= 1
+            while gt(v[j], pivot):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(lo, j)
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+    return ix[k]
+
+
 class _Kth:
     whole = False
 
@@ -349,7 +396,7 @@ class _Kth:
 
     @staticmethod
     def choose(row: Any, order: Any, k: int) -> int:
-        return int(order[k - 1])
+        return quickselect_position(row, k - 1)
 
 
 class _Median:

@@ -30,7 +30,59 @@ EMBER_HOST_DEVICE inline bool same_value(scalar_t a, scalar_t b) {
   }
 }
 
-// The position in row v (n ascending values, NaNs last) that `kind` picks; k for Kth.
+// kthvalue does not sort: as PyTorch's CPU kernel, a median-of-three quickselect over a
+// scratch copy of the row (v, with ix its positions 0..n-1 on return) moves the k-th
+// smallest value (NaN largest) to position k. Which of several equal values lands there
+// is that algorithm's choice -- and so PyTorch's: kthvalue's indices agree with it.
+template <typename scalar_t>
+EMBER_HOST_DEVICE inline bool greater_or_nan(scalar_t a, scalar_t b) {
+  if constexpr (std::is_same_v<scalar_t, c10::Half> || std::is_same_v<scalar_t, c10::BFloat16>) {
+    return (is_nan(a) || static_cast<float>(a) > static_cast<float>(b)) && !is_nan(b);
+  } else {
+    return (is_nan(a) || a > b) && !is_nan(b);
+  }
+}
+
+template <typename scalar_t>
+EMBER_HOST_DEVICE inline void select_kth(scalar_t* v, int64_t* ix, int64_t n, int64_t k) {
+  for (int64_t t = 0; t < n; ++t) ix[t] = t;
+  auto swap = [&](int64_t a, int64_t b) {
+    const scalar_t tv = v[a];
+    v[a] = v[b];
+    v[b] = tv;
+    const int64_t ti = ix[a];
+    ix[a] = ix[b];
+    ix[b] = ti;
+  };
+  int64_t lo = 0, hi = n - 1;
+  while (hi > lo) {
+    if (hi == lo + 1) {
+      if (greater_or_nan(v[lo], v[hi])) swap(lo, hi);
+      return;
+    }
+    // the median of v[lo], v[mid], v[hi] becomes the pivot at lo, with v[lo + 1] <= pivot <= v[hi]
+    swap(lo + (hi - lo) / 2, lo + 1);
+    if (greater_or_nan(v[lo + 1], v[hi])) swap(lo + 1, hi);
+    if (greater_or_nan(v[lo], v[hi])) swap(lo, hi);
+    if (greater_or_nan(v[lo + 1], v[lo])) swap(lo + 1, lo);
+    const scalar_t pivot = v[lo];
+    int64_t i = lo + 1, j = hi;
+    while (true) {
+      do ++i;
+      while (greater_or_nan(pivot, v[i]));
+      do --j;
+      while (greater_or_nan(v[j], pivot));
+      if (j < i) break;
+      swap(i, j);
+    }
+    swap(lo, j);
+    if (j <= k) lo = i;
+    if (j >= k) hi = j - 1;
+  }
+}
+
+// The position in row v (n ascending values, NaNs last) that `kind` picks (not Kth: see
+// select_kth).
 // Median: the lower middle, or the first NaN when there is one (NaN propagates);
 // NanMedian: the lower middle of the non-NaN values; Mode: the last element of the
 // longest run (the first such run on ties).

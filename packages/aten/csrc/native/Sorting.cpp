@@ -2,15 +2,19 @@
 // sort_stub (cpu/SortingKernel.cpp: stable, NaN largest) and then reads its answer
 // off the sorted rows.
 //
-// Tie rules that follow from the stable order: kthvalue/median return, among equal
-// values, the one at that rank in input order; median returns the first NaN of a row
-// that has one (nanmedian skips NaNs; an all-NaN row gives its first NaN); mode
-// returns the smallest of the most frequent values, with the index of its last
-// occurrence.
+// Tie rules that follow from the stable order: median returns, among equal values, the
+// one at that rank in input order, or the first NaN of a row that has one (nanmedian
+// skips NaNs; an all-NaN row gives its first NaN). kthvalue picks among ties as PyTorch's
+// CPU kernel does, on both devices (a quickselect, SortedPick.h); so does mode on the CPU
+// (pytorch_ties below), while the CUDA kernel returns the smallest of the most frequent
+// values with the index of its last occurrence.
 #include "Sorting.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include <ember/aten/Dispatch.h>
 #include <ember/aten/Parallel.h>
@@ -112,7 +116,12 @@ void pick_rows_impl(Pick kind, const SortedRows& s, int64_t k, scalar_t* out_v, 
     for (int64_t r = rb; r < re; ++r) {
       const scalar_t* v = vals + r * n;
       const int64_t* ix = idxs + r * n;
-      const int64_t pos = sorted_pick::position(kind, v, n, k);
+      int64_t pos = k;
+      if (kind == Pick::Kth) {  // unsorted scratch rows (select_rows)
+        sorted_pick::select_kth(const_cast<scalar_t*>(v), const_cast<int64_t*>(ix), n, k);
+      } else {
+        pos = sorted_pick::position(kind, v, n, k);
+      }
       out_v[r] = v[pos];
       out_i[r] = ix[pos];
     }
@@ -132,6 +141,57 @@ REGISTER_BASELINE_DISPATCH(pick_sorted_stub, &pick_rows);
 
 namespace {
 
+// Which of several equal values mode reports is, in PyTorch, its CPU kernel's choice: the
+// row ordered by value with std::sort (not stable), the first of the longest runs, with
+// the index of the run's last element. ember's CPU kernel makes the same choice, so that
+// indices agree, not only values (for rows of at most 16 elements std::sort is an
+// insertion sort, and the choice is the last occurrence of the smallest most frequent
+// value, which is also what the CUDA kernel returns for any length).
+namespace pytorch_ties {
+
+template <typename scalar_t>
+auto comparable(scalar_t a) {
+  if constexpr (std::is_same_v<scalar_t, c10::Half> || std::is_same_v<scalar_t, c10::BFloat16>) {
+    return static_cast<float>(a);
+  } else {
+    return a;
+  }
+}
+
+template <typename scalar_t>
+void mode_of_row(const scalar_t* v, int64_t n, scalar_t* out_v, int64_t* out_i) {
+  std::vector<std::pair<scalar_t, int64_t>> row(static_cast<size_t>(n));
+  for (int64_t t = 0; t < n; ++t) row[t] = {v[t], t};
+  std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return comparable(a.first) < comparable(b.first); });
+  int64_t best = 0, run = 0;
+  for (int64_t t = 0; t < n; ++t) {
+    ++run;
+    if (t == n - 1 || comparable(row[t].first) != comparable(row[t + 1].first)) {
+      if (run > best) {
+        best = run;
+        *out_v = row[t].first;
+        *out_i = row[t].second;
+      }
+      run = 0;
+    }
+  }
+}
+
+// rows: (R, n) contiguous; out_values / out_indices: R contiguous.
+void mode_rows_cpu(const Tensor& rows, const Tensor& out_values, const Tensor& out_indices) {
+  const int64_t n = rows.size(1);
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(rows.dtype(), "mode", [&] {
+    const scalar_t* in = static_cast<const scalar_t*>(rows.data_ptr());
+    scalar_t* out_v = static_cast<scalar_t*>(out_values.data_ptr());
+    int64_t* out_i = out_indices.data_ptr<int64_t>();
+    parallel_for(0, rows.size(0), std::max<int64_t>(1, GRAIN_SIZE / std::max<int64_t>(n, 1)), [&](int64_t rb, int64_t re) {
+      for (int64_t r = rb; r < re; ++r) mode_of_row(in + r * n, n, out_v + r, out_i + r);
+    });
+  });
+}
+
+}  // namespace pytorch_ties
+
 std::tuple<Tensor, Tensor> select_rows(const char* op, Pick kind, const Tensor& self, int64_t dim, int64_t k,
                                        bool keepdim, const Tensor& values, const Tensor& indices) {
   EMBER_CHECK(kind == Pick::Mode || self.dtype() != ScalarType::Bool, op, ": not implemented for dtype bool");
@@ -144,7 +204,26 @@ std::tuple<Tensor, Tensor> select_rows(const char* op, Pick kind, const Tensor& 
   const DimVector shape = shape_without(self, self.dim() > 0 ? d : -1, keepdim);
   auto v = prepare_output(values, shape, self.dtype(), self.dtype(), self);
   auto i = prepare_output(indices, shape, ScalarType::Long, ScalarType::Long, self);
-  if (v.buffer.numel() > 0) {
+  if (v.buffer.numel() > 0 && (kind == Pick::Kth || (kind == Pick::Mode && self.is_cpu()))) {
+    // unsorted rows: the reduced dim last, the others in order, one contiguous (scratch)
+    // row per output element
+    DimVector perm;
+    for (int64_t t = 0; t < self.dim(); ++t)
+      if (t != d) perm.push_back(t);
+    if (self.dim() > 0) perm.push_back(d);
+    const int64_t n = self.dim() > 0 ? self.size(d) : 1;
+    SortedRows rows;
+    rows.n = n;
+    rows.rows = self.numel() / n;
+    rows.values = (self.dim() > 0 ? self.permute(perm) : self).contiguous().reshape({rows.rows, n});
+    if (rows.values.is_alias_of(self)) rows.values = rows.values.clone();  // select_kth works in place
+    if (kind == Pick::Kth) {
+      rows.indices = empty({rows.rows, n}, ScalarType::Long, self.device());
+      pick_sorted_stub(self.device().type, kind, rows, k, v.buffer, i.buffer);
+    } else {
+      pytorch_ties::mode_rows_cpu(rows.values, v.buffer, i.buffer);
+    }
+  } else if (v.buffer.numel() > 0) {
     const SortedRows s = sort_rows(self, d, false, true);
     pick_sorted_stub(self.device().type, kind, s, k, v.buffer, i.buffer);
   }

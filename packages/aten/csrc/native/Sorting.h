@@ -41,10 +41,11 @@ struct SortedRows {
 };
 SortedRows sort_rows(const Tensor& self, int64_t dim, bool descending, bool want_values);
 
-// kthvalue, median, nanmedian and mode read their answer off ascending sorted rows
-// (CPU kernel in Sorting.cpp, CUDA kernel in cuda/Sort.cu): for each row r, the value
-// and index at the chosen position go to out_values[r] (of the input dtype) and
-// out_indices[r] (contiguous tensors of s.rows elements).
+// median, nanmedian and mode read their answer off ascending sorted rows (CPU kernel in
+// Sorting.cpp, CUDA kernel in cuda/Sort.cu): for each row r, the value and index at the
+// chosen position go to out_values[r] (of the input dtype) and out_indices[r] (contiguous
+// tensors of s.rows elements). kthvalue gets unsorted scratch rows (values a contiguous
+// copy, indices uninitialised) and selects in place (SortedPick.h's select_kth).
 enum class SortedPick : int { Kth, Median, NanMedian, Mode };
 using pick_sorted_fn = void (*)(SortedPick kind, const SortedRows& s, int64_t k, const Tensor& out_values,
                                 const Tensor& out_indices);

@@ -65,7 +65,11 @@ void reduce_typed(TensorIterator& iter, const IndexedDims& dims, IndexMode mode,
   if constexpr (std::is_same_v<T, bool>) {
     switch (op) {
       case ReduceOp::Assign:
-      case ReduceOp::Add:
+      case ReduceOp::Add: {
+        // x + alpha * y in bool: alpha=False adds nothing (index_add(..., alpha=False))
+        const bool a = alpha.to<bool>();
+        return reduce_loop<T>(iter, dims, mode, [a](bool x, bool y) { return x || (a && y); });
+      }
       case ReduceOp::Max:
         return reduce_loop<T>(iter, dims, mode, [](bool a, bool b) { return a || b; });
       case ReduceOp::Mul:

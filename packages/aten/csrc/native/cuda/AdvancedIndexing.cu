@@ -58,7 +58,9 @@ void launch_index_reduce(const IndexGeom& g, int64_t n, ecuda::DeviceError* err,
                          const Scalar& alpha) {
   opmath_t<T> a{};
   if constexpr (std::is_same_v<T, bool>) {
-    a = true;  // unused: bool reductions are or / and
+    // bool reductions are or / and; x + alpha * y with alpha=False adds nothing
+    if (op == ReduceOp::Add && !alpha.to<bool>()) return;
+    a = true;
   } else {
     a = alpha.to<opmath_t<T>>();
   }

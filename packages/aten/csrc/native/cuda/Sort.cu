@@ -162,7 +162,7 @@ void sort_kernel_cuda(const SortPlan& p) {
   EMBER_DISPATCH_ALL_TYPES_AND_HALF(bool_as_byte(p.dtype), "sort", [&] { sort_impl<scalar_t>(p); });
 }
 
-// ---- kthvalue / median / nanmedian / mode: one thread per sorted row ----
+// ---- kthvalue / median / nanmedian / mode: one thread per row (sorted; kthvalue's unsorted) ----
 
 template <typename scalar_t>
 __global__ void pick_kernel(SortedPick kind, const scalar_t* __restrict__ vals, const int64_t* __restrict__ idxs,
@@ -172,7 +172,12 @@ __global__ void pick_kernel(SortedPick kind, const scalar_t* __restrict__ vals, 
        r += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const scalar_t* v = vals + r * n;
     const int64_t* ix = idxs + r * n;
-    const int64_t pos = sorted_pick::position(kind, v, n, k);
+    int64_t pos = k;
+    if (kind == SortedPick::Kth) {  // unsorted scratch rows (Sorting.cpp's select_rows)
+      sorted_pick::select_kth(const_cast<scalar_t*>(v), const_cast<int64_t*>(ix), n, k);
+    } else {
+      pos = sorted_pick::position(kind, v, n, k);
+    }
     out_v[r] = v[pos];
     out_i[r] = ix[pos];
   }

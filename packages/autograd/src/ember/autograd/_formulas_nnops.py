@@ -31,6 +31,7 @@ __all__ = [
     "embedding_bag_dense_double_backward",
     "embedding_dense_double_backward",
     "group_norm_backward",
+    "group_norm_backward_with_stats",
     "group_norm_double_backward",
     "layer_norm_backward",
     "layer_norm_double_backward",
@@ -298,6 +299,41 @@ def group_norm_backward(
     grad: Any, input: Any, mean: Any, rstd: Any, weight: Any, n: int, c: int, hxw: int, group: int, mask: Sequence[bool]
 ) -> Any:
     return ops._call_native_group_norm_backward(grad, input, mean, rstd, weight, n, c, hxw, group, tuple(mask))
+
+
+def group_norm_backward_with_stats(
+    grads: Sequence[Any],
+    input: Any,
+    mean: Any,
+    rstd: Any,
+    weight: Any,
+    n: int,
+    c: int,
+    hxw: int,
+    group: int,
+    mask: Sequence[bool],
+) -> Any:
+    """native_group_norm's gradient from all three outputs: as in PyTorch, the per-group
+    mean and rstd (N, group) are differentiable outputs too. mean = sum(x) / M and
+    rstd = (var + eps)^-1/2 over the M = C/group * HxW elements of a group, so
+    d mean / dx = 1 / M and d rstd / dx = -rstd^3 (x - mean) / M."""
+    g_out, g_mean, g_rstd = grads
+    if g_out is not None:
+        gi, gw, gb = group_norm_backward(g_out, input, mean, rstd, weight, n, c, hxw, group, mask)
+    else:
+        gi = gw = gb = None
+    if mask[0] and (g_mean is not None or g_rstd is not None):
+        m = (c // group) * hxw
+        x = input.reshape(n, group, m)
+        extra = None
+        if g_mean is not None:
+            extra = (g_mean / m).unsqueeze(-1)
+        if g_rstd is not None:
+            term = (x - mean.unsqueeze(-1)) * (g_rstd * rstd.pow(3) / -m).unsqueeze(-1)
+            extra = term if extra is None else term + extra
+        extra = extra.expand(n, group, m).reshape(input.shape)
+        gi = extra if gi is None else gi + extra
+    return gi, gw, gb
 
 
 def rms_norm_backward(

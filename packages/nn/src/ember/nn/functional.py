@@ -117,10 +117,12 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """prelu(input, weight) -> x if x >= 0 else weight * x, weight (1) or (C,) along dim 1."""
-    if weight.dim() != 1:
+    if weight.dim() > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
     n = weight.numel()
-    if n != 1:
+    if n == 1:
+        weight = weight.reshape(())  # one slope for every element: the output keeps input's shape
+    else:
         if input.dim() == 0:
             raise RuntimeError("prelu: Not allow zero-dim input tensor.")
         channels = input.shape[1] if input.dim() >= 2 else input.shape[0]
@@ -873,6 +875,16 @@ def _no_grad_embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, n
         weight.index_copy_(0, idx, rows * scale)
 
 
+def _padding_index(padding_idx: int | None, num_embeddings: int, message: str) -> int:
+    """padding_idx as the aten ops take it: a negative index counts from the end of the
+    table, and -1 means "no padding index" (PyTorch's F.embedding / F.embedding_bag)."""
+    if padding_idx is None:
+        return -1
+    if padding_idx >= num_embeddings or padding_idx < -num_embeddings:
+        raise AssertionError(message)
+    return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
+
+
 def embedding(
     input: Tensor,
     weight: Tensor,
@@ -884,16 +896,7 @@ def embedding(
 ) -> Tensor:
     """embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
     sparse=False): the rows of weight (num_embeddings, dim) picked by the indices in input -> (*, dim)"""
-    if padding_idx is not None:
-        if padding_idx > 0:
-            if padding_idx >= weight.size(0):
-                raise AssertionError("Padding_idx must be within num_embeddings")
-        elif padding_idx < 0:
-            if padding_idx < -weight.size(0):
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            padding_idx = weight.size(0) + padding_idx
-    else:
-        padding_idx = -1
+    padding_idx = _padding_index(padding_idx, weight.size(0), "Padding_idx must be within num_embeddings")
     if max_norm is not None:
         input = input.contiguous()
         _no_grad_embedding_renorm_(weight, input, max_norm, norm_type)
@@ -962,6 +965,7 @@ def embedding_bag(
             raise ValueError("max mode does not support sparse weights")
     else:
         raise ValueError("mode has to be one of sum, mean or max")
+    padding_idx = _padding_index(padding_idx, weight.size(0), "padding_idx must be within the number of embeddings")
     if max_norm is not None:
         _no_grad_embedding_renorm_(weight, input, max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":

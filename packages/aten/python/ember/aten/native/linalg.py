@@ -162,7 +162,7 @@ def _matmul(a: Any, b: Any, out: Any) -> Any:
     elif da >= 3 and db <= 2:
         # fold the batch into the rows: (..., n, k) -> (B*n, k), one mm
         sa = _shape(a)
-        folded = ops._call_reshape(a, (-1, sa[-1]))
+        folded = ops._call_reshape(a, (_prod(sa[:-1]), sa[-1]))  # not -1: a may have 0 elements
         if db == 1:
             r = ops._call_reshape(ops._call_mv(folded, b), sa[:-1])
         else:

@@ -115,20 +115,21 @@ def batch_norm(
     eps: float,
     cudnn_enabled: bool,
 ) -> Any:
-    if input.dim() < 2:
-        input.size(1)  # PyTorch's IndexError: the channel dim is dim 1
-    c = input.size(1)
-    for t, name in ((running_mean, "running_mean"), (running_var, "running_var"), (weight, "weight"), (bias, "bias")):
-        _check_features(t, name, c)
     if input.numel() == 0:
         # nothing to normalise (and the running statistics stay as they are); an op, not a
-        # view of the input, so the gradient chain goes on
+        # view of the input, so the gradient chain goes on. Checked before the channel dim,
+        # as PyTorch does: an empty 1-d input is accepted.
         out = input.clone()
         if weight is not None:
             out = out * weight[0]
         if bias is not None:
             out = out + bias[0]
         return out
+    if input.dim() < 2:
+        input.size(1)  # PyTorch's IndexError: the channel dim is dim 1
+    c = input.size(1)
+    for t, name in ((running_mean, "running_mean"), (running_var, "running_var"), (weight, "weight"), (bias, "bias")):
+        _check_features(t, name, c)
     return ops._call_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
 
 

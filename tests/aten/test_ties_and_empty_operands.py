@@ -7,11 +7,10 @@ inputs (NumPy's RandomState streams are fixed across versions, so the inputs are
 
 from __future__ import annotations
 
+import ember.aten as ea
 import numpy as np
 import pytest
 from opinfo.reductions import quickselect_position
-
-import ember.aten as ea
 
 
 def _rs() -> np.random.RandomState:
@@ -80,7 +79,12 @@ def test_index_add_bool_uses_alpha() -> None:
 
 @pytest.mark.parametrize(
     ("a", "b", "expected"),
-    [((5, 5, 0), (0, 5), (5, 5, 5)), ((2, 0, 3), (3, 4), (2, 0, 4)), ((0, 3), (2, 3, 4), (2, 0, 4)), ((3, 0, 2), (2,), (3, 0))],
+    [
+        ((5, 5, 0), (0, 5), (5, 5, 5)),
+        ((2, 0, 3), (3, 4), (2, 0, 4)),
+        ((0, 3), (2, 3, 4), (2, 0, 4)),
+        ((3, 0, 2), (2,), (3, 0)),
+    ],
 )
 def test_matmul_with_empty_operands(a: tuple[int, ...], b: tuple[int, ...], expected: tuple[int, ...]) -> None:
     x, y = ea.ones(a), ea.ones(b)

@@ -12,7 +12,7 @@ from ember.nn import functional as F
 
 
 def _bags(weight: np.ndarray, idx: list[int], offsets: list[int], skip: int | None, mode: str) -> np.ndarray:
-    ends = offsets[1:] + [len(idx)]
+    ends = [*offsets[1:], len(idx)]
     out = []
     for b, e in zip(offsets, ends, strict=True):
         rows = [weight[i] for i in idx[b:e] if i != skip]

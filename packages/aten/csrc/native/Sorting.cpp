@@ -162,7 +162,8 @@ template <typename scalar_t>
 void mode_of_row(const scalar_t* v, int64_t n, scalar_t* out_v, int64_t* out_i) {
   std::vector<std::pair<scalar_t, int64_t>> row(static_cast<size_t>(n));
   for (int64_t t = 0; t < n; ++t) row[t] = {v[t], t};
-  std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return comparable(a.first) < comparable(b.first); });
+  std::sort(row.begin(), row.end(),
+            [](const auto& a, const auto& b) { return comparable(a.first) < comparable(b.first); });
   int64_t best = 0, run = 0;
   for (int64_t t = 0; t < n; ++t) {
     ++run;
@@ -184,9 +185,10 @@ void mode_rows_cpu(const Tensor& rows, const Tensor& out_values, const Tensor& o
     const scalar_t* in = static_cast<const scalar_t*>(rows.data_ptr());
     scalar_t* out_v = static_cast<scalar_t*>(out_values.data_ptr());
     int64_t* out_i = out_indices.data_ptr<int64_t>();
-    parallel_for(0, rows.size(0), std::max<int64_t>(1, GRAIN_SIZE / std::max<int64_t>(n, 1)), [&](int64_t rb, int64_t re) {
-      for (int64_t r = rb; r < re; ++r) mode_of_row(in + r * n, n, out_v + r, out_i + r);
-    });
+    parallel_for(0, rows.size(0), std::max<int64_t>(1, GRAIN_SIZE / std::max<int64_t>(n, 1)),
+                 [&](int64_t rb, int64_t re) {
+                   for (int64_t r = rb; r < re; ++r) mode_of_row(in + r * n, n, out_v + r, out_i + r);
+                 });
   });
 }
 

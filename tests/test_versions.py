@@ -21,7 +21,7 @@ def test_version_file_is_a_release_number() -> None:
 
 def test_every_layer_has_a_package() -> None:
     names = {p.name for p in PACKAGES}
-    assert names == {"c10py", "aten", "autograd", "nn", "optim", "data", "distributed", "distributions", "torch"}
+    assert names == {"c10py", "aten", "autograd", "nn", "optim", "data", "distributed", "distributions", "torch", "fx"}
 
 
 def test_versions_come_from_the_version_file() -> None:
@@ -63,6 +63,7 @@ def test_dependencies_point_down_only() -> None:
         "distributed": {"nn", "autograd"},
         "distributions": {"autograd"},
         "torch": {"aten", "autograd", "nn", "optim", "data", "distributions"},  # the top layer (facade)
+        "fx": {"autograd", "nn", "optim"},
     }
     for pkg in PACKAGES:
         data = _pyproject(pkg)

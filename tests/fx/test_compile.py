@@ -184,7 +184,8 @@ def test_lifted_tensor_replaced_is_a_guard_miss() -> None:
     x = ea.ones(1, 2)
     with autograd.no_grad():
         cg(x), cg(x)
-        m.weight.data = ea.zeros(3, 2)  # a new shape for a bound parameter
+        m.weight.data = ea.zeros(3, 2)  # new shapes for the bound parameters
+        m.bias.data = ea.zeros(3)
         cg(x), cg(x)
         assert tuple(cg(x).shape) == (1, 3)
     assert cg.captures == 2

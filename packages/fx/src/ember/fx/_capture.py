@@ -166,6 +166,8 @@ def _user_frame() -> str:
         if inner:
             e = inner[-1]
             parts.append(f"inside {os.path.basename(e.filename)}:{e.lineno} in {e.name}")
+            if f"{os.sep}optim{os.sep}" in e.filename:
+                parts.append("an optimizer's step count read in Python: use fused=True (one fused op) instead")
     return "; ".join(parts) or "at an unknown line"
 
 

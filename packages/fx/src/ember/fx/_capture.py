@@ -7,7 +7,10 @@ Capture is a dispatcher mode, built only from aten's public dispatch API:
   registered as the Python key's fallback (``register_fallback``). Python sits above the
   Autograd keys, so the call is recorded exactly as the user made it -- ``linear``, not
   the ``mm`` it decomposes into -- and a custom ``ember.aten.library`` operator is one
-  node whatever its kernel does;
+  node whatever its kernel does. One exception: a CompositeImplicitAutograd op called
+  with autograd recording (an input requires grad, grad mode on) is replaced by its
+  parts, because autograd saves the parts' tensors for backward and the graph must
+  produce them (``cross_entropy`` becomes ``log_softmax`` + ``nll_loss_forward``);
 - the fallback converts the arguments to graph Values, then redispatches below itself
   (``op.redispatch(keyset, ...)``) with the Python key *excluded*, so the operators the
   kernels call in turn (a composite's parts, an autograd kernel's work) run unrecorded:
@@ -178,10 +181,33 @@ class _State(threading.local):
 _state = _State()
 
 
+_decomposes: dict[tuple[Any, int], bool] = {}
+
+
+def _runs_composite_under_autograd(op: Any, ks: int) -> bool:
+    """The call reaches an Autograd key whose kernel is the op's CompositeImplicitAutograd one:
+    autograd then records the parts the composite calls and saves *their* tensors for backward
+    (cross_entropy's log_softmax), so the parts must be the graph's nodes, not the composite."""
+    k = (op, ks)
+    hit = _decomposes.get(k)
+    if hit is None:
+        try:
+            key, kernel, _ = op.lookup(ks)
+        except (RuntimeError, NotImplementedError):
+            key, kernel = None, None
+        composite = op.kernels().get(DispatchKey.CompositeImplicitAutograd)
+        hit = _decomposes[k] = (
+            kernel is not None and kernel is composite and key is not None and "Autograd" in key.name
+        )
+    return hit
+
+
 def _capture_fallback(op: Any, ks: int, *args: Any) -> Any:
     cap = _state.active
     if cap is None or cap.depth:
         return op.redispatch(ks, *args)
+    if ks & _dispatch.AUTOGRAD_FUNCTIONALITY and _runs_composite_under_autograd(op, ks):
+        return op.redispatch(ks, *args)  # its parts come back through this fallback
     gargs = tuple(cap.arg(a) for a in args)
     cap.depth += 1
     try:

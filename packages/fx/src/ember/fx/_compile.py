@@ -52,7 +52,7 @@ def _grad_enabled() -> bool:
 def _tensor_key(t: Any) -> tuple[Any, ...]:
     impl = t._impl
     rg = t.requires_grad
-    return (impl.sizes, impl.strides, impl.dtype, str(impl.device), rg, rg and t.grad is None)
+    return (impl.sizes, impl.strides, impl.dtype, str(impl.device), rg, rg and t.is_leaf and t.grad is None)
 
 
 def _key(x: Any) -> Any:

@@ -383,7 +383,8 @@ def kernel_source(k: FusedKernel, symbol: str) -> str:
         rows = 1
         for s in outer_shape:
             rows *= s
-        lines.append(f"  #pragma omp parallel for if({rows * inner} >= {PARALLEL_MIN})")
+        if rows * inner >= PARALLEL_MIN:
+            lines.append("  #pragma omp parallel for")
         lines.append(f"  for (int64_t r = 0; r < {rows}; ++r) {{")
         base = _row_offsets(outer_shape, outer_strides, "r")
         lines += [f"    const int64_t b{i} = {b};" for i, b in enumerate(base)]
@@ -433,7 +434,8 @@ def _loops(
 ) -> list[str]:
     n_ops = len(strides)
     red = " reduction(+:acc)" if acc else ""
-    par = f"if({numel} >= {PARALLEL_MIN}){red}"
+    # small kernels stay on the calling thread: an OpenMP fork costs more than they do
+    par = [f"  #pragma omp parallel for{red}"] if numel >= PARALLEL_MIN else []
     out: list[str] = []
     if len(shape) == 0:  # 0-d
         offs = ["0"] * n_ops
@@ -441,7 +443,7 @@ def _loops(
     if len(shape) == 1:
         n = shape[0]
         st = [s[0] for s in strides]
-        out.append(f"  #pragma omp parallel for {par}")
+        out += par
         out.append(f"  for (int64_t b = 0; b < {n}; b += {BLOCK}) {{")
         out.append(f"    const int64_t e = b + {BLOCK} < {n} ? b + {BLOCK} : {n};")
         out.append(f"    #pragma omp simd{red}")
@@ -463,7 +465,7 @@ def _loops(
         m = shape[-2]
         mid_st = [s[-2] for s in strides]
         base = _row_offsets(rows_shape, [s[:-2] for s in strides], "r") if rows_shape else ["0"] * n_ops
-        out.append(f"  #pragma omp parallel for collapse(2) {par}")
+        out += [p.replace("parallel for", "parallel for collapse(2)") for p in par]
         out.append(f"  for (int64_t r = 0; r < {rows}; ++r)")
         out.append(f"  for (int64_t ib = 0; ib < {m}; ib += {TILE}) {{")
         out += [f"    const int64_t b{i} = {b};" for i, b in enumerate(base)]
@@ -482,7 +484,7 @@ def _loops(
     for s in rows_shape:
         rows *= s
     base = _row_offsets(rows_shape, [s[:-1] for s in strides], "r")
-    out.append(f"  #pragma omp parallel for {par}")
+    out += par
     out.append(f"  for (int64_t r = 0; r < {rows}; ++r) {{")
     out += [f"    const int64_t b{i} = {b};" for i, b in enumerate(base)]
     out.append(f"    #pragma omp simd{red}")

@@ -124,8 +124,9 @@ class _Capture:
             src = gargs[names.index(schema.view_source)]
             view_src = src if isinstance(src, Value) else None
         for r in rets:
-            if r is None:
-                raise self.fail(f"{op.full_name} returned an undefined tensor")
+            if r is None:  # an undefined tensor (a gradient output_mask did not ask for)
+                node.outputs.append(None)
+                continue
             k = _impl_key(r)
             v = self.values.get(k)
             if v is None:
@@ -196,9 +197,7 @@ def _runs_composite_under_autograd(op: Any, ks: int) -> bool:
         except (RuntimeError, NotImplementedError):
             key, kernel = None, None
         composite = op.kernels().get(DispatchKey.CompositeImplicitAutograd)
-        hit = _decomposes[k] = (
-            kernel is not None and kernel is composite and key is not None and "Autograd" in key.name
-        )
+        hit = _decomposes[k] = kernel is not None and kernel is composite and key is not None and "Autograd" in key.name
     return hit
 
 

@@ -97,7 +97,8 @@ def last_uses(graph: Graph, plan: list[Any]) -> dict[int, list[Value]]:
         for v in step.input_values():
             last[v] = i
         for v in step.outputs:
-            last.setdefault(v, i)  # an output nobody reads dies where it is made
+            if v is not None:
+                last.setdefault(v, i)  # an output nobody reads dies where it is made
     # a view keeps its base alive: free the base no earlier than its views
     for v in list(last):
         b = v.view_of
@@ -127,11 +128,11 @@ def generate(graph: Graph, plan: list[Any]) -> tuple[str, dict[str, Any]]:
         if isinstance(step, Node):
             k = e.obj("k", resolve_kernel(step))
             call = f"{k}({', '.join(_arg(e, a) for a in step.args)})"
-            new = [v for v in step.outputs if v.node is step]
+            new = [v for v in step.outputs if v is not None and v.node is step]
             if step.returns == "one" and new:
                 w(f"    {local(new[0])} = {call}  # {step.op.full_name}")
             elif step.returns in ("tuple", "list") and new:
-                names = [local(v) if v.node is step else "_" for v in step.outputs]
+                names = [local(v) if v is not None and v.node is step else "_" for v in step.outputs]
                 w(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = {call}  # {step.op.full_name}")
             else:
                 w(f"    {call}  # {step.op.full_name}")

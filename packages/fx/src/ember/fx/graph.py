@@ -25,7 +25,8 @@ Its public API, kept stable:
                       ``ember.aten.library`` operators keep their namespace).
     ``args``          the schema's arguments, positionally: a Value for a Tensor, a list
                       of Values (or None) for Tensor[] / Tensor?[], constants otherwise.
-    ``outputs``       list[Value]: the returns, flattened. A return that aliases a
+    ``outputs``       list[Value | None]: the returns, flattened (None: an undefined
+                      tensor, e.g. a gradient convolution_backward was not asked for). A return that aliases a
                       mutated argument (``add_`` returns ``self``) *is* that argument's
                       Value: the graph is not SSA for mutation, it is a program that
                       runs in order, as the eager code did.
@@ -135,7 +136,7 @@ class Node:
 
     __slots__ = ("args", "index", "mutated", "op", "outputs", "returns", "schema")
 
-    def __init__(self, op: Any, args: tuple[Any, ...], outputs: list[Value], returns: str, index: int) -> None:
+    def __init__(self, op: Any, args: tuple[Any, ...], outputs: list[Any], returns: str, index: int) -> None:
         self.op = op
         self.args = args
         self.outputs = outputs
@@ -277,7 +278,7 @@ class Graph:
         yield from self.lifted
         for n in self.nodes:
             for v in n.outputs:
-                if v.node is n:
+                if v is not None and v.node is n:
                     yield v
 
     def set_output(self, output: Any) -> None:
@@ -317,14 +318,16 @@ class Graph:
             where = f"{src.name}.grad" if kind == "grad" else "bound tensor"
             lines.append(f"    # lifted {decl(v)} = {where}")
         for n in self.nodes:
-            new = [v for v in n.outputs if v.node is n]
+            new = [v for v in n.outputs if v is not None and v.node is n]
             call = n.format_call()
             if not n.outputs:
                 lines.append(f"    {call}")
             elif not new:
-                lines.append(f"    {', '.join(v.name for v in n.outputs)} = {call}  # in place")
+                lines.append(f"    {', '.join(v.name for v in n.outputs if v is not None)} = {call}  # in place")
             else:
-                lhs = ", ".join(f"{v.name}: {v.meta}" if v.node is n else v.name for v in n.outputs)
+                lhs = ", ".join(
+                    "_" if v is None else f"{v.name}: {v.meta}" if v.node is n else v.name for v in n.outputs
+                )
                 lines.append(f"    {lhs} = {call}")
         for owner, v in self.grad_effects:
             lines.append(f"    {owner.name}.grad = {v.name if v is not None else 'None'}")
@@ -348,7 +351,7 @@ class Graph:
                 rows.append(
                     (
                         str(n.index) if j == 0 else "",
-                        v.name if v is not None else "-",
+                        v.name if v is not None else "_",
                         n.op.full_name if j == 0 else "",
                         (args if len(args) <= 60 else args[:57] + "...") if j == 0 else "",
                         str(v.meta) if v is not None else "",

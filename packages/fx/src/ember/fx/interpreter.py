@@ -97,7 +97,8 @@ class Interpreter:
                 env[node.outputs[0]] = out
             elif node.returns in ("tuple", "list"):
                 for v, r in zip(node.outputs, out, strict=True):
-                    env[v] = r
+                    if v is not None:
+                        env[v] = r
         for owner, v in g.grad_effects:
             env[owner].grad = None if v is None else env[v]
         return unflatten(g.output_spec, iter(env[v] for v in g.output_values))

@@ -148,10 +148,11 @@ class _Capture:
         return err
 
 
-_EMBER_DIRS = tuple(
-    os.path.dirname(os.path.dirname(os.path.abspath(m.__file__)))
-    for m in [sys.modules["ember.aten"]]
-    if getattr(m, "__file__", None)
+# ember's installed namespace folder (site-packages/ember): frames below it are ember's own
+_EMBER_DIRS: tuple[str, ...] = tuple(
+    os.path.dirname(os.path.dirname(os.path.abspath(f)))
+    for f in [getattr(sys.modules["ember.aten"], "__file__", None)]
+    if f is not None
 )
 
 

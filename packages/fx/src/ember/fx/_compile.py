@@ -143,7 +143,7 @@ class CompiledFunction:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        key = (_key(args), _key(kwargs) if kwargs else None, _grad_enabled())
+        key: Any = (_key(args), _key(kwargs) if kwargs else None, _grad_enabled())
         if self._modules is not None:
             key = (key, tuple(m.training for m in self._modules))
         for entry in self.entries.get(key, ()):

@@ -148,6 +148,9 @@ class FusedKernel:
         self.source = ""
         self._fn: Any = None
         self._empty: Any = None
+        self._ptr_array: Any = None
+        self._numel = 0
+        self._lib: Any = None
 
     def input_values(self) -> list[Value]:
         return self.inputs

@@ -151,8 +151,8 @@ def generate(graph: Graph, plan: list[Any]) -> tuple[str, dict[str, Any]]:
             w(f"    del {', '.join(local(v) for v in dead)}")
     for owner, v in graph.grad_effects:
         w(f"    {local(owner)}.grad = {local(v) if v is not None else 'None'}")
-    outs = ", ".join(local(v) for v in graph.output_values)
-    w(f"    return ({outs}{',' if len(graph.output_values) == 1 else ''})")
+    result = ", ".join(local(v) for v in graph.output_values)
+    w(f"    return ({result}{',' if len(graph.output_values) == 1 else ''})")
     return "\n".join(e.lines) + "\n", e.globals
 
 

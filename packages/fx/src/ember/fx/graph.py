@@ -315,7 +315,7 @@ class Graph:
         lines = [f"def {self.name}({', '.join(decl(v) for v in self.inputs)}):"]
         for v in self.lifted:
             kind, src = v.source or ("tensor", None)
-            where = f"{src.name}.grad" if kind == "grad" else "bound tensor"
+            where = f"{src.name}.grad" if kind == "grad" and src is not None else "bound tensor"
             lines.append(f"    # lifted {decl(v)} = {where}")
         for n in self.nodes:
             new = [v for v in n.outputs if v is not None and v.node is n]
@@ -329,8 +329,8 @@ class Graph:
                     "_" if v is None else f"{v.name}: {v.meta}" if v.node is n else v.name for v in n.outputs
                 )
                 lines.append(f"    {lhs} = {call}")
-        for owner, v in self.grad_effects:
-            lines.append(f"    {owner.name}.grad = {v.name if v is not None else 'None'}")
+        for owner, g in self.grad_effects:
+            lines.append(f"    {owner.name}.grad = {g.name if g is not None else 'None'}")
         lines.append(f"    return {_format_output(self.output)}")
         return "\n".join(lines)
 

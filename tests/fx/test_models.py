@@ -4,7 +4,10 @@ Each model is built twice from one seed; one copy trains eagerly, the other thro
 ``ember.fx.compile(step)``; every step draws the same dropout masks (the generator is
 reseeded per step). Replay must be bit-identical (losses, outputs, gradients, parameters);
 fused within rtol 1e-4 / atol 1e-5 after 10 steps (float32; per-kernel differences are a
-few ulp, see ember/fx/_fused.py, and training compounds them).
+few ulp, see ember/fx/_fused.py, and training compounds them) -- except the parameters of
+the AdamW-trained transformer, atol 1e-3: Adam divides by the gradient's running RMS, so
+a parameter whose gradient is near 0 moves by up to ~lr (3e-3) per step on rounding noise
+alone; 1e-3 is 1/30 of how far 10 steps can move a parameter.
 """
 
 from __future__ import annotations
@@ -179,5 +182,6 @@ def test_fused_within_tolerance(name, tmp_path, monkeypatch) -> None:
     for (l0, o0, _), (l1, o1, _) in zip(eager_hist, hist, strict=True):
         assert l1 == pytest.approx(l0, rel=1e-4, abs=1e-5)
         np.testing.assert_allclose(o1, o0, rtol=1e-4, atol=1e-5)
+    atol = 1e-3 if name == "char_transformer" else 1e-5
     for a, b in zip(eager_params, params, strict=True):
-        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=atol)

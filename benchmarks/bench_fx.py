@@ -1,0 +1,299 @@
+"""ember.fx: eager vs compiled (replay, fused) vs PyTorch eager (and torch.compile when it works).
+
+    python benchmarks/bench_fx.py [--no-torch] [--quick]
+
+Workloads (the targets of issue 19):
+- tiny: 100 ops on 3-element tensors + backward (benchmarks/workloads/autograd.py's chain);
+  target: compiled <= 50 us.
+- mlp_adam: MLP 784-512-512-10, Adam step, batch 128; target: compiled <= 0.75x PyTorch eager.
+- bandwidth: transposed 2048^2 add, and a 5-op pointwise chain on 16M floats, as GB/s
+  against a plain copy of the same bytes; target: >= 0.9x of the copy.
+- lenet / char_transformer: training steps; target: compiled faster than PyTorch eager.
+- capture + first compile of each, and the fused kernels' cache hit in a second process.
+
+Medians of batches (benchmarks/harness.py), ratios from one process; `uptime` printed first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import ember.aten as ea
+import ember.fx as fx
+import ember.nn as nn
+import ember.nn.functional as F
+import ember.optim as optim
+from harness import time_callable
+
+
+def _torch(enabled: bool) -> Any:
+    if not enabled:
+        return None
+    try:
+        import torch
+
+        torch.set_num_threads(os.cpu_count() or 1)
+        return torch
+    except ImportError:
+        return None
+
+
+def _us(s: float) -> str:
+    return f"{s * 1e6:9.1f} us" if s < 1e-3 else f"{s * 1e3:9.2f} ms"
+
+
+def _compiled(fn: Any, backend: str, *args: Any) -> tuple[Any, float]:
+    """The compiled function after its warm-up and capture calls, and the capture+compile seconds."""
+    cf = fx.compile(fn, backend=backend)
+    cf(*args)  # warm-up (eager)
+    t0 = time.perf_counter()
+    cf(*args)  # capture + compile
+    return cf, time.perf_counter() - t0
+
+
+def _torch_compiled(torch: Any, fn: Any, *args: Any) -> Any:
+    try:
+        cf = torch.compile(fn)
+        cf(*args)
+        cf(*args)
+        return cf
+    except Exception as e:
+        print(f"    (torch.compile unavailable: {type(e).__name__}: {str(e).splitlines()[0][:80]})")
+        return None
+
+
+def report(name: str, times: dict[str, float], extra: str = "") -> None:
+    base = times.get("torch")
+    print(f"  {name}")
+    for k, t in times.items():
+        ratio = f"  {t / base:5.2f}x torch" if base else ""
+        print(f"    {k:16s} {_us(t)}{ratio}")
+    if extra:
+        print(f"    {extra}")
+
+
+# ---------------------------------------------------------------------------
+
+
+def tiny(torch: Any) -> None:
+    def chain(x: Any, w: Any) -> Any:
+        y = x
+        for _ in range(20):
+            y = y * w
+            y = y + 1.0
+            y = y.exp()
+            y = -y
+            y = y / 3.0
+        return y
+
+    x = ea.tensor([0.1, 0.2, 0.3], requires_grad=True)
+    w = ea.tensor([0.5, 0.25, 0.125], requires_grad=True)
+
+    def step(x: Any, w: Any) -> Any:
+        x.grad = None
+        w.grad = None
+        chain(x, w).sum().backward()
+
+    times = {"ember eager": time_callable(lambda: step(x, w))}
+    compile_s = {}
+    for backend in ("replay", "fused"):
+        cf, compile_s[backend] = _compiled(step, backend, x, w)
+        times[f"ember {backend}"] = time_callable(lambda cf=cf: cf(x, w))
+    if torch is not None:
+        tx = torch.tensor([0.1, 0.2, 0.3], requires_grad=True)
+        tw = torch.tensor([0.5, 0.25, 0.125], requires_grad=True)
+        times["torch"] = time_callable(lambda: step(tx, tw))
+        tc = _torch_compiled(torch, step, tx, tw)
+        if tc is not None:
+            times["torch.compile"] = time_callable(lambda: tc(tx, tw))
+    extra = ", ".join(f"capture+compile {b} {v * 1e3:.0f} ms" for b, v in compile_s.items())
+    report("100 tiny ops + backward (target: compiled <= 50 us)", times, extra)
+
+
+def mlp_adam(torch: Any) -> None:
+    ea.manual_seed(0)
+    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+    opt = optim.Adam(model.parameters(), lr=1e-3, fused=True)
+    x, y = ea.randn(128, 784), ea.randint(0, 10, (128,))
+
+    def step(x: Any, y: Any) -> Any:
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    times = {"ember eager": time_callable(lambda: step(x, y))}
+    compile_s = {}
+    for backend in ("replay", "fused"):
+        cf, compile_s[backend] = _compiled(step, backend, x, y)
+        times[f"ember {backend}"] = time_callable(lambda cf=cf: cf(x, y))
+    if torch is not None:
+        tm = torch.nn.Sequential(
+            torch.nn.Linear(784, 512),
+            torch.nn.ReLU(),
+            torch.nn.Linear(512, 512),
+            torch.nn.ReLU(),
+            torch.nn.Linear(512, 10),
+        )
+        topt = torch.optim.Adam(tm.parameters(), lr=1e-3)
+        tx, ty = torch.randn(128, 784), torch.randint(0, 10, (128,))
+
+        def tstep(x: Any, y: Any) -> Any:
+            topt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(tm(x), y)
+            loss.backward()
+            topt.step()
+            return loss.detach()
+
+        times["torch"] = time_callable(lambda: tstep(tx, ty))
+    extra = ", ".join(f"capture+compile {b} {v * 1e3:.0f} ms" for b, v in compile_s.items())
+    report("MLP 784-512-512-10 Adam step b128 (target: compiled <= 0.75x torch)", times, extra)
+
+
+def bandwidth(torch: Any) -> None:
+    n = 2048
+    a, b = ea.randn(n, n), ea.randn(n, n)
+    src, dst = ea.randn(n * n), ea.empty(n * n)
+    copy_s = time_callable(lambda: dst.copy_(src))
+    copy_gbs = 2 * 4 * n * n / copy_s / 1e9
+
+    def tadd(a: Any, b: Any) -> Any:
+        return a.t() + b
+
+    def chain5(x: Any) -> Any:
+        return ((x * 1.5 + 0.5).abs() - 0.25).relu() * 2.0
+
+    x16 = ea.randn(16 * 1024 * 1024)
+    print(f"  memory bandwidth of a plain copy (ember copy_, {n * n * 4 >> 20} MiB): {copy_gbs:.1f} GB/s")
+    for label, fn, args, nbytes in (
+        ("transposed 2048^2 add", tadd, (a, b), 3 * 4 * n * n),
+        ("5-op pointwise chain, 16M floats", chain5, (x16,), 2 * 4 * x16.numel()),
+    ):
+        times = {"ember eager": time_callable(lambda fn=fn, args=args: fn(*args))}
+        cf, _ = _compiled(fn, "fused", *args)
+        times["ember fused"] = time_callable(lambda cf=cf, args=args: cf(*args))
+        if torch is not None:
+            targs = tuple(torch.from_numpy(t.numpy()) for t in args)
+            times["torch"] = time_callable(lambda fn=fn, targs=targs: fn(*targs))
+            tc = _torch_compiled(torch, fn, *targs)
+            if tc is not None:
+                times["torch.compile"] = time_callable(lambda tc=tc, targs=targs: tc(*targs))
+        gbs = {k: nbytes / t / 1e9 for k, t in times.items()}
+        extra = "GB/s: " + ", ".join(f"{k} {v:.1f} ({v / copy_gbs:.2f}x copy)" for k, v in gbs.items())
+        report(f"{label} (target: fused >= 0.9x copy bandwidth)", times, extra)
+
+
+def _model_step(torch: Any, name: str) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "fx"))
+    import test_models as tm  # the models of the correctness tests
+
+    make_model, make_batch, make_opt = tm.MODELS[name]
+    ea.manual_seed(0)
+    model = make_model()
+    opt = make_opt(model.parameters())
+    x, y = make_batch(ea.Generator().manual_seed(1))
+
+    def step(x: Any, y: Any) -> Any:
+        opt.zero_grad()
+        loss = tm._cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    times = {"ember eager": time_callable(lambda: step(x, y))}
+    compile_s = {}
+    for backend in ("replay", "fused"):
+        cf, compile_s[backend] = _compiled(step, backend, x, y)
+        times[f"ember {backend}"] = time_callable(lambda cf=cf: cf(x, y))
+    if torch is not None and name == "lenet":
+        tmod = torch.nn.Sequential(
+            torch.nn.Conv2d(1, 6, 5, padding=2), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+            torch.nn.Conv2d(6, 16, 5), torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(),
+            torch.nn.Linear(400, 120), torch.nn.ReLU(), torch.nn.Linear(120, 84), torch.nn.ReLU(),
+            torch.nn.Linear(84, 10),
+        )  # fmt: skip
+        topt = torch.optim.SGD(tmod.parameters(), lr=0.05, momentum=0.9)
+    elif torch is not None:
+        layer = torch.nn.TransformerEncoderLayer(32, 4, 128, 0.1, activation="gelu", batch_first=True, norm_first=True)
+
+        class TT(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.tok, self.pos = torch.nn.Embedding(20, 32), torch.nn.Embedding(16, 32)
+                self.blocks = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+                self.norm, self.head = torch.nn.LayerNorm(32), torch.nn.Linear(32, 20)
+                self.mask = torch.nn.Transformer.generate_square_subsequent_mask(16)
+
+            def forward(self, idx: Any) -> Any:
+                h = self.tok(idx) + self.pos(torch.arange(idx.shape[1]))
+                return self.head(self.norm(self.blocks(h, mask=self.mask, is_causal=True)))
+
+        tmod = TT()
+        topt = torch.optim.AdamW(tmod.parameters(), lr=3e-3)
+    if torch is not None:
+        tx, ty = torch.from_numpy(x.numpy()), torch.from_numpy(y.numpy())
+
+        def tstep(x: Any, y: Any) -> Any:
+            topt.zero_grad()
+            out = tmod(x)
+            loss = torch.nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
+            loss.backward()
+            topt.step()
+            return loss.detach()
+
+        times["torch"] = time_callable(lambda: tstep(tx, ty))
+    extra = ", ".join(f"capture+compile {b} {v * 1e3:.0f} ms" for b, v in compile_s.items())
+    report(f"{name} training step (shapes of tests/fx/test_models.py)", times, extra)
+
+
+def second_process_cache_hit() -> None:
+    """The fused kernels of a graph compiled in a fresh cache, then the same graph in a new process."""
+    code = (
+        "import time, ember.aten as ea, ember.fx as fx\n"
+        "f = lambda x: ((x * 1.5 + 0.5).abs() - 0.25).relu().exp().sum()\n"
+        "cf = fx.compile(f); x = ea.randn(1000); cf(x)\n"
+        "t0 = time.perf_counter(); cf(x); print(time.perf_counter() - t0)\n"
+    )
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, EMBER_FX_CACHE_DIR=d)
+        first = float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout)
+        second = float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout)
+    print(f"  capture + compile, fresh cache: {first * 1e3:.0f} ms; same graph in a second process (cache hit): "
+          f"{second * 1e3:.1f} ms")  # fmt: skip
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--only", default="", help="comma-separated: tiny,mlp,bandwidth,lenet,transformer,cache")
+    args = ap.parse_args()
+    torch = _torch(not args.no_torch)
+    print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    print(f"ember.fx bench, {os.cpu_count()} cores, torch {'not installed' if torch is None else torch.__version__}")
+    todo = {
+        "tiny": lambda: tiny(torch),
+        "mlp": lambda: mlp_adam(torch),
+        "bandwidth": lambda: bandwidth(torch),
+        "lenet": lambda: _model_step(torch, "lenet"),
+        "transformer": lambda: _model_step(torch, "char_transformer"),
+        "cache": second_process_cache_hit,
+    }
+    only = [s for s in args.only.split(",") if s] or list(todo)
+    for name in only:
+        todo[name]()
+    print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

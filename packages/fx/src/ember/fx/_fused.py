@@ -1,0 +1,603 @@
+"""Backend "fused": runs of pointwise nodes (and a sum/mean they feed) become generated C++ loops.
+
+Grouping (:func:`fuse`) walks the graph in order and grows one group at a time. A node
+joins the open group when it is a pointwise op of the table below, out of place, on
+CPU, float32 or float64, with every tensor operand of that dtype and broadcastable to
+the group's shape (its output's shape). A ``sum``/``mean`` (over every dimension, or
+the last) of a value of that shape ends the group (a "pointwise chain feeding a
+reduction": a loss, a norm's statistics). Other nodes that read none of the group's
+values run before the group's kernel, exactly where they were; a node that reads one,
+or that writes any tensor, closes the group first. A group's outputs are the members'
+values read outside it (later nodes, the graph's result, ``.grad``).
+
+Code generation (:func:`kernel_source`): shapes and strides are constants in the
+source (the graph is specialised to them; guards check them), dimensions that are
+contiguous in every operand are merged, the outermost loop is an OpenMP parallel loop
+for large sizes, the innermost is ``#pragma omp simd``; a 2-D iteration where an
+operand is transposed is tiled 32x32 so both sides stay in cache. Each value lives in
+a register: one read of each input and one write of each output per element.
+
+Numerics: float32 arithmetic in float32, in the eager op order, without
+``-ffast-math`` (NaN and inf behave as in eager). Differences from eager come from
+libm's exp/log/tanh vs ember's vectorised kernels (a few ulp) and from reductions,
+which accumulate in double in one pass (eager: float, blocked): the tests allow
+rtol 1e-5 / atol 1e-6 for float32, 1e-12 for float64.
+
+Compilation (:func:`build`): every kernel of a graph goes into one translation unit,
+compiled once by the system C++ compiler (``$CXX``, else ``g++``/``c++``) with
+``-O3 -march=native -fopenmp`` into ``<cache>/<sha256 of source+flags>.so`` and loaded
+with ctypes (``void kernel(char** pointers)``). The cache directory is
+``$EMBER_FX_CACHE_DIR``, else ``$XDG_CACHE_HOME/ember/fx``, else ``~/.cache/ember/fx``.
+No compiler, or a source that fails to compile: a warning, and those nodes run by the
+replay backend instead.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ember import aten as ea
+
+from .graph import Graph, Node, Value
+
+# ---------------------------------------------------------------------------
+# the pointwise table: op -> C++ expression of its operands (strings) and scalar args
+# ---------------------------------------------------------------------------
+
+Lower = Callable[[list[Any], Callable[[Any], str]], "str | None"]
+
+
+def _alpha(args: list[Any], i: int) -> Any:
+    return args[i] if len(args) > i else 1
+
+
+def _add(a: list[Any], e: Callable[[Any], str]) -> str:
+    al = _alpha(a, 2)
+    return f"({e(a[0])} + {e(a[1])})" if al == 1 else f"({e(a[0])} + {e(al)} * {e(a[1])})"
+
+
+def _sub(a: list[Any], e: Callable[[Any], str]) -> str:
+    al = _alpha(a, 2)
+    return f"({e(a[0])} - {e(a[1])})" if al == 1 else f"({e(a[0])} - {e(al)} * {e(a[1])})"
+
+
+def _div(a: list[Any], e: Callable[[Any], str]) -> str | None:
+    return None if a[2] is not None else f"({e(a[0])} / {e(a[1])})"
+
+
+POINTWISE: dict[str, Lower] = {
+    "aten::add.Tensor": _add,
+    "aten::sub.Tensor": _sub,
+    "aten::rsub.Tensor": lambda a, e: _sub([a[1], a[0], a[2]], e),
+    "aten::mul.Tensor": lambda a, e: f"({e(a[0])} * {e(a[1])})",
+    "aten::div.Tensor": _div,
+    "aten::neg": lambda a, e: f"(-{e(a[0])})",
+    "aten::exp": lambda a, e: f"std::exp({e(a[0])})",
+    "aten::log": lambda a, e: f"std::log({e(a[0])})",
+    "aten::tanh": lambda a, e: f"std::tanh({e(a[0])})",
+    "aten::sqrt": lambda a, e: f"std::sqrt({e(a[0])})",
+    "aten::rsqrt": lambda a, e: f"(T(1) / std::sqrt({e(a[0])}))",
+    "aten::abs": lambda a, e: f"std::abs({e(a[0])})",
+    "aten::reciprocal": lambda a, e: f"(T(1) / {e(a[0])})",
+    "aten::sigmoid": lambda a, e: f"(T(1) / (T(1) + std::exp(-{e(a[0])})))",
+    "aten::silu": lambda a, e: f"({e(a[0])} / (T(1) + std::exp(-{e(a[0])})))",
+    "aten::relu": lambda a, e: f"relu_({e(a[0])})",
+    "aten::maximum": lambda a, e: f"maximum_({e(a[0])}, {e(a[1])})",
+    "aten::minimum": lambda a, e: f"minimum_({e(a[0])}, {e(a[1])})",
+    "aten::pow.Tensor_Tensor": lambda a, e: (
+        f"({e(a[0])} * {e(a[0])})" if a[1] == 2 and not isinstance(a[1], Value) else f"std::pow({e(a[0])}, {e(a[1])})"
+    ),
+    "aten::lerp.Scalar": lambda a, e: f"({e(a[0])} + {e(a[2])} * ({e(a[1])} - {e(a[0])}))",
+    "aten::addcmul": lambda a, e: f"({e(a[0])} + {e(a[3])} * {e(a[1])} * {e(a[2])})",
+    "aten::addcdiv": lambda a, e: f"({e(a[0])} + {e(a[3])} * ({e(a[1])} / {e(a[2])}))",
+    "aten::threshold": lambda a, e: f"({e(a[0])} <= {e(a[1])} ? {e(a[2])} : {e(a[0])})",
+    "aten::clone": lambda a, e: None if a[1] is not None else e(a[0]),
+    "aten::ones_like": lambda a, e: "T(1)",
+    "aten::zeros_like": lambda a, e: "T(0)",
+    "aten::full_like": lambda a, e: e(a[1]),
+}
+REDUCTIONS = ("aten::sum", "aten::mean")
+FUSED_DTYPES = {"float32": "float", "float64": "double"}
+
+_PRELUDE = """\
+#include <cmath>
+#include <cstdint>
+#include <limits>
+template <typename T> static inline T relu_(T a) { return a != a ? a : (a > T(0) ? a : T(0)); }
+template <typename T> static inline T maximum_(T a, T b) {
+  return (a != a || b != b) ? std::numeric_limits<T>::quiet_NaN() : (a > b ? a : b); }
+template <typename T> static inline T minimum_(T a, T b) {
+  return (a != a || b != b) ? std::numeric_limits<T>::quiet_NaN() : (a < b ? a : b); }
+"""
+
+
+def _dtype_name(dt: Any) -> str:
+    return str(dt).rsplit(".", 1)[-1]
+
+
+def _broadcastable(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
+    if len(shape) > len(to):
+        return False
+    return all(s == 1 or s == t for s, t in zip(reversed(shape), reversed(to), strict=False))
+
+
+# ---------------------------------------------------------------------------
+# grouping
+# ---------------------------------------------------------------------------
+
+
+class FusedKernel:
+    """A group of nodes run as one generated C++ function: ``outputs = kernel(*inputs)``."""
+
+    def __init__(self, nodes: list[Node], shape: tuple[int, ...], dtype: Any) -> None:
+        self.nodes = nodes
+        self.shape = shape
+        self.dtype = dtype
+        self.inputs: list[Value] = []
+        self.outputs: list[Value] = []
+        self.symbol = ""
+        self.source = ""
+        self._fn: Any = None
+        self._empty: Any = None
+        self._ptr_array: Any = None
+        self._numel = 0
+        self._lib: Any = None
+
+    def input_values(self) -> list[Value]:
+        return self.inputs
+
+    def summary(self) -> str:
+        names = [n.op.name for n in self.nodes]
+        text = " -> ".join(names[:6]) + (f" ... ({len(names)} ops)" if len(names) > 6 else "")
+        return f"{self.symbol} [{', '.join(str(s) for s in self.shape)}] {text}"
+
+    def members(self) -> set[Value]:
+        return {v for n in self.nodes for v in n.outputs}
+
+    def __call__(self, *tensors: Any) -> tuple[Any, ...]:
+        outs = tuple(
+            self._empty(v.meta.shape, v.meta.stride, v.meta.dtype, None, v.meta.device, None) for v in self.outputs
+        )
+        if self._numel:
+            ptrs = self._ptr_array(*[t._impl.data_ptr for t in tensors], *[o._impl.data_ptr for o in outs])
+            self._fn(ptrs)
+        return outs
+
+
+def _fusable(node: Node, shape: tuple[int, ...] | None, dtype: Any) -> tuple[tuple[int, ...], Any] | None:
+    """(shape, dtype) of the group this pointwise node can be in, or None."""
+    lower = POINTWISE.get(node.op.full_name)
+    if lower is None or node.mutated or node.returns != "one" or node.outputs[0].node is not node:
+        return None
+    out = node.outputs[0].meta
+    if out.device.type != "cpu" or _dtype_name(out.dtype) not in FUSED_DTYPES:
+        return None
+    if shape is not None and (out.shape != shape or out.dtype != dtype):
+        return None
+    for v in node.input_values():
+        if v.meta.dtype != out.dtype or v.meta.device.type != "cpu" or not _broadcastable(v.meta.shape, out.shape):
+            return None
+    for a in node.args:
+        if isinstance(a, (list, tuple)) or (a is not None and not isinstance(a, (Value, int, float, bool))):
+            if node.op.full_name in ("aten::ones_like", "aten::zeros_like", "aten::full_like", "aten::clone"):
+                continue  # their dtype/device/memory_format arguments: checked through the output meta
+            return None
+    if node.op.full_name.endswith("_like") and not out.is_contiguous():
+        return None
+    if lower(list(node.args), lambda x: "x") is None:
+        return None
+    return out.shape, out.dtype
+
+
+def _reduction_dims(node: Node, shape: tuple[int, ...], dtype: Any) -> str | None:
+    """'all' or 'last' when this sum/mean reduces a value of the group's shape and dtype."""
+    if node.op.full_name not in REDUCTIONS or node.returns != "one":
+        return None
+    src = node.args[0]
+    if not isinstance(src, Value) or src.meta.shape != shape or src.meta.dtype != dtype:
+        return None
+    if len(node.args) > 3 and node.args[3] is not None:
+        return None  # dtype=
+    dims = node.args[1]
+    nd = len(shape)
+    if nd == 0:
+        return None
+    if dims is None or (isinstance(dims, (list, tuple)) and sorted(d % nd for d in dims) == list(range(nd))):
+        return "all"
+    if isinstance(dims, (list, tuple)) and len(dims) == 1 and dims[0] % nd == nd - 1 and nd > 1:
+        return "last"
+    return None
+
+
+def fuse(graph: Graph) -> list[Any]:
+    """The plan: the graph's nodes, with fusable runs replaced by FusedKernels (not yet built)."""
+    plan: list[Any] = []
+    group: list[Node] = []
+    gshape: tuple[int, ...] | None = None
+    gdtype: Any = None
+    produced: set[Value] = set()
+
+    def close() -> None:
+        nonlocal group, gshape, gdtype, produced
+        if group:
+            if len(group) == 1 and group[0].op.full_name in ("aten::clone", "aten::ones_like", "aten::zeros_like"):
+                plan.append(group[0])  # a lone copy or fill: aten's kernel is as good
+            else:
+                plan.append(FusedKernel(group, gshape or (), gdtype))
+        group, gshape, gdtype, produced = [], None, None, set()
+
+    for node in graph.nodes:
+        reads_group = any(v in produced for v in node.input_values())
+        if group and gshape is not None:
+            red = _reduction_dims(node, gshape, gdtype)
+            if red is not None and reads_group:
+                group.append(node)
+                close()
+                continue
+        fit = _fusable(node, gshape, gdtype) if group else None
+        if fit is not None:
+            group.append(node)
+            produced.update(node.outputs)
+            continue
+        if group and (reads_group or node.mutated):
+            close()
+        start = _fusable(node, None, None)
+        if start is not None and not group:
+            group = [node]
+            gshape, gdtype = start
+            produced = set(node.outputs)
+            continue
+        if start is not None:  # fusable, but another shape / dtype: a new group
+            close()
+            group = [node]
+            gshape, gdtype = start
+            produced = set(node.outputs)
+            continue
+        plan.append(node)
+    close()
+    _assign_io(graph, plan)
+    return plan
+
+
+def _assign_io(graph: Graph, plan: list[Any]) -> None:
+    kernels = [s for s in plan if isinstance(s, FusedKernel)]
+    for k in kernels:
+        members = k.members()
+        ins: list[Value] = []
+        for n in k.nodes:
+            for v in n.input_values():
+                if v not in members and v not in ins:
+                    ins.append(v)
+        k.inputs = ins
+    read_outside: set[Value] = set(graph.output_values) | {v for _, v in graph.grad_effects if v is not None}
+    for step in plan:
+        read_outside.update(step.input_values())
+    for k in kernels:
+        last = k.nodes[-1]
+        k.outputs = [
+            v for n in k.nodes for v in n.outputs if v in read_outside or (n is last and n.op.full_name in REDUCTIONS)
+        ]
+
+
+# ---------------------------------------------------------------------------
+# code generation
+# ---------------------------------------------------------------------------
+
+
+def _strides_for(v: Value, shape: tuple[int, ...]) -> list[int]:
+    """v's element strides over the iteration shape (0 where it broadcasts)."""
+    nd, vd = len(shape), len(v.meta.shape)
+    out = [0] * nd
+    for i in range(vd):
+        j = nd - vd + i
+        out[j] = 0 if v.meta.shape[i] == 1 and shape[j] != 1 else v.meta.stride[i]
+    return out
+
+
+def _coalesce(shape: list[int], strides: list[list[int]]) -> tuple[list[int], list[list[int]]]:
+    """Drop size-1 dims and merge neighbours that are contiguous in every operand."""
+    keep = [i for i, s in enumerate(shape) if s != 1]
+    shape = [shape[i] for i in keep]
+    strides = [[st[i] for i in keep] for st in strides]
+    i = len(shape) - 2
+    while i >= 0:
+        if all(st[i] == st[i + 1] * shape[i + 1] for st in strides):
+            shape[i] *= shape[i + 1]
+            del shape[i + 1]
+            for st in strides:
+                st[i] = st[i + 1]
+                del st[i + 1]
+        i -= 1
+    return shape, strides
+
+
+PARALLEL_MIN = 1 << 16  # elements: below this a kernel runs on one thread (no OpenMP fork)
+BLOCK = 4096
+TILE = 32
+
+
+def kernel_source(k: FusedKernel, symbol: str) -> str:
+    T = FUSED_DTYPES[_dtype_name(k.dtype)]
+    shape = tuple(k.shape)
+    numel = 1
+    for s in shape:
+        numel *= s
+    red_node = k.nodes[-1] if k.nodes[-1].op.full_name in REDUCTIONS else None
+    red = _reduction_dims(red_node, shape, k.dtype) if red_node is not None else None
+    point_nodes = k.nodes[:-1] if red_node is not None else k.nodes
+    point_outs = [v for v in k.outputs if v.node is not red_node]
+    operands = k.inputs + point_outs
+    strides = [_strides_for(v, shape) for v in operands]
+
+    names: dict[Value, str] = {}
+    body: list[str] = []
+    for i, v in enumerate(k.inputs):
+        names[v] = f"x{i}"
+
+    def expr(a: Any) -> str:
+        if isinstance(a, Value):
+            return names[a]
+        if isinstance(a, bool):
+            return f"T({int(a)})"
+        if isinstance(a, (int, float)):
+            f = float(a)
+            if f != f:
+                return "std::numeric_limits<T>::quiet_NaN()"
+            if f in (float("inf"), float("-inf")):
+                return ("-" if f < 0 else "") + "std::numeric_limits<T>::infinity()"
+            return f"T({f!r})"
+        raise TypeError(a)
+
+    for j, n in enumerate(point_nodes):
+        v = n.outputs[0]
+        names[v] = f"y{j}"
+        e = POINTWISE[n.op.full_name](list(n.args), expr)
+        body.append(f"const T y{j} = {e};")
+
+    lines = [f'extern "C" void {symbol}(char** p) {{', f"  using T = {T};"]
+    for i, _ in enumerate(k.inputs):
+        lines.append(f"  const T* __restrict__ in{i} = reinterpret_cast<const T*>(p[{i}]);")
+    for i, _ in enumerate(point_outs):
+        lines.append(f"  T* __restrict__ out{i} = reinterpret_cast<T*>(p[{len(k.inputs) + i}]);")
+    if red is not None:
+        lines.append(f"  T* __restrict__ red = reinterpret_cast<T*>(p[{len(operands)}]);")
+
+    def loads(offs: list[str]) -> list[str]:
+        return [f"const T x{i} = in{i}[{offs[i]}];" for i in range(len(k.inputs))]
+
+    def stores(offs: list[str]) -> list[str]:
+        return [f"out{i}[{offs[len(k.inputs) + i]}] = {names[v]};" for i, v in enumerate(point_outs)]
+
+    red_expr = names[red_node.args[0]] if red_node is not None else ""
+    mean = red_node is not None and red_node.op.full_name == "aten::mean"
+
+    if red == "last":
+        outer_shape, outer_strides = _coalesce(list(shape[:-1]), [st[:-1] for st in strides])
+        inner, inner_st = shape[-1], [st[-1] for st in strides]
+        rows = 1
+        for s in outer_shape:
+            rows *= s
+        if rows * inner >= PARALLEL_MIN:
+            lines.append("  #pragma omp parallel for")
+        lines.append(f"  for (int64_t r = 0; r < {rows}; ++r) {{")
+        base = _row_offsets(outer_shape, outer_strides, "r")
+        lines += [f"    const int64_t b{i} = {b};" for i, b in enumerate(base)]
+        lines.append("    double acc = 0;")
+        lines.append(f"    for (int64_t j = 0; j < {inner}; ++j) {{")
+        offs = [f"b{i} + j * {inner_st[i]}" for i in range(len(operands))]
+        lines += ["      " + s for s in loads(offs) + body + stores(offs)]
+        lines.append(f"      acc += {red_expr};")
+        lines.append("    }")
+        lines.append(f"    red[r] = T(acc{f' / {inner}' if mean else ''});")
+        lines.append("  }")
+    else:
+        cshape, cstrides = _coalesce(list(shape), strides)
+        acc = red is not None
+        if acc:
+            lines.append("  double acc = 0;")
+        inner_lines = body + ([f"acc += {red_expr};"] if acc else [])
+        lines += _loops(cshape, cstrides, loads, stores, inner_lines, acc, numel)
+        if acc:
+            lines.append(f"  red[0] = T(acc{f' / {numel}' if mean else ''});")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _row_offsets(shape: list[int], strides: list[list[int]], idx: str) -> list[str]:
+    """Offsets of each operand for a flat index over `shape` (div/mod by constants)."""
+    out = []
+    for st in strides:
+        terms = []
+        rest = 1
+        for d in range(len(shape) - 1, -1, -1):
+            if st[d]:
+                terms.append(f"(({idx} / {rest}) % {shape[d]}) * {st[d]}")
+            rest *= shape[d]
+        out.append(" + ".join(terms) or "0")
+    return out
+
+
+def _loops(
+    shape: list[int],
+    strides: list[list[int]],
+    loads: Callable[[list[str]], list[str]],
+    stores: Callable[[list[str]], list[str]],
+    body: list[str],
+    acc: bool,
+    numel: int,
+) -> list[str]:
+    n_ops = len(strides)
+    red = " reduction(+:acc)" if acc else ""
+    # small kernels stay on the calling thread: an OpenMP fork costs more than they do
+    par = [f"  #pragma omp parallel for{red}"] if numel >= PARALLEL_MIN else []
+    out: list[str] = []
+    if len(shape) == 0:  # 0-d
+        offs = ["0"] * n_ops
+        return ["  {"] + ["    " + s for s in loads(offs) + body + stores(offs)] + ["  }"]
+    if len(shape) == 1:
+        n = shape[0]
+        st = [s[0] for s in strides]
+        out += par
+        out.append(f"  for (int64_t b = 0; b < {n}; b += {BLOCK}) {{")
+        out.append(f"    const int64_t e = b + {BLOCK} < {n} ? b + {BLOCK} : {n};")
+        out.append(f"    #pragma omp simd{red}")
+        out.append("    for (int64_t i = b; i < e; ++i) {")
+        offs = [f"i * {s}" for s in st]
+        out += ["      " + s for s in loads(offs) + body + stores(offs)]
+        out += ["    }", "  }"]
+        return out
+    # 2-D and more: outer dims flattened into rows; the last two dims tiled when some operand is
+    # transposed (its stride along the last dim is not 1 while another's is)
+    inner = shape[-1]
+    inner_st = [s[-1] for s in strides]
+    transposed = len(shape) >= 2 and any(s not in (0, 1) for s in inner_st) and any(s[-2] == 1 for s in strides)
+    if transposed:
+        rows_shape = shape[:-2]
+        rows = 1
+        for s in rows_shape:
+            rows *= s
+        m = shape[-2]
+        mid_st = [s[-2] for s in strides]
+        base = _row_offsets(rows_shape, [s[:-2] for s in strides], "r") if rows_shape else ["0"] * n_ops
+        out += [p.replace("parallel for", "parallel for collapse(2)") for p in par]
+        out.append(f"  for (int64_t r = 0; r < {rows}; ++r)")
+        out.append(f"  for (int64_t ib = 0; ib < {m}; ib += {TILE}) {{")
+        out += [f"    const int64_t b{i} = {b};" for i, b in enumerate(base)]
+        out.append(f"    const int64_t ie = ib + {TILE} < {m} ? ib + {TILE} : {m};")
+        out.append(f"    for (int64_t jb = 0; jb < {inner}; jb += {TILE}) {{")
+        out.append(f"      const int64_t je = jb + {TILE} < {inner} ? jb + {TILE} : {inner};")
+        out.append("      for (int64_t i = ib; i < ie; ++i) {")
+        out.append(f"        #pragma omp simd{red}")
+        out.append("        for (int64_t j = jb; j < je; ++j) {")
+        offs = [f"b{k} + i * {mid_st[k]} + j * {inner_st[k]}" for k in range(n_ops)]
+        out += ["          " + s for s in loads(offs) + body + stores(offs)]
+        out += ["        }", "      }", "    }", "  }"]
+        return out
+    rows_shape = shape[:-1]
+    rows = 1
+    for s in rows_shape:
+        rows *= s
+    base = _row_offsets(rows_shape, [s[:-1] for s in strides], "r")
+    out += par
+    out.append(f"  for (int64_t r = 0; r < {rows}; ++r) {{")
+    out += [f"    const int64_t b{i} = {b};" for i, b in enumerate(base)]
+    out.append(f"    #pragma omp simd{red}")
+    out.append(f"    for (int64_t j = 0; j < {inner}; ++j) {{")
+    offs = [f"b{k} + j * {inner_st[k]}" for k in range(n_ops)]
+    out += ["      " + s for s in loads(offs) + body + stores(offs)]
+    out += ["    }", "  }"]
+    return out
+
+
+# ---------------------------------------------------------------------------
+# compiling and loading
+# ---------------------------------------------------------------------------
+
+CXX_FLAGS = ["-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-fno-math-errno", "-std=c++17"]
+
+
+def cache_dir() -> Path:
+    d = os.environ.get("EMBER_FX_CACHE_DIR")
+    if d:
+        return Path(d)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ember" / "fx"
+
+
+def find_compiler() -> str | None:
+    cxx = os.environ.get("CXX")
+    if cxx:
+        return shutil.which(cxx) or (cxx if os.path.exists(cxx) else None)
+    return shutil.which("g++") or shutil.which("c++")
+
+
+class CompileError(RuntimeError):
+    pass
+
+
+def compile_source(source: str) -> Path:
+    """The shared library of `source`, from the cache or compiled now (CompileError if it fails)."""
+    cxx = find_compiler()
+    if cxx is None:
+        raise CompileError("no C++ compiler found (set CXX, or install g++)")
+    key = hashlib.sha256("\0".join([source, cxx, *CXX_FLAGS]).encode()).hexdigest()[:32]
+    d = cache_dir()
+    lib = d / f"{key}.so"
+    if lib.exists():
+        return lib
+    d.mkdir(parents=True, exist_ok=True)
+    src = d / f"{key}.cpp"
+    src.write_text(source)
+    fd, tmp = tempfile.mkstemp(suffix=".so", dir=d)
+    os.close(fd)
+    try:
+        done = subprocess.run([cxx, *CXX_FLAGS, str(src), "-o", tmp], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise CompileError(f"{cxx} failed on {src}:\n{done.stderr[-2000:]}")
+        os.replace(tmp, lib)  # atomic: a concurrent process sees the whole library or none
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return lib
+
+
+def translation_unit(kernels: list[FusedKernel], graph_name: str) -> str:
+    parts = [f"// ember.fx fused kernels of graph {graph_name!r} (generated)", _PRELUDE]
+    for i, k in enumerate(kernels):
+        k.symbol = f"fused_{i}"
+        k.source = kernel_source(k, k.symbol)
+        parts.append(f"// {k.summary()}\n{k.source}")
+    return "\n".join(parts) + "\n"
+
+
+def build(graph: Graph, plan: list[Any]) -> tuple[list[Any], str | None]:
+    """Compiles the plan's FusedKernels; on failure (with a warning) they become their nodes again."""
+    kernels = [s for s in plan if isinstance(s, FusedKernel)]
+    if not kernels:
+        return plan, None
+    source = translation_unit(kernels, graph.name)
+    try:
+        lib = ctypes.CDLL(str(compile_source(source)))
+    except (CompileError, OSError) as e:
+        warnings.warn(
+            f"ember.fx: fused kernels of {graph.name!r} unavailable ({e}); running those nodes by replay",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return unfuse(plan), None
+    from ember.aten import _dispatch
+
+    empty_kernel = _dispatch.find_op("aten::empty_strided")
+    for k in kernels:
+        fn = getattr(lib, k.symbol)
+        fn.argtypes = [ctypes.c_void_p]
+        fn.restype = None
+        k._fn = fn
+        k._ptr_array = ctypes.c_void_p * (len(k.inputs) + len(k.outputs))
+        n = 1
+        for s in k.shape:
+            n *= s
+        k._numel = n
+        _key, kern, _ = empty_kernel.lookup(_dispatch.CPU_KEYS)
+        k._empty = kern.fn
+        k._lib = lib
+    return plan, source
+
+
+def unfuse(plan: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for s in plan:
+        out.extend(s.nodes if isinstance(s, FusedKernel) else [s])
+    return out
+
+
+_ = ea  # ember.aten must be imported (dtypes) before kernels are built

@@ -1,0 +1,172 @@
+"""Backend "replay": the graph's kernels called back to back, as one generated Python function.
+
+For each node the backend kernel is resolved once (``op.lookup(CPU)``: the kernel the
+dispatcher would reach below Autograd), and the graph becomes straight-line Python::
+
+    def replay(inputs, lifted):
+        v_x, v_w = inputs
+        v_t0 = k0(v_x, v_w)          # aten::mul.Tensor -> CPU: mul_out
+        v_t1 = k1(v_t0, 1.0, 1)
+        del v_t0                     # last use: its block goes back to the allocator
+        ...
+
+No key-set computation, no autograd recording (the whole program runs with the
+Autograd keys excluded), no argument parsing. Memory plan: every intermediate is
+released right after its last use (computed once, here), so the c10 CPU allocator's
+size-binned cache hands the same blocks to the next allocations of the same size:
+after the first run, a replay allocates no new memory. Mutated arguments get their
+version counter bumped, as the eager entry points do.
+
+The fused backend hands this module a plan in which some runs of nodes are replaced by
+one :class:`~ember.fx._fused.FusedKernel`; it is emitted as one more call.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from ember.aten import _dispatch
+
+from .graph import Graph, Node, Value
+
+
+def backend_keys(node: Node) -> int:
+    dev = None
+    for v in node.input_values():
+        dev = v.meta.device
+        break
+    if dev is None and node.outputs:
+        dev = node.outputs[0].meta.device
+    return _dispatch.device_keys(dev)
+
+
+def resolve_kernel(node: Node) -> Any:
+    """The callable the dispatcher would run for this node on its backend key."""
+    ks = backend_keys(node)
+    _key, kernel, below = node.op.lookup(ks)
+    if kernel.with_keyset:
+        if _dispatch.fallback_for(_key) is kernel:
+            return functools.partial(kernel.fn, node.op, below)
+        return functools.partial(kernel.fn, below)
+    return kernel.fn
+
+
+_LITERAL_TYPES = (bool, int, str, type(None))
+
+
+class _Emitter:
+    def __init__(self) -> None:
+        self.globals: dict[str, Any] = {}
+        self.lines: list[str] = []
+
+    def const(self, c: Any) -> str:
+        if isinstance(c, _LITERAL_TYPES):
+            return repr(c)
+        if isinstance(c, float) and c == c and c not in (float("inf"), float("-inf")):
+            return repr(c)
+        name = f"c{len(self.globals)}"
+        self.globals[name] = c
+        return name
+
+    def obj(self, prefix: str, o: Any) -> str:
+        name = f"{prefix}{len(self.globals)}"
+        self.globals[name] = o
+        return name
+
+
+def local(v: Value) -> str:
+    return f"v_{v.name}"
+
+
+def _arg(e: _Emitter, a: Any) -> str:
+    if isinstance(a, Value):
+        return local(a)
+    if isinstance(a, list):
+        return "[" + ", ".join(_arg(e, x) for x in a) + "]"
+    if isinstance(a, tuple) and all(isinstance(x, _LITERAL_TYPES) for x in a):
+        return repr(a)
+    return e.const(a)
+
+
+def last_uses(graph: Graph, plan: list[Any]) -> dict[int, list[Value]]:
+    """For each plan step, the values whose last reader it is (and that may then be freed)."""
+    keep = set(graph.placeholders) | set(graph.output_values) | {v for _, v in graph.grad_effects if v is not None}
+    last: dict[Value, int] = {}
+    for i, step in enumerate(plan):
+        for v in step.input_values():
+            last[v] = i
+        for v in step.outputs:
+            if v is not None:
+                last.setdefault(v, i)  # an output nobody reads dies where it is made
+    # a view keeps its base alive: free the base no earlier than its views
+    for v in list(last):
+        b = v.view_of
+        while b is not None:
+            if b in last:
+                last[b] = max(last[b], last[v])
+            b = b.view_of
+    out: dict[int, list[Value]] = {}
+    for v, i in last.items():
+        if v not in keep:
+            out.setdefault(i, []).append(v)
+    return out
+
+
+def generate(graph: Graph, plan: list[Any]) -> tuple[str, dict[str, Any]]:
+    """Python source of the replay function for `plan` (Nodes and FusedKernels), and its globals."""
+    e = _Emitter()
+    e.globals["_bump"] = _dispatch.bump_version
+    w = e.lines.append
+    w("def replay(inputs, lifted):")
+    if graph.inputs:
+        w(f"    {', '.join(local(v) for v in graph.inputs)}{',' if len(graph.inputs) == 1 else ''} = inputs")
+    if graph.lifted:
+        w(f"    {', '.join(local(v) for v in graph.lifted)}{',' if len(graph.lifted) == 1 else ''} = lifted")
+    frees = last_uses(graph, plan)
+    for i, step in enumerate(plan):
+        if isinstance(step, Node):
+            k = e.obj("k", resolve_kernel(step))
+            call = f"{k}({', '.join(_arg(e, a) for a in step.args)})"
+            new = [v for v in step.outputs if v is not None and v.node is step]
+            if step.returns == "one" and new:
+                w(f"    {local(new[0])} = {call}  # {step.op.full_name}")
+            elif step.returns in ("tuple", "list") and new:
+                names = [local(v) if v is not None and v.node is step else "_" for v in step.outputs]
+                w(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = {call}  # {step.op.full_name}")
+            else:
+                w(f"    {call}  # {step.op.full_name}")
+            for j in step.mutated:
+                a = step.args[j]
+                for v in a if isinstance(a, list) else [a]:
+                    if isinstance(v, Value):
+                        w(f"    _bump({local(v)})")
+        else:  # a FusedKernel
+            f = e.obj("fused", step)
+            ins = ", ".join(local(v) for v in step.inputs)
+            outs = [local(v) for v in step.outputs]
+            w(f"    {', '.join(outs)}{',' if len(outs) == 1 else ''} = {f}({ins})  # fused: {step.summary()}")
+        dead = frees.get(i)
+        if dead:
+            w(f"    del {', '.join(local(v) for v in dead)}")
+    for owner, v in graph.grad_effects:
+        w(f"    {local(owner)}.grad = {local(v) if v is not None else 'None'}")
+    result = ", ".join(local(v) for v in graph.output_values)
+    w(f"    return ({result}{',' if len(graph.output_values) == 1 else ''})")
+    return "\n".join(e.lines) + "\n", e.globals
+
+
+class ReplayProgram:
+    """A compiled plan: ``program(inputs, lifted) -> flat outputs`` with the Autograd keys excluded."""
+
+    def __init__(self, graph: Graph, plan: list[Any] | None = None) -> None:
+        self.graph = graph
+        self.plan = list(graph.nodes) if plan is None else plan
+        self.source, glb = generate(graph, self.plan)
+        code = compile(self.source, f"<ember.fx replay of {graph.name}>", "exec")
+        exec(code, glb)
+        self._fn = glb["replay"]
+
+    def __call__(self, inputs: list[Any], lifted: list[Any]) -> tuple[Any, ...]:
+        with _dispatch.ExcludeKeys(_dispatch.AUTOGRAD_FUNCTIONALITY):
+            return self._fn(inputs, lifted)  # type: ignore[no-any-return]

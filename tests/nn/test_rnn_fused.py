@@ -72,7 +72,7 @@ def test_fused_equals_per_step_composition(mode: str, kw: dict, hx: Any) -> None
     got, want = run(m, x, hx, True), run(m, x, hx, False)
     assert len(got) == len(want)
     for g, w in zip(got, want, strict=True):
-        np.testing.assert_allclose(g.numpy(), w.numpy(), atol=1e-12, rtol=1e-10)
+        np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(), atol=1e-12, rtol=1e-10)
 
 
 @pytest.mark.parametrize("cls", [nn.LSTMCell, nn.GRUCell])
@@ -100,7 +100,7 @@ def test_gradcheck_fused_layers(mode: str) -> None:
     h0 = ea.randn(4, 2, 3, dtype=F64, requires_grad=True)
     c0 = ea.randn(4, 2, 3, dtype=F64, requires_grad=True)
 
-    def fn(x: Any, h0: Any, c0: Any) -> Any:
+    def fn(x: Any, h0: Any, c0: Any = None) -> Any:
         out, finals = m(pack_padded_sequence(x, [3, 2]), (h0, c0) if mode == "LSTM" else h0)
         states = finals if mode == "LSTM" else (finals,)
         return (pad_packed_sequence(out)[0], *states)

@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from workloads import real_models  # noqa: E402
+from workloads import real_models
 
 
 def main() -> int:

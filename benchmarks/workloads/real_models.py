@@ -107,11 +107,16 @@ def _translation(lib: Any, M: Any) -> tuple[Any, Any]:
     src, tgt_in = lib.tensor(src_np), lib.tensor(tgt_np[:-1])
     tgt_out = lib.tensor(tgt_np[1:].reshape(-1))
     causal = np.triu(np.full((tgt_len, tgt_len), -np.inf, dtype=np.float32), 1)
+
+    # additive float masks throughout (mixing bool padding masks with float masks is deprecated)
+    def pad_mask(t: np.ndarray) -> Any:
+        return lib.tensor(np.where(t.T == PAD, -np.inf, 0.0).astype(np.float32))
+
     masks = (
         lib.tensor(np.zeros((src_len, src_len), dtype=np.float32)),
         lib.tensor(causal),
-        lib.tensor(src_np.T == PAD),
-        lib.tensor(tgt_np[:-1].T == PAD),
+        pad_mask(src_np),
+        pad_mask(tgt_np[:-1]),
     )
 
     def loss(opt: Any) -> Any:

@@ -1,4 +1,4 @@
-"""ember's benchmarks: `python benchmarks/bench.py [--only NAME] [--json PATH]` (nox -s bench).
+"""ember's benchmarks: `python benchmarks/bench.py [--only NAME[,NAME...]] [--json PATH]` (nox -s bench).
 
 Prints one table of workloads timed with ember, NumPy and -- when installed --
 PyTorch, all in this one process, with the ratios ember/NumPy and ember/PyTorch.
@@ -33,11 +33,18 @@ MODULES += [gpu]
 from workloads import gpu_blas  # noqa: E402  -- gpu: cuBLAS matmul, conv2d (one "no CUDA GPU" row without one)
 
 MODULES += [gpu_blas]
+from workloads import real_models  # noqa: E402  -- nn+optim: real models' training steps vs PyTorch
+
+MODULES += [real_models]
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--only", help="run workloads whose name contains this text")
+    p.add_argument(
+        "--only",
+        help="run only the workloads whose name contains this text (several: comma-separated, any may match; "
+        "e.g. --only lstm_lm,gru_lm or --only 'train step')",
+    )
     p.add_argument("--json", help="also write the results as JSON here")
     args = p.parse_args()
     workloads = [w for m in MODULES for w in m.WORKLOADS]

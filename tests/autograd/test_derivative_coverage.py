@@ -267,6 +267,39 @@ def test_unimplemented_derivatives_raise_at_backward(entry, fn, make) -> None:  
 
 
 # ---------------------------------------------------------------------------
+# fused recurrent layers: a C++ backward (gradcheck), no double backward (as PyTorch's fused RNNs)
+# ---------------------------------------------------------------------------
+
+
+def _lstm_layer(reverse: bool) -> Callable[..., Any]:
+    return lambda gi, w, h0, c0: ea._lstm_layer(gi, w, h0, c0, [3, 2, 1], reverse)[:3]
+
+
+def _gru_layer(reverse: bool) -> Callable[..., Any]:
+    return lambda gi, w, b, h0: ea._gru_layer(gi, w, b, h0, [3, 2, 1], reverse)[:2]
+
+
+FUSED_RNN_CASES: list[tuple[str, Callable[..., Any], Callable[[], tuple[Any, ...]]]] = [
+    (f"{name}-{'reverse' if rev else 'forward'}", fn(rev), make)
+    for name, fn, make in [
+        ("_lstm_layer", _lstm_layer, lambda: (_m(6, 8), _m(8, 2, seed=1), _m(3, 2, seed=2), _m(3, 2, seed=3))),
+        ("_gru_layer", _gru_layer, lambda: (_m(6, 6), _m(6, 2, seed=1), _m(6, seed=2), _m(3, 2, seed=3))),
+    ]
+    for rev in (False, True)
+]
+
+
+@pytest.mark.parametrize(("entry", "fn", "make"), FUSED_RNN_CASES, ids=[c[0] for c in FUSED_RNN_CASES])
+def test_fused_rnn_layers_gradcheck_and_refuse_double_backward(entry, fn, make) -> None:  # type: ignore[no-untyped-def]
+    inputs = make()
+    assert gradcheck(fn, inputs)
+    op = entry.split("-")[0]
+    gs = ag.grad([o.sum() for o in fn(*inputs)], inputs, create_graph=True)
+    with pytest.raises(NotImplementedError, match=rf"the derivative for '{op}_backward' is not implemented\."):
+        ag.grad(sum(g.sum() for g in gs), inputs)
+
+
+# ---------------------------------------------------------------------------
 # the coverage check
 # ---------------------------------------------------------------------------
 
@@ -306,6 +339,8 @@ def _case_nodes() -> set[str]:
         seen |= nodes_of(fn, make())
     for _, fn, make in ZERO_GRAD_CASES + NOT_IMPLEMENTED_CASES + IMPLICIT_GRAD_CASES:
         seen |= nodes_of(fn, make(), double=False)
+    for _, fn, make in FUSED_RNN_CASES:  # double=True records the backward ops' nodes (running them raises)
+        seen |= nodes_of(fn, make())
     return seen
 
 

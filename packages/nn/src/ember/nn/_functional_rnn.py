@@ -1,9 +1,14 @@
 """The recurrent computations behind nn.RNN / LSTM / GRU and their cells.
 
 PyTorch runs these as aten operators (``rnn_tanh``, ``lstm``, ``gru`` and the
-``*_cell`` ops); ember writes them here as compositions of aten operators
-(addmm, sigmoid, tanh, cat, ...), so that autograd differentiates them with no
-backward formula of their own.
+``*_cell`` ops). ember runs an LSTM (without ``proj_size``) or a GRU layer as one
+fused aten operator per layer and direction, ``_lstm_layer`` / ``_gru_layer``
+(csrc/native/RNN.cpp: the whole recurrence in C++, with a C++ backward); the input
+projection before it and the dropout between layers stay aten calls here. The other
+modes (RNN_TANH, RNN_RELU, LSTM with a projection) are written below as compositions
+of aten operators (addmm, sigmoid, tanh, cat, ...), differentiated by autograd with no
+backward formula of their own; ``use_fused = False`` runs LSTM and GRU that way too
+(the reference the fused operators are tested against).
 
 Layout (the invariant every function below relies on):
     A sequence batch is always run in PyTorch's *packed* layout: ``data`` holds the
@@ -30,6 +35,9 @@ import ember.aten as ea
 from ember.aten._tensor import Tensor
 
 __all__ = ["gru_cell", "lstm_cell", "rnn_packed", "rnn_relu_cell", "rnn_tanh_cell"]
+
+# LSTM / GRU through the fused aten layer operators (False: the per-step compositions below).
+use_fused = True
 
 # (w_ih, w_hh, b_ih, b_hh, w_hr) of one layer and direction; absent entries are None.
 LayerWeights = tuple[Tensor, Tensor, "Tensor | None", "Tensor | None", "Tensor | None"]
@@ -168,6 +176,27 @@ def _run_direction(
     return out, states
 
 
+def _fused(mode: str, w_hr: Tensor | None) -> bool:
+    return use_fused and w_hr is None and mode in ("LSTM", "GRU")
+
+
+def _run_fused(
+    mode: str,
+    gi: Tensor,
+    w_hh: Tensor,
+    b_hh: Tensor | None,
+    states0: list[Tensor],
+    batch_sizes: Sequence[int],
+    reverse: bool,
+) -> tuple[Tensor, list[Tensor]]:
+    """One layer and direction through the fused aten operator: (packed output, final states)."""
+    if mode == "LSTM":
+        out, h, c, _ = ea._lstm_layer(gi, w_hh, states0[0], states0[1], list(batch_sizes), reverse)
+        return out, [h, c]
+    out, h, _ = ea._gru_layer(gi, w_hh, b_hh, states0[0], list(batch_sizes), reverse)
+    return out, [h]
+
+
 def rnn_packed(
     mode: str,
     data: Tensor,
@@ -187,6 +216,8 @@ def rnn_packed(
     functional ``dropout``) is applied to every layer's output but the last.
     Returns (output data (sum(batch_sizes), num_directions * H_out), [h_n] or [h_n, c_n]).
     """
+    if len(batch_sizes) == 0:
+        raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
     num_directions = 2 if bidirectional else 1
     finals: list[list[Tensor]] = [[] for _ in hx]
     layer_input = data
@@ -196,8 +227,12 @@ def rnn_packed(
             idx = layer * num_directions + direction
             w_ih, w_hh, b_ih, b_hh, w_hr = weights[idx]
             gi = _project(layer_input, w_ih, _input_bias(mode, b_ih, b_hh))
-            step = _make_step(mode, w_hh, b_hh, w_hr)
-            out, states = _run_direction(gi, batch_sizes, [s[idx] for s in hx], step, direction == 1)
+            states0 = [s[idx] for s in hx]
+            if _fused(mode, w_hr):
+                out, states = _run_fused(mode, gi, w_hh, b_hh, states0, batch_sizes, direction == 1)
+            else:
+                step = _make_step(mode, w_hh, b_hh, w_hr)
+                out, states = _run_direction(gi, batch_sizes, states0, step, direction == 1)
             outs.append(out)
             for f, s in zip(finals, states, strict=True):
                 f.append(s)
@@ -236,6 +271,8 @@ def _cell(
     for s, label in zip(states, labels, strict=True):
         _check_cell_hidden(input, s, w_hh.size(1), label)
     gi = _project(input, w_ih, _input_bias(mode, b_ih, b_hh))
+    if _fused(mode, None) and input.size(0) > 0:
+        return _run_fused(mode, gi, w_hh, b_hh, states, [input.size(0)], False)[1]
     return _make_step(mode, w_hh, b_hh, None)(gi, states)
 
 

@@ -195,7 +195,7 @@ class _Exporter:
 
     def add_initializer(self, arr: np.ndarray, stem: str, name: str | None = None) -> str:
         name = name or self.fresh(stem)
-        self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(arr), name))
+        self.initializers.append(numpy_helper.from_array(np.array(arr, order="C"), name))  # keeps 0-d (ascontiguousarray would not)
         return name
 
     def dim_expr(self, v1: int, v2: int, ctx: Context) -> str:
@@ -293,7 +293,7 @@ def export(
     if not isinstance(args, tuple):
         args = (args,)
     dynamic_axes = dict(dynamic_axes or {})
-    with _eval_mode(model):
+    with _eval_mode(model), _ModulePaths(model) as paths:
         gm = fx.capture(model, *args)
     graph = gm.graph
     n_in = len(graph.inputs)
@@ -362,20 +362,26 @@ def export(
         ctx = Context(ex, node, alt)
         target = node.target
         base = target.split(".", 1)[0]
+        if node.mutated:
+            where = paths.of(node.index)
+            raise UnsupportedOperatorError(
+                f"ember.onnx.export: {target} writes its input in place"
+                + (f" in module {where}" if where else "")
+                + f" (node {node.index}: {node.format_call()}); "
+                "ONNX graphs are functional -- use the out-of-place form (e.g. inplace=False)"
+            )
         rule = _SYMBOLICS.get(target) or _SYMBOLICS.get(base)
         if rule is None and not base.startswith("aten::"):
             rule = _custom_domain_node
         if rule is None:
             rule = RULES.get(target) or RULES.get(base)
         if rule is None:
+            where = paths.of(node.index)
             raise UnsupportedOperatorError(
-                f"ember.onnx.export: no ONNX lowering for {target} (node {node.index}: {node.format_call()}); "
+                f"ember.onnx.export: no ONNX lowering for {target}"
+                + (f" in module {where}" if where else "")
+                + f" (node {node.index}: {node.format_call()}); "
                 f"register one with ember.onnx.register_symbolic({target!r}, fn)"
-            )
-        if node.mutated:
-            raise UnsupportedOperatorError(
-                f"ember.onnx.export: {target} writes its input in place (node {node.index}: {node.format_call()}); "
-                "ONNX graphs are functional -- use the out-of-place form (e.g. inplace=False)"
             )
         result = rule(ctx)
         outs = [result] if isinstance(result, str) else list(result)
@@ -417,6 +423,69 @@ def export(
         else:
             f.write(model_proto.SerializeToString())
     return model_proto
+
+
+class _ModulePaths:
+    """Which submodule (``model.layer3.0.conv1``) each captured node came from.
+
+    ember.fx's IR does not record it, so export installs forward pre/post hooks on every
+    submodule while it captures and reads how many nodes the capture in progress holds
+    (``ember.fx._capture._state.active.graph``, the only place that count lives) at each
+    module boundary: the nodes recorded between two boundaries belong to the innermost
+    module running then. Without that state the paths are just left out of messages.
+    """
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.owner: dict[int, str] = {}
+        self._stack = ["model"]
+        self._mark = 0
+        self._handles: list[Any] = []
+
+    def _count(self) -> int | None:
+        try:
+            from ember.fx import _capture
+
+            active = _capture._state.active
+            return None if active is None else len(active.graph.nodes)
+        except AttributeError:
+            return None
+
+    def _assign(self, upto: int) -> None:
+        for i in range(self._mark, upto):
+            self.owner[i] = self._stack[-1]
+        self._mark = upto
+
+    def __enter__(self) -> _ModulePaths:
+        if not hasattr(self.model, "named_modules"):
+            return self
+        for name, mod in self.model.named_modules():
+            if not name:
+                continue
+            path = f"model.{name}"
+
+            def pre(_m: Any, _args: Any, _path: str = path) -> None:
+                c = self._count()
+                if c is not None:
+                    self._assign(c)
+                    self._stack.append(_path)
+
+            def post(_m: Any, _args: Any, _out: Any, _path: str = path) -> None:
+                c = self._count()
+                if c is not None and self._stack[-1] == _path:
+                    self._assign(c)
+                    self._stack.pop()
+
+            self._handles.append(mod.register_forward_pre_hook(pre))
+            self._handles.append(mod.register_forward_hook(post))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for h in self._handles:
+            h.remove()
+
+    def of(self, index: int) -> str | None:
+        return self.owner.get(index)
 
 
 def _rebuild(obj: Any, it: Iterator[Any]) -> Any:

@@ -129,7 +129,7 @@ def _cast_to(ctx: Context, name: str, src: Any, dst: Any) -> str:
 
 
 def _self(ctx: Context) -> str:
-    return _cast_to(ctx, ctx.input("self"), ctx.meta("self").dtype, ctx.out_meta.dtype)
+    return _other(ctx, "self")  # rsub / sub.Tensor(1, x) put a Python scalar first
 
 
 def _scaled_other(ctx: Context) -> str:

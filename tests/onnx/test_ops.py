@@ -1,0 +1,148 @@
+"""Lowering errors, custom operators, and single aten ops checked in ONNX Runtime."""
+
+from __future__ import annotations
+
+import ember.aten as ea
+import ember.autograd as autograd
+import ember.nn as nn
+import ember.nn.functional as F
+import ember.onnx as eonnx
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+
+def _run(proto: onnx.ModelProto, *arrays: np.ndarray) -> list[np.ndarray]:
+    sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, {i.name: a for i, a in zip(sess.get_inputs(), arrays, strict=True)})
+
+
+class _Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 3, 1)
+        self.act = nn.Softplus()
+
+    def forward(self, x):
+        return self.act(self.conv1(x))
+
+
+def test_unlowered_op_is_an_error_naming_op_and_module() -> None:
+    model = nn.Sequential(nn.ReLU(), nn.Sequential(nn.Identity(), _Block()))
+    with pytest.raises(eonnx.UnsupportedOperatorError) as info:
+        eonnx.export(model, ea.randn(1, 3, 4, 4), None)
+    msg = str(info.value)
+    assert "no ONNX lowering for aten::softplus" in msg
+    assert "in module model.1.1.act" in msg
+    assert "register_symbolic('aten::softplus'" in msg
+
+
+def test_unlowered_op_of_a_plain_function_names_the_node() -> None:
+    with pytest.raises(eonnx.UnsupportedOperatorError, match=r"aten::softplus \(node 1: aten::softplus"):
+        eonnx.export(lambda x: F.softplus(x.relu()), ea.randn(3), None)
+
+
+def test_inplace_op_is_an_error_not_a_different_graph() -> None:
+    with pytest.raises(eonnx.UnsupportedOperatorError, match=r"relu_ writes its input in place in module model.1 "):
+        eonnx.export(nn.Sequential(nn.Linear(3, 3), nn.ReLU(inplace=True)), ea.randn(2, 3), None)
+
+
+def test_registered_symbolic_lowers_an_aten_op() -> None:
+    def softplus(ctx):
+        # log(1 + exp(x)), beta = 1 only
+        assert ctx.args["beta"] == 1
+        return ctx.op("Softplus", ctx.input("self"))
+
+    eonnx.register_symbolic("aten::softplus", softplus)
+    try:
+        x = ea.randn(5)
+        proto = eonnx.export(lambda t: F.softplus(t), x, None)
+        np.testing.assert_allclose(_run(proto, x.numpy())[0], F.softplus(x).numpy(), rtol=1e-5, atol=1e-6)
+    finally:
+        eonnx.unregister_symbolic("aten::softplus")
+
+
+@pytest.fixture
+def scaled_add():
+    lib = ea.library.Library("onnxtest", "DEF")
+    lib.define("scaled_add(Tensor x, Tensor y, float alpha) -> Tensor")
+    lib.impl("scaled_add", lambda x, y, a: x * a + y, "CompositeImplicitAutograd")
+    try:
+        yield ea.ops.onnxtest.scaled_add
+    finally:
+        lib._destroy()
+
+
+class _CustomModel(nn.Module):
+    def __init__(self, op) -> None:
+        super().__init__()
+        self.op = op
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.op(self.fc(x), x, 3.0).tanh()
+
+
+def test_custom_op_exports_as_one_node_of_its_domain(scaled_add) -> None:
+    proto = eonnx.export(_CustomModel(scaled_add), ea.randn(2, 4), None)
+    custom = [n for n in proto.graph.node if n.domain == "onnxtest"]
+    assert len(custom) == 1 and custom[0].op_type == "scaled_add"
+    assert [(a.name, a.f) for a in custom[0].attribute] == [("alpha", 3.0)]
+    assert "onnxtest" in {o.domain for o in proto.opset_import}
+    # nothing of the kernel's decomposition (Mul) leaks into the graph
+    assert [n.op_type for n in proto.graph.node if n.domain == ""] == ["Gemm", "Tanh", "Identity"]
+
+
+def test_custom_op_with_a_symbolic_runs_in_onnxruntime(scaled_add) -> None:
+    def lower(ctx):
+        alpha = ctx.scalar_like(ctx.args["alpha"], ctx.meta("x"))
+        return ctx.op("Add", ctx.op("Mul", ctx.input("x"), alpha), ctx.input("y"))
+
+    eonnx.register_symbolic("onnxtest::scaled_add", lower)
+    try:
+        model = _CustomModel(scaled_add)
+        x = ea.randn(2, 4)
+        proto = eonnx.export(model, x, None, dynamic_axes={"input": [0]})
+        assert all(n.domain == "" for n in proto.graph.node)
+        x2 = ea.randn(6, 4)
+        with autograd.no_grad():
+            ref = model(x2).numpy()
+        np.testing.assert_allclose(_run(proto, x2.numpy())[0], ref, rtol=1e-5, atol=1e-6)
+    finally:
+        eonnx.unregister_symbolic("onnxtest::scaled_add")
+
+
+def test_register_symbolic_needs_a_qualified_name() -> None:
+    with pytest.raises(ValueError, match="namespace::name"):
+        eonnx.register_symbolic("softplus", lambda ctx: None)
+
+
+# single ops: (function, input shapes)
+OPS = {
+    "silu_sigmoid": (lambda x: F.silu(x) + F.sigmoid(x), [(3, 4)]),
+    "gelu_tanh": (lambda x: F.gelu(x, approximate="tanh"), [(3, 4)]),
+    "leaky_hardtanh_elu": (lambda x: F.leaky_relu(x, 0.1) * F.hardtanh(x) - F.elu(x), [(3, 4)]),
+    "where_cast": (lambda x, y: ea.where(x > y, x, y).to(ea.float64), [(3, 4), (3, 4)]),
+    "permute_transpose": (lambda x: x.permute(2, 0, 1).transpose(0, 2).contiguous(), [(2, 3, 4)]),
+    "slice_select": (lambda x: x[:, 1:3][0] + x.select(0, 1)[1:3], [(2, 4)]),
+    "cat_stack": (lambda x, y: ea.cat([x, y], 0).sum(0) + ea.stack([x, y], 0).mean((0, 1)), [(2, 3), (2, 3)]),
+    "expand_unsqueeze": (lambda x: x.unsqueeze(1).expand(3, 4, 5) * 2.0, [(3, 5)]),
+    "div_sub_rsub": (lambda x, y: (x / (y.abs() + 1.0) - y) * (1 - x), [(3, 4), (3, 4)]),
+    "softmax_logsoftmax": (lambda x: F.softmax(x, 0) + F.log_softmax(x, -1), [(3, 4)]),
+    "layer_norm": (lambda x: F.layer_norm(x, (4,)), [(3, 4)]),
+    "matmul_bmm": (lambda x, y: x @ y, [(2, 3, 4), (2, 4, 5)]),
+    "reshape_flatten": (lambda x: x.reshape(3, 8).flatten(), [(2, 3, 4)]),
+}
+
+
+@pytest.mark.parametrize("name", list(OPS))
+def test_single_op_matches_in_onnxruntime(name) -> None:
+    fn, shapes = OPS[name]
+    g = ea.Generator().manual_seed(7)
+    xs = [ea.randn(*s, generator=g) for s in shapes]
+    proto = eonnx.export(fn, tuple(xs), None)
+    (got,) = _run(proto, *[x.numpy() for x in xs])
+    ref = fn(*xs).numpy()
+    assert got.dtype == ref.dtype and got.shape == ref.shape
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)

@@ -118,13 +118,50 @@ def _mlp() -> nn.Module:
     )
 
 
-# name: (factory, input at export, input at a second size, dynamic axes of x and y)
+class LSTMClassifier(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lstm = nn.LSTM(8, 16, num_layers=2, batch_first=True)
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return self.fc(out[:, -1])
+
+
+class CharTransformer(nn.Module):
+    """examples/char_transformer.py's model, at a test's size."""
+
+    def __init__(self, vocab: int = 20, block: int = 16, d_model: int = 32, nhead: int = 4, layers: int = 2) -> None:
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d_model)
+        self.pos = nn.Embedding(block, d_model)
+        layer = nn.TransformerEncoderLayer(
+            d_model, nhead, dim_feedforward=4 * d_model, dropout=0.1, activation="gelu", batch_first=True, norm_first=True
+        )
+        self.blocks = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab)
+        self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(block), persistent=False)
+
+    def forward(self, idx):
+        t = idx.shape[1]
+        x = self.tok(idx) + self.pos(ea.arange(t))
+        x = self.blocks(x, mask=self.mask[:t, :t], is_causal=True)
+        return self.head(self.norm(x))
+
+
+# name: (factory, input at export, input at a second size, dynamic axes of x; an integer
+# input's vocabulary size, or None for a float input)
 MODELS = {
     "mlp": (_mlp, (4, 20), (9, 20), {0: "batch"}),
     "lenet": (LeNet, (2, 1, 28, 28), (5, 1, 28, 28), {0: "batch"}),
     "digits_cnn": (lambda: _randomise_bn(digits_cnn()), (4, 1, 8, 8), (3, 1, 8, 8), {0: "batch"}),
     "resnet": (lambda: _randomise_bn(SmallResNet()), (2, 3, 32, 32), (3, 3, 32, 32), {0: "batch"}),
     "transformer_encoder": (_encoder, (2, 6, 16), (3, 11, 16), {0: "batch", 1: "seq"}),
+    # unrolled over time: only the batch axis can be dynamic (see test_ops)
+    "lstm": (LSTMClassifier, (2, 5, 8), (4, 5, 8), {0: "batch"}),
+    "char_transformer": (CharTransformer, (2, 8), (3, 13), {0: "batch", 1: "seq"}, 20),
 }
 
 
@@ -140,11 +177,14 @@ def _eager(model: nn.Module, x) -> np.ndarray:
 
 @pytest.mark.parametrize("name", list(MODELS))
 def test_model_runs_in_onnxruntime_at_two_batch_sizes(name, tmp_path) -> None:
-    factory, shape, shape2, axes = MODELS[name]
+    factory, shape, shape2, axes, *vocab = MODELS[name]
     ea.manual_seed(0)
     model = factory()
     g = ea.Generator().manual_seed(1)
-    x, x2 = ea.randn(*shape, generator=g), ea.randn(*shape2, generator=g)
+    if vocab:
+        x, x2 = (ea.randint(0, vocab[0], s, generator=g) for s in (shape, shape2))
+    else:
+        x, x2 = ea.randn(*shape, generator=g), ea.randn(*shape2, generator=g)
     path = tmp_path / f"{name}.onnx"
     proto = eonnx.export(
         model, (x,), path, input_names=["x"], output_names=["y"], dynamic_axes={"x": axes, "y": {0: "batch"}}

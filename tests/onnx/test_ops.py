@@ -133,6 +133,9 @@ OPS = {
     "layer_norm": (lambda x: F.layer_norm(x, (4,)), [(3, 4)]),
     "matmul_bmm": (lambda x, y: x @ y, [(2, 3, 4), (2, 4, 5)]),
     "reshape_flatten": (lambda x: x.reshape(3, 8).flatten(), [(2, 3, 4)]),
+    "sdpa_causal": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), [(2, 2, 5, 4)] * 3),
+    "sdpa_float_mask": (lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m), [(2, 5, 4)] * 3 + [(5, 5)]),
+    "embedding_arange": (lambda w: F.embedding(ea.arange(3), w) * 2.0, [(6, 4)]),
 }
 
 
@@ -146,3 +149,19 @@ def test_single_op_matches_in_onnxruntime(name) -> None:
     ref = fn(*xs).numpy()
     assert got.dtype == ref.dtype and got.shape == ref.shape
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_sequence_axis_of_an_unrolled_lstm_is_an_error() -> None:
+    """The captured LSTM is unrolled over time: a dynamic sequence axis would change the graph."""
+    model = nn.LSTM(4, 6, batch_first=True)
+    with pytest.raises(eonnx.UnsupportedOperatorError, match="runs different operators when the dynamic axes"):
+        eonnx.export(model, ea.randn(2, 5, 4), None, dynamic_axes={"input": {0: "batch", 1: "seq"}})
+
+
+def test_dynamic_axis_in_reshape_is_computed_from_the_input_shape() -> None:
+    """view(b * 3, 2) follows the batch axis: the exported Reshape reads it at run time."""
+    fn = lambda x: x.view(x.shape[0] * 3, 2).sum(1)  # noqa: E731
+    proto = eonnx.export(fn, ea.randn(2, 6), None, dynamic_axes={"input": {0: "b"}})
+    assert "Shape" in [n.op_type for n in proto.graph.node]
+    x = ea.randn(5, 6)
+    np.testing.assert_allclose(_run(proto, x.numpy())[0], fn(x).numpy(), rtol=1e-5, atol=1e-6)

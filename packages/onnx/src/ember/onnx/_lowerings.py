@@ -13,6 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import onnx
+from onnx import helper
 
 from ._export import Context, onnx_dtype
 
@@ -422,7 +424,6 @@ def _sdpa(ctx: Context) -> str:
     q, k, v = ctx.input("query"), ctx.input("key"), ctx.input("value")
     qm = ctx.meta("query")
     rank = len(qm.shape)
-    l_q, l_k = qm.shape[-2], ctx.meta("key").shape[-2]
     scale = ctx.args.get("scale")
     scale = 1.0 / math.sqrt(qm.shape[-1]) if scale is None else scale
     perm = list(range(rank - 2)) + [rank - 1, rank - 2]
@@ -431,12 +432,14 @@ def _sdpa(ctx: Context) -> str:
     if ctx.args.get("is_causal"):
         if mask is not None:
             raise ctx.unsupported("attn_mask together with is_causal=True")
-        if not ctx.is_static("query") or l_q != l_k:
-            pass
-        tri = np.triu(np.full((l_q, l_k), -np.inf, dtype=_np(qm)), 1)
-        if ctx._alt is not None:
-            raise ctx.unsupported("is_causal=True with dynamic axes (pass the causal mask as attn_mask)")
-        scores = ctx.op("Add", scores, ctx.const(tri))
+        # the top-left lower triangle of ones over the scores' last two dims, built from
+        # their run-time shape so that a dynamic sequence axis keeps it right
+        dims = ctx.op("Shape", scores, start=-2)
+        fill = helper.make_tensor("value", onnx.TensorProto.BOOL, [1], [True])
+        ones = ctx.op("Cast", ctx.op("ConstantOfShape", dims, value=fill), to=onnx.TensorProto.INT32)
+        keep = ctx.op("Trilu", ones, upper=0)
+        keep = ctx.op("Cast", keep, to=onnx.TensorProto.BOOL)
+        scores = ctx.op("Where", keep, scores, ctx.scalar_like(-np.inf, qm))
     elif mask is not None:
         if str(mask.meta.dtype).endswith("bool"):
             neg = ctx.scalar_like(-np.inf, qm)

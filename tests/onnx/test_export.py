@@ -137,7 +137,13 @@ class CharTransformer(nn.Module):
         self.tok = nn.Embedding(vocab, d_model)
         self.pos = nn.Embedding(block, d_model)
         layer = nn.TransformerEncoderLayer(
-            d_model, nhead, dim_feedforward=4 * d_model, dropout=0.1, activation="gelu", batch_first=True, norm_first=True
+            d_model,
+            nhead,
+            dim_feedforward=4 * d_model,
+            dropout=0.1,
+            activation="gelu",
+            batch_first=True,
+            norm_first=True,
         )
         self.blocks = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.norm = nn.LayerNorm(d_model)

@@ -134,7 +134,10 @@ OPS = {
     "matmul_bmm": (lambda x, y: x @ y, [(2, 3, 4), (2, 4, 5)]),
     "reshape_flatten": (lambda x: x.reshape(3, 8).flatten(), [(2, 3, 4)]),
     "sdpa_causal": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), [(2, 2, 5, 4)] * 3),
-    "sdpa_float_mask": (lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m), [(2, 5, 4)] * 3 + [(5, 5)]),
+    "sdpa_float_mask": (
+        lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+        [(2, 5, 4)] * 3 + [(5, 5)],
+    ),
     "embedding_arange": (lambda w: F.embedding(ea.arange(3), w) * 2.0, [(6, 4)]),
 }
 

@@ -20,8 +20,9 @@ import ember.aten as ea
 import ember.autograd as autograd
 import ember.fx as fx
 import numpy as np
-import onnx
 from ember.fx.graph import Node, Value, flatten
+
+import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 _DTYPES = {
@@ -58,9 +59,7 @@ class Context:
         self._alt = alt
         names = [a.name for a in node.schema.arguments]
         self.args: dict[str, Any] = dict(zip(names, node.args, strict=True))
-        self._alt_args: dict[str, Any] | None = (
-            dict(zip(names, alt.args, strict=True)) if alt is not None else None
-        )
+        self._alt_args: dict[str, Any] | None = dict(zip(names, alt.args, strict=True)) if alt is not None else None
         self.opset = exporter.opset
 
     # --- values ---------------------------------------------------------------------
@@ -195,7 +194,9 @@ class _Exporter:
 
     def add_initializer(self, arr: np.ndarray, stem: str, name: str | None = None) -> str:
         name = name or self.fresh(stem)
-        self.initializers.append(numpy_helper.from_array(np.array(arr, order="C"), name))  # keeps 0-d (ascontiguousarray would not)
+        self.initializers.append(
+            numpy_helper.from_array(np.array(arr, order="C"), name)
+        )  # keeps 0-d (ascontiguousarray would not)
         return name
 
     def dim_expr(self, v1: int, v2: int, ctx: Context) -> str:
@@ -335,7 +336,7 @@ def export(
             )
         alt_nodes = alt_graph.nodes
         alt_out = flatten(alt_graph.output, lambda x: isinstance(x, Value))[0]
-        for name, (v, t) in zip(input_names, zip(graph.inputs, flat_args, strict=True), strict=True):
+        for name, v in zip(input_names, graph.inputs, strict=True):
             for axis in in_axes.get(name, {}):
                 ex.dyn_dims.append((name, axis, v.meta.shape[axis], v.meta.shape[axis] + growth[name][axis]))
 
@@ -344,16 +345,16 @@ def export(
         ex.reserve(name)
         ex.env[id(v)] = name
         axes = in_axes.get(name, {})
-        dims = [axes.get(i, s) for i, s in enumerate(v.meta.shape)]
-        graph_inputs.append(helper.make_tensor_value_info(name, onnx_dtype(v.meta.dtype), dims))
+        in_dims: list[Any] = [axes.get(i, s) for i, s in enumerate(v.meta.shape)]
+        graph_inputs.append(helper.make_tensor_value_info(name, onnx_dtype(v.meta.dtype), in_dims))
     params = _parameter_names(model)
     for v in graph.lifted:
         kind, t = v.source or ("", None)
-        if kind != "tensor":
+        if kind != "tensor" or t is None:
             raise UnsupportedOperatorError(f"ember.onnx.export: the forward reads {kind} {v.name}, not a tensor")
-        name = params.get(id(t._impl), v.name)
-        ex.reserve(name)
-        ex.env[id(v)] = ex.add_initializer(t.detach().numpy().copy(), v.name, name=name)
+        init_name = params.get(id(t._impl), v.name)
+        ex.reserve(init_name)
+        ex.env[id(v)] = ex.add_initializer(t.detach().numpy().copy(), v.name, name=init_name)
 
     from ._lowerings import RULES
 
@@ -387,7 +388,9 @@ def export(
         outs = [result] if isinstance(result, str) else list(result)
         defined = [v for v in node.outputs if v is not None]
         if len(outs) != len(node.outputs) and len(outs) != len(defined):
-            raise RuntimeError(f"ember.onnx: the lowering of {target} returned {len(outs)} outputs for {len(node.outputs)}")
+            raise RuntimeError(
+                f"ember.onnx: the lowering of {target} returned {len(outs)} outputs for {len(node.outputs)}"
+            )
         for v, o in zip([v for v in node.outputs if v is not None], outs, strict=False):
             ex.env[id(v)] = o
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
 import onnx
 from onnx import helper
 
@@ -61,8 +62,14 @@ _UNARY = {
     "ceil": "Ceil",
     "logical_not": "Not",
 }
+
+
+def _unary(op_type: str) -> Callable[[Context], Any]:
+    return lambda ctx: ctx.op(op_type, ctx.input("self"))
+
+
 for _aten, _onnx in _UNARY.items():
-    RULES[f"aten::{_aten}"] = lambda ctx, _o=_onnx: ctx.op(_o, ctx.input("self"))
+    RULES[f"aten::{_aten}"] = _unary(_onnx)
 
 
 @rule("rsqrt")
@@ -340,11 +347,9 @@ def _np(meta: Any) -> Any:
 def _layer_norm(ctx: Context) -> str:
     m = ctx.meta("input")
     shape = list(ctx.args["normalized_shape"])
-    n = int(np.prod(shape))
     w, b = ctx.args["weight"], ctx.args["bias"]
     scale = ctx.name(w) if w is not None else ctx.const(np.ones(shape, dtype=_np(m)))
     inputs = [ctx.input("input"), scale] + ([ctx.name(b)] if b is not None else [])
-    del n
     return ctx.emit("LayerNormalization", inputs, axis=-len(shape), epsilon=float(ctx.args["eps"]))[0]
 
 
@@ -426,7 +431,7 @@ def _sdpa(ctx: Context) -> str:
     rank = len(qm.shape)
     scale = ctx.args.get("scale")
     scale = 1.0 / math.sqrt(qm.shape[-1]) if scale is None else scale
-    perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+    perm = [*list(range(rank - 2)), rank - 1, rank - 2]
     scores = ctx.op("MatMul", ctx.op("Mul", q, ctx.scalar_like(scale, qm)), ctx.op("Transpose", k, perm=perm))
     mask = ctx.args["attn_mask"]
     if ctx.args.get("is_causal"):
@@ -577,11 +582,8 @@ def _stack(ctx: Context) -> str:
 @rule("expand")
 def _expand(ctx: Context) -> str:
     size = list(ctx.args["size"])
-    shape = ctx.meta("self").shape
     # -1 keeps a dim; ONNX's Expand broadcasts, so 1 there does the same
-    lead = len(size) - len(shape)
     fixed = [1 if s == -1 else s for s in size]
-    del lead
     if ctx.is_static("size"):
         return ctx.op("Expand", ctx.input("self"), _i64(ctx, fixed))
     return ctx.op("Expand", ctx.input("self"), ctx.ints_tensor("size", fixed))
@@ -600,8 +602,10 @@ def _reduce(ctx: Context, op: str) -> str:
     axes = _i64(ctx, [_dim(d, rank) for d in dims])
     if op == "ReduceSum":
         return ctx.op(op, x, axes, keepdims=keep)
-    return ctx.emit(op, [x], axes=[_dim(d, rank) for d in dims], keepdims=keep)[0] if ctx.opset < 18 else ctx.op(
-        op, x, axes, keepdims=keep
+    return (
+        ctx.emit(op, [x], axes=[_dim(d, rank) for d in dims], keepdims=keep)[0]
+        if ctx.opset < 18
+        else ctx.op(op, x, axes, keepdims=keep)
     )
 
 

@@ -21,7 +21,9 @@ def test_version_file_is_a_release_number() -> None:
 
 def test_every_layer_has_a_package() -> None:
     names = {p.name for p in PACKAGES}
-    assert names == {"c10py", "aten", "autograd", "nn", "optim", "data", "distributed", "distributions", "torch", "fx"}
+    assert names == {
+        *("c10py", "aten", "autograd", "nn", "optim", "data", "distributed", "distributions", "torch", "fx", "onnx")
+    }
 
 
 def test_versions_come_from_the_version_file() -> None:
@@ -64,6 +66,7 @@ def test_dependencies_point_down_only() -> None:
         "distributions": {"autograd"},
         "torch": {"aten", "autograd", "nn", "optim", "data", "distributions"},  # the top layer (facade)
         "fx": {"autograd", "nn", "optim"},
+        "onnx": {"aten", "autograd", "nn", "fx"},
     }
     for pkg in PACKAGES:
         data = _pyproject(pkg)

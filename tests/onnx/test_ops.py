@@ -168,3 +168,14 @@ def test_dynamic_axis_in_reshape_is_computed_from_the_input_shape() -> None:
     assert "Shape" in [n.op_type for n in proto.graph.node]
     x = ea.randn(5, 6)
     np.testing.assert_allclose(_run(proto, x.numpy())[0], fn(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_dynamic_axis_without_room_to_grow_is_a_clear_error() -> None:
+    """The extra captures grow the dynamic axes; a model with a maximum length says so."""
+    table = ea.randn(6, 3)
+
+    def fn(idx):
+        return F.embedding(ea.arange(idx.shape[1]), table) + idx.unsqueeze(-1)
+
+    with pytest.raises(eonnx.UnsupportedOperatorError, match="export runs the forward again with them grown"):
+        eonnx.export(fn, ea.zeros(2, 5), None, dynamic_axes={"input": {1: "seq"}})

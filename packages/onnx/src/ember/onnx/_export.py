@@ -3,10 +3,11 @@
 Dynamic axes. A captured graph is specialised to the shapes capture saw, so the integers
 inside it (a ``view``'s sizes, a ``slice``'s end, a ``zeros``' shape) are the batch size
 of that one call. To know which of them follow a dynamic axis, export captures the
-forward a second time with every dynamic axis larger (the k-th by k), checks that both graphs run
-the same operators, and compares their constant arguments: an integer that differs is
-rebuilt at run time from the input's ``Shape`` (``k * dim`` or ``dim + c``); one that no
-such expression explains is an error rather than a silently fixed size.
+forward twice more with the dynamic axes grown (the k-th by k, then by 3k - 1), checks
+that all three graphs run the same operators, and compares their constant arguments: an
+integer that differs is rebuilt at run time from the input's ``Shape`` (``k * dim``,
+``dim + c`` or ``k * dim_a * dim_b``, fitted on two captures and confirmed on the third);
+one that no such expression explains is an error rather than a silently fixed size.
 """
 
 from __future__ import annotations
@@ -53,13 +54,14 @@ def onnx_dtype(dtype: Any) -> int:
 class Context:
     """What a lowering sees: the node, its arguments by name, and helpers that emit ONNX."""
 
-    def __init__(self, exporter: _Exporter, node: Node, alt: Node | None) -> None:
+    def __init__(self, exporter: _Exporter, node: Node, alts: list[Node]) -> None:
         self._ex = exporter
         self.node = node
-        self._alt = alt
+        self._alts = alts  # this node in the captures at grown dynamic axes (none: static)
+        self._alt = alts[0] if alts else None
         names = [a.name for a in node.schema.arguments]
         self.args: dict[str, Any] = dict(zip(names, node.args, strict=True))
-        self._alt_args: dict[str, Any] | None = dict(zip(names, alt.args, strict=True)) if alt is not None else None
+        self._alt_args = [dict(zip(names, alt.args, strict=True)) for alt in alts]
         self.opset = exporter.opset
 
     # --- values ---------------------------------------------------------------------
@@ -96,14 +98,14 @@ class Context:
 
     # --- integers that may follow a dynamic axis -------------------------------------
     def is_static(self, arg: str) -> bool:
-        return self._alt_args is None or _same(self.args[arg], self._alt_args[arg])
+        return all(_same(self.args[arg], alt[arg]) for alt in self._alt_args)
 
     def int_arg(self, arg: str) -> int:
         """A constant integer argument that must not depend on a dynamic axis."""
         if not self.is_static(arg):
             raise UnsupportedOperatorError(
                 f"ember.onnx: {self.where()}: argument {arg!r} depends on a dynamic axis "
-                f"({self.args[arg]} vs {self._alt_args[arg]})"  # type: ignore[index]
+                f"({self.args[arg]} vs {self._alt_args[0][arg]})"
             )
         return self.args[arg]  # type: ignore[no-any-return]
 
@@ -113,13 +115,14 @@ class Context:
         v1 = list(self.args[arg] if values is None else values)
         if self.is_static(arg):
             return self.const(np.array(v1, dtype=np.int64))
-        v2 = list(self._alt_args[arg])  # type: ignore[index]
-        if len(v1) != len(v2):
+        others = [list(alt[arg]) for alt in self._alt_args]
+        if any(len(o) != len(v1) for o in others):
             raise UnsupportedOperatorError(f"ember.onnx: {self.where()}: the rank of {arg!r} depends on a dynamic axis")
-        parts = [
-            self.const(np.array([a], dtype=np.int64)) if a == b else self._ex.dim_expr(a, b, self)
-            for a, b in zip(v1, v2, strict=True)
-        ]
+        parts = []
+        for i, a in enumerate(v1):
+            vals = (a, *(o[i] for o in others))
+            same = all(v == a for v in vals)
+            parts.append(self.const(np.array([a], dtype=np.int64)) if same else self._ex.dim_expr(vals, self))
         return parts[0] if len(parts) == 1 else self.op("Concat", *parts, axis=0)
 
     def int_scalar_tensor(self, arg: str) -> str:
@@ -127,7 +130,7 @@ class Context:
         v1 = self.args[arg]
         if self.is_static(arg):
             return self.const(np.array([v1], dtype=np.int64))
-        return self._ex.dim_expr(v1, self._alt_args[arg], self)  # type: ignore[index]
+        return self._ex.dim_expr((v1, *(alt[arg] for alt in self._alt_args)), self)
 
     def where(self) -> str:
         return f"node {self.node.index} ({self.node.format_call()})"
@@ -177,9 +180,9 @@ class _Exporter:
         self.custom_domains: set[str] = set()
         self._count = 0
         self._used: set[str] = set()
-        # (input name, axis, size in capture 1, size in capture 2) of every dynamic axis
-        self.dyn_dims: list[tuple[str, int, int, int]] = []
-        self._dim_cache: dict[tuple[int, int], str] = {}
+        # (input name, axis, its size in each capture) of every dynamic axis
+        self.dyn_dims: list[tuple[str, int, tuple[int, ...]]] = []
+        self._dim_cache: dict[Any, str] = {}
 
     def fresh(self, stem: str) -> str:
         while True:
@@ -194,44 +197,50 @@ class _Exporter:
 
     def add_initializer(self, arr: np.ndarray, stem: str, name: str | None = None) -> str:
         name = name or self.fresh(stem)
-        self.initializers.append(
-            numpy_helper.from_array(np.array(arr, order="C"), name)
-        )  # keeps 0-d (ascontiguousarray would not)
+        # np.array keeps a 0-d array 0-d (ascontiguousarray would make it 1-d)
+        self.initializers.append(numpy_helper.from_array(np.array(arr, order="C"), name))
         return name
 
-    def dim_expr(self, v1: int, v2: int, ctx: Context) -> str:
-        """A [1] int64 tensor equal to v1 at capture 1's sizes and v2 at capture 2's."""
-        key = (v1, v2)
-        if key in self._dim_cache:
-            return self._dim_cache[key]
-        candidates = [(d, True) for d in self.dyn_dims] + [(d, False) for d in self.dyn_dims]
-        for (inp, axis, a1, a2), scaled in candidates:  # k * dim before dim + c
-            if scaled and not (v1 * a2 == v2 * a1 and v1 % a1 == 0):
-                continue
-            if not scaled and v1 - a1 != v2 - a2:
-                continue
-            dim = ctx.op("Gather", self.nodes_shape(inp), ctx.const(np.array([axis], dtype=np.int64)), axis=0)
-            if scaled:
-                k = v1 // a1
-                out = dim if k == 1 else ctx.op("Mul", dim, ctx.const(np.array([k], dtype=np.int64)))
-            else:
-                out = ctx.op("Add", dim, ctx.const(np.array([v1 - a1], dtype=np.int64)))
-            self._dim_cache[key] = out
-            return out
-        dd = self.dyn_dims
-        for i in range(len(dd)):  # a product of two dynamic axes (batch * sequence, flattened)
-            for j in range(i + 1, len(dd)):
-                p1, p2 = dd[i][2] * dd[j][2], dd[i][3] * dd[j][3]
-                if v1 * p2 == v2 * p1 and v1 % p1 == 0:
-                    a = ctx.op("Gather", self.nodes_shape(dd[i][0]), ctx.const(np.array([dd[i][1]], dtype=np.int64)))
-                    b = ctx.op("Gather", self.nodes_shape(dd[j][0]), ctx.const(np.array([dd[j][1]], dtype=np.int64)))
-                    out = ctx.op("Mul", ctx.op("Mul", a, b), ctx.const(np.array([v1 // p1], dtype=np.int64)))
-                    self._dim_cache[key] = out
-                    return out
-        raise UnsupportedOperatorError(
-            f"ember.onnx: {ctx.where()}: the integer {v1} changes with the dynamic axes (to {v2} when "
-            "they grow) in a way export cannot express from the inputs' shapes"
-        )
+    def dim_expr(self, vals: tuple[int, ...], ctx: Context) -> str:
+        """A [1] int64 tensor equal to vals[i] at capture i's sizes: ``k * dim``, ``dim + c``
+        or ``k * dim_a * dim_b``, found on two captures and confirmed on the third."""
+        if vals in self._dim_cache:
+            return self._dim_cache[vals]
+
+        def gather(d: tuple[str, int, tuple[int, ...]]) -> str:
+            return ctx.op("Gather", self.nodes_shape(d[0]), ctx.const(np.array([d[1]], dtype=np.int64)), axis=0)
+
+        def i64(v: int) -> str:
+            return ctx.const(np.array([v], dtype=np.int64))
+
+        out = None
+        for d in self.dyn_dims:  # k * dim first: a reshape's batch * heads
+            sizes = d[2]
+            k = vals[0] // sizes[0]
+            if k > 0 and all(v == k * a for v, a in zip(vals, sizes, strict=True)):
+                out = gather(d) if k == 1 else ctx.op("Mul", gather(d), i64(k))
+                break
+        if out is None:
+            for d in self.dyn_dims:  # dim + c: a slice's end past a prefix
+                c = vals[0] - d[2][0]
+                if all(v == a + c for v, a in zip(vals, d[2], strict=True)):
+                    out = ctx.op("Add", gather(d), i64(c))
+                    break
+        if out is None:  # a product of two dynamic axes (batch * sequence, flattened)
+            dd = self.dyn_dims
+            for i in range(len(dd)):
+                for j in range(i + 1, len(dd)):
+                    prod = [a * b for a, b in zip(dd[i][2], dd[j][2], strict=True)]
+                    k = vals[0] // prod[0]
+                    if out is None and k > 0 and all(v == k * p for v, p in zip(vals, prod, strict=True)):
+                        out = ctx.op("Mul", ctx.op("Mul", gather(dd[i]), gather(dd[j])), i64(k))
+        if out is None:
+            raise UnsupportedOperatorError(
+                f"ember.onnx: {ctx.where()}: the integer {vals[0]} changes with the dynamic axes (to "
+                f"{list(vals[1:])} when they grow) in a way export cannot express from the inputs' shapes"
+            )
+        self._dim_cache[vals] = out
+        return out
 
     def nodes_shape(self, inp: str) -> str:
         key = (-1, hash(inp))
@@ -312,33 +321,40 @@ def export(
     in_axes = {name: _normalise_axes(dynamic_axes[name]) for name in input_names if name in dynamic_axes}
 
     ex = _Exporter(opset_version)
-    alt_nodes: list[Node] | None = None
-    alt_out: list[Value] = []
+    alt_graphs: list[Any] = []
     if in_axes:
         flat_args = flatten(args, lambda x: isinstance(x, ea.Tensor))[0]
-        # each dynamic axis grows by a different amount, so that the integers following
-        # one are told apart from those following another
-        growth: dict[str, dict[int, int]] = {}
-        k = 0
-        for n in input_names:
-            for a in in_axes.get(n, {}):
-                k += 1
-                growth.setdefault(n, {})[a] = k
-        grown = [_grown(t, growth[n]) if n in growth else t for t, n in zip(flat_args, input_names, strict=True)]
-        it = iter(grown)
-        alt_args = _rebuild(args, it)
-        with _eval_mode(model):
-            alt_graph = fx.capture(model, *alt_args).graph
-        if [n.target for n in alt_graph.nodes] != [n.target for n in graph.nodes]:
-            raise UnsupportedOperatorError(
-                "ember.onnx.export: the model runs different operators when the dynamic axes change "
-                "size (Python control flow on a shape); export it with static shapes"
-            )
-        alt_nodes = alt_graph.nodes
-        alt_out = flatten(alt_graph.output, lambda x: isinstance(x, Value))[0]
-        for name, v in zip(input_names, graph.inputs, strict=True):
+        # Two more captures with the dynamic axes grown: the k-th axis by k, then by 3k - 1,
+        # so that integers following one axis are told apart from those following another,
+        # and an expression fitted on two captures is confirmed by the third.
+        steps = [lambda k: k, lambda k: 3 * k - 1]
+        for step in steps:
+            growth: dict[str, dict[int, int]] = {}
+            k = 0
+            for n in input_names:
+                for a in in_axes.get(n, {}):
+                    k += 1
+                    growth.setdefault(n, {})[a] = step(k)
+            grown = [_grown(t, growth[n]) if n in growth else t for t, n in zip(flat_args, input_names, strict=True)]
+            try:
+                with _eval_mode(model):
+                    alt_graph = fx.capture(model, *_rebuild(args, iter(grown))).graph
+            except Exception as e:
+                raise UnsupportedOperatorError(
+                    "ember.onnx.export: to find what follows the dynamic axes, export runs the forward again "
+                    f"with them grown by {growth} (input name -> axis -> extra size), and that run failed: "
+                    f"{type(e).__name__}: {e}. Export at a size that leaves that room (e.g. a shorter sequence)"
+                ) from e
+            if [n.target for n in alt_graph.nodes] != [n.target for n in graph.nodes]:
+                raise UnsupportedOperatorError(
+                    "ember.onnx.export: the model runs different operators when the dynamic axes change "
+                    "size (Python control flow on a shape); export it with static shapes"
+                )
+            alt_graphs.append(alt_graph)
+        for name, v, *alts in zip(input_names, graph.inputs, *[g.inputs for g in alt_graphs], strict=True):
             for axis in in_axes.get(name, {}):
-                ex.dyn_dims.append((name, axis, v.meta.shape[axis], v.meta.shape[axis] + growth[name][axis]))
+                ex.dyn_dims.append((name, axis, (v.meta.shape[axis], *(a.meta.shape[axis] for a in alts))))
+    alt_outs = [flatten(g.output, lambda x: isinstance(x, Value))[0] for g in alt_graphs]
 
     graph_inputs = []
     for name, v in zip(input_names, graph.inputs, strict=True):
@@ -359,8 +375,7 @@ def export(
     from ._lowerings import RULES
 
     for i, node in enumerate(graph.nodes):
-        alt = alt_nodes[i] if alt_nodes is not None else None
-        ctx = Context(ex, node, alt)
+        ctx = Context(ex, node, [g.nodes[i] for g in alt_graphs])
         target = node.target
         base = target.split(".", 1)[0]
         if node.mutated:
@@ -406,7 +421,7 @@ def export(
         for i, s in enumerate(v.meta.shape):
             if i in axes:
                 dims.append(axes[i])
-            elif alt_nodes is not None and alt_out[k].meta.shape[i] != s:
+            elif any(out[k].meta.shape[i] != s for out in alt_outs):
                 dims.append(None)  # follows a dynamic input axis; not named by the user
             else:
                 dims.append(s)

@@ -138,6 +138,14 @@ OPS = {
         lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
         [(2, 5, 4)] * 3 + [(5, 5)],
     ),
+    "hardswish_hardsigmoid": (lambda x: F.hardswish(x) - F.hardsigmoid(x), [(3, 8)]),
+    "upsample_nearest": (lambda x: F.interpolate(x, scale_factor=2, mode="nearest"), [(2, 3, 4, 5)]),
+    "upsample_nearest_size": (lambda x: F.interpolate(x, size=(7, 3), mode="nearest"), [(2, 3, 4, 5)]),
+    "upsample_bilinear": (lambda x: F.interpolate(x, size=(7, 9), mode="bilinear"), [(1, 2, 4, 5)]),
+    "upsample_bilinear_ac": (
+        lambda x: F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True),
+        [(1, 2, 4, 5)],
+    ),
     "embedding_arange": (lambda w: F.embedding(ea.arange(3), w) * 2.0, [(6, 4)]),
 }
 
@@ -179,3 +187,11 @@ def test_dynamic_axis_without_room_to_grow_is_a_clear_error() -> None:
 
     with pytest.raises(eonnx.UnsupportedOperatorError, match="export runs the forward again with them grown"):
         eonnx.export(fn, ea.zeros(2, 5), None, dynamic_axes={"input": {1: "seq"}})
+
+
+@pytest.mark.parametrize("kwargs", [{"scale_factor": 2, "mode": "nearest"}, {"size": (5, 7), "mode": "bilinear"}])
+def test_resize_keeps_the_batch_dynamic(kwargs) -> None:
+    fn = lambda x: F.interpolate(x, **kwargs)  # noqa: E731
+    proto = eonnx.export(fn, ea.randn(1, 2, 3, 4), None, dynamic_axes={"input": {0: "batch"}})
+    x = ea.randn(4, 2, 3, 4)
+    np.testing.assert_allclose(_run(proto, x.numpy())[0], fn(x).numpy(), rtol=1e-5, atol=1e-6)

@@ -655,3 +655,48 @@ def _arange(ctx: Context) -> str:
         limit = ctx.op("Squeeze", ctx.int_scalar_tensor("end"), _i64(ctx, [0]))
         limit = _cast_to(ctx, limit, "int64", m.dtype) if not str(m.dtype).endswith("int64") else limit
     return ctx.op("Range", ctx.scalar_like(start, m), limit, ctx.scalar_like(step, m))
+
+
+@rule("hardswish")
+def _hardswish(ctx: Context) -> str:
+    return ctx.op("HardSwish", ctx.input("self"))
+
+
+@rule("hardsigmoid")
+def _hardsigmoid(ctx: Context) -> str:
+    return ctx.op("HardSigmoid", ctx.input("self"), alpha=1.0 / 6.0, beta=0.5)
+
+
+# --- resizing ---------------------------------------------------------------------------------
+def _resize(ctx: Context, mode: str, align_corners: bool | None) -> str:
+    """Resize, keeping the batch and channel axes dynamic.
+
+    PyTorch maps an output index to ``dst * s`` (nearest, floored) or ``(dst + 0.5) * s - 0.5``
+    (linear), with s = 1 / scale_factor when one was given and in / out otherwise; ONNX's
+    asymmetric and pytorch_half_pixel modes do the same with the ``scales`` input, or with
+    out / in when given ``sizes``. So: the scale factor when the call had one, else the
+    sizes (batch and channels read from the input's shape at run time)."""
+    out_sizes = list(ctx.args["output_size"])
+    given = [v for k, v in ctx.args.items() if k.startswith("scales")]
+    inputs = [ctx.input("self"), ""]
+    if all(g is not None for g in given) and not align_corners:
+        inputs.append(ctx.const(np.array([1.0, 1.0, *given], dtype=np.float32)))
+    else:
+        lead = ctx.op("Shape", ctx.input("self"), end=2)
+        inputs += ["", ctx.op("Concat", lead, _i64(ctx, out_sizes), axis=0)]
+    if mode == "nearest":
+        return ctx.emit(
+            "Resize", inputs, mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"
+        )[0]
+    transform = "align_corners" if align_corners else "pytorch_half_pixel"
+    return ctx.emit("Resize", inputs, mode="linear", coordinate_transformation_mode=transform)[0]
+
+
+@rule("upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d")
+def _upsample_nearest(ctx: Context) -> str:
+    return _resize(ctx, "nearest", None)
+
+
+@rule("upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d")
+def _upsample_linear(ctx: Context) -> str:
+    return _resize(ctx, "linear", bool(ctx.args["align_corners"]))

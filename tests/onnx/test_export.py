@@ -157,6 +157,16 @@ class CharTransformer(nn.Module):
         return self.head(self.norm(x))
 
 
+class GRUTagger(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.gru = nn.GRU(8, 12, batch_first=True)
+        self.fc = nn.Linear(12, 3)
+
+    def forward(self, x):
+        return self.fc(self.gru(x)[0])
+
+
 # name: (factory, input at export, input at a second size, dynamic axes of x; an integer
 # input's vocabulary size, or None for a float input)
 MODELS = {
@@ -167,6 +177,7 @@ MODELS = {
     "transformer_encoder": (_encoder, (2, 6, 16), (3, 11, 16), {0: "batch", 1: "seq"}),
     # unrolled over time: only the batch axis can be dynamic (see test_ops)
     "lstm": (LSTMClassifier, (2, 5, 8), (4, 5, 8), {0: "batch"}),
+    "gru": (GRUTagger, (2, 4, 8), (5, 4, 8), {0: "batch"}),
     "char_transformer": (CharTransformer, (2, 8), (3, 13), {0: "batch", 1: "seq"}, 20),
 }
 

@@ -146,6 +146,11 @@ OPS = {
         lambda x: F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True),
         [(1, 2, 4, 5)],
     ),
+    "conv_transpose": (
+        lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1),
+        [(2, 3, 5, 5), (3, 4, 3, 3)],
+    ),
+    "conv1d_avgpool1d": (lambda x, w: F.avg_pool1d(F.conv1d(x, w, padding=1), 2), [(2, 3, 8), (4, 3, 3)]),
     "embedding_arange": (lambda w: F.embedding(ea.arange(3), w) * 2.0, [(6, 4)]),
 }
 

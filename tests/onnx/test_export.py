@@ -276,3 +276,14 @@ def test_file_object_and_multiple_outputs(tmp_path) -> None:
 def test_bad_arguments_are_errors(kwargs, match) -> None:
     with pytest.raises(ValueError, match=match):
         eonnx.export(_mlp(), ea.randn(2, 20), None, **kwargs)
+
+
+def test_unlowered_op_deep_in_a_resnet_names_its_module_path() -> None:
+    model = SmallResNet()
+    model.layer3[0].act = nn.Softplus()  # no ONNX rule; called from BasicBlock.forward below
+    block = model.layer3[0]
+    block.forward = lambda x: block.act(block.bn1(block.conv1(x)))  # type: ignore[method-assign]
+    model.layer3[1] = nn.Identity()
+    model.layer4 = nn.Sequential(nn.Conv2d(32, 64, 1))
+    with pytest.raises(eonnx.UnsupportedOperatorError, match=r"aten::softplus in module model\.layer3\.0\.act "):
+        eonnx.export(model, ea.randn(1, 3, 16, 16), None)

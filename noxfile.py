@@ -43,6 +43,7 @@ LAYERS: dict[str, list[str]] = {
     "distributions": ["c10py", "aten", "autograd"],
     "torch": ["c10py", "aten", "autograd", "data", "nn", "optim", "distributions"],
     "fx": ["c10py", "aten", "autograd", "nn", "optim"],
+    "onnx": ["c10py", "aten", "autograd", "nn", "optim", "fx"],
 }
 # Extras of a layer that its test session installs too (ember-distributed[mpi]: mpi4py + MPICH).
 LAYER_EXTRAS: dict[str, list[str]] = {"distributed": ["mpi"]}

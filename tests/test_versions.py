@@ -78,6 +78,7 @@ def test_dependencies_point_down_only() -> None:
         "distributions": {"autograd"},
         "torch": {"aten", "autograd", "nn", "optim", "data", "distributions"},  # the top layer (facade)
         "fx": {"autograd", "nn", "optim"},
+        "onnx": {"aten", "autograd", "nn", "fx"},
     }
     for pkg in PACKAGES:
         data = _pyproject(pkg)

@@ -1,4 +1,4 @@
-"""ember's benchmarks: `python benchmarks/bench.py [--only NAME] [--json PATH]` (nox -s bench).
+"""ember's benchmarks: `python benchmarks/bench.py [--only NAME ...] [--json PATH]` (nox -s bench).
 
 Prints one table of workloads timed with ember, NumPy and -- when installed --
 PyTorch, all in this one process, with the ratios ember/NumPy and ember/PyTorch.
@@ -37,11 +37,13 @@ MODULES += [gpu_blas]
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--only", help="run workloads whose name contains this text")
+    p.add_argument("--only", action="append", help="run workloads whose name contains this text (repeat for several)")
     p.add_argument("--json", help="also write the results as JSON here")
     args = p.parse_args()
     workloads = [w for m in MODULES for w in m.WORKLOADS]
-    results = harness.run(workloads, args.only)
+    if args.only:
+        workloads = [w for w in workloads if any(o in w[0] for o in args.only)]
+    results = harness.run(workloads)
     meta = {
         "python": platform.python_version(),
         "machine": platform.machine(),

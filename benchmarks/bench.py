@@ -1,4 +1,4 @@
-"""ember's benchmarks: `python benchmarks/bench.py [--only NAME[,NAME...]] [--json PATH]` (nox -s bench).
+"""ember's benchmarks: `python benchmarks/bench.py [--only NAME[,NAME...] ...] [--json PATH]` (nox -s bench).
 
 Prints one table of workloads timed with ember, NumPy and -- when installed --
 PyTorch, all in this one process, with the ratios ember/NumPy and ember/PyTorch.
@@ -42,13 +42,17 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument(
         "--only",
-        help="run only the workloads whose name contains this text (several: comma-separated, any may match; "
-        "e.g. --only lstm_lm,gru_lm or --only 'train step')",
+        action="append",
+        help="run only the workloads whose name contains this text (several: comma-separated or repeated, any "
+        "may match; e.g. --only lstm_lm,gru_lm or --only 'train step')",
     )
     p.add_argument("--json", help="also write the results as JSON here")
     args = p.parse_args()
     workloads = [w for m in MODULES for w in m.WORKLOADS]
-    results = harness.run(workloads, args.only)
+    if args.only:
+        wanted = [o for arg in args.only for o in arg.split(",") if o]
+        workloads = [w for w in workloads if any(o in w[0] for o in wanted)]
+    results = harness.run(workloads)
     meta = {
         "python": platform.python_version(),
         "machine": platform.machine(),

@@ -79,9 +79,97 @@ def test_direct_kernel_beats_composite(lib: Library) -> None:
     assert ea.ops.emtest.which(ea.tensor([0.0])).tolist() == [100.0]
 
 
-def test_wrong_argument_types_list_the_schema() -> None:
-    with pytest.raises(TypeError, match=r"add\(\): argument types do not match the schema"):
+def test_wrong_argument_types_list_the_signatures() -> None:
+    # PyTorch's message: what was given, then every signature of the operator's name
+    expected = r"add\(\) received an invalid combination of arguments - got \(Tensor, str"
+    with pytest.raises(TypeError, match=expected) as e:
         ea.add(ea.tensor([1.0]), "x")
+    assert " * (Tensor input, Tensor other, *, Number alpha = 1)" in str(e.value)
+    assert "INTERNAL" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("call", "got", "expected"),
+    [
+        (lambda t: t.view(dtype=None), "got (dtype=NoneType)", [" * (dtype dtype)", " * (tuple of ints size)"]),
+        (lambda t: t.view(size="a"), "got (Tensor, str)", [" * (Tensor input, tuple of ints size)"]),
+        (lambda t: t.view(None), "got (Tensor, NoneType)", [" * (Tensor input, tuple of ints size)"]),
+        (lambda t: ea.mul(t, [1]), "got (Tensor, list of [int])", [" * (Tensor input, Tensor other)"]),
+        (lambda t: t.sum(dim="x"), "received an invalid combination", [" * (Tensor input, tuple of ints? dim"]),
+    ],
+)
+def test_schema_mismatch_is_a_pytorch_style_type_error(call: Any, got: str, expected: list[str]) -> None:
+    with pytest.raises(TypeError) as e:
+        call(ea.tensor([1.0, 2.0]))
+    msg = str(e.value)
+    assert "received an invalid combination of arguments" in msg, msg
+    assert got in msg, msg
+    for sig in expected:
+        assert sig in msg, msg
+
+
+def test_cpp_entry_is_the_generated_entry_in_cpp() -> None:
+    # the common ops run through C++ dispatcher entries mirroring the generated Python ones
+    from ember.aten import _C
+    from ember.aten._generated import _ops
+
+    if _dispatch.PYTHON_DISPATCH:
+        pytest.skip("EMBER_PYTHON_DISPATCH=1: every call takes the Python entries")
+    entry = _ops._call_add_Tensor
+    assert isinstance(entry, _C.DispatchEntry)
+    assert entry.op is _dispatch.find_op("aten::add.Tensor")
+    assert entry.python_entry.__name__ == "_call_add_Tensor"
+    assert isinstance(ea.Tensor.__add__, _C.DispatchEntry)
+    a, b = ea.tensor([1.0, 2.0]), ea.tensor([10.0, 20.0])
+    for fast, slow in ((entry, entry.python_entry),):
+        assert fast(a, b, 1).tolist() == slow(a, b, 1).tolist() == [11.0, 22.0]
+        assert fast(a, 2, 3).tolist() == slow(a, 2, 3).tolist() == [7.0, 8.0]
+    # int[] arguments: one int means a one-element list (as _intlist), tuples and lists pass through
+    m = ea.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert m.sum(1).tolist() == m.sum([1]).tolist() == m.sum((1,)).tolist() == [3.0, 7.0]
+    assert m.sum(_np_int(0)).tolist() == [4.0, 6.0]  # a NumPy int takes the Python entry's rules
+
+
+def _np_int(v: int) -> Any:
+    import numpy as np
+
+    return np.int64(v)
+
+
+def test_cpp_dunders_keep_python_semantics() -> None:
+    a = ea.tensor([1.0, 2.0])
+    assert (a + 1).tolist() == (1 + a).tolist() == [2.0, 3.0]
+    assert (2 - a).tolist() == [1.0, 0.0]
+    assert (a - 2).tolist() == [-1.0, 0.0]
+    assert (1 / ea.tensor([2.0, 4.0])).tolist() == [0.5, 0.25]
+    assert (-a).tolist() == [-1.0, -2.0]
+    assert (a == None) is False  # noqa: E711  -- NotImplemented from both sides: identity
+    assert a != None  # noqa: E711
+    with pytest.raises(TypeError, match="unsupported operand"):
+        a + "x"
+    with pytest.raises(TypeError, match="unsupported operand"):
+        "x" - a
+    assert ea.Tensor.__add__.__name__ == "__add__"
+
+
+def test_cpp_entries_see_registered_python_kernels(lib: Library) -> None:
+    # a kernel registered later (here: a Python one for aten::neg under Tracer) is found by the C++ entry
+    seen: list[str] = []
+
+    def tracer(op: Any, ks: int, *args: Any) -> Any:
+        seen.append(op.name)
+        return op.redispatch(ks, *args)
+
+    x = ea.tensor([1.0])
+    _dispatch.register_fallback(DispatchKey.Tracer, tracer)
+    try:
+        with _dispatch.IncludeKeys(TRACER):
+            r = -x
+            s = x * 3
+    finally:
+        _dispatch.register_fallback(DispatchKey.Tracer, None)
+    assert r.tolist() == [-1.0] and s.tolist() == [3.0]
+    assert seen == ["neg", "mul"]
 
 
 def test_unknown_operator() -> None:

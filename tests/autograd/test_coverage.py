@@ -66,7 +66,7 @@ def _entries() -> list[_codegen.Entry]:
     import yaml
 
     text = importlib.resources.files("ember.autograd").joinpath("derivatives.yaml").read_text()
-    return _codegen.parse_entries(yaml.load(text, Loader=_kernels._line_loader()))
+    return _codegen.parse_entries(yaml.load(text, Loader=_codegen._line_loader()))
 
 
 def test_non_differentiable_entries_are_justified() -> None:

@@ -11,6 +11,9 @@ using namespace ember::at;
 namespace ember::at::generated {
 void register_all(python::KernelSink& sink);
 }
+namespace ember::at::python {  // python_glue/casters.cpp: the Tensor class and its slot offsets
+void set_tensor_class(PyObject* type, PyObject* wrap);
+}
 namespace ember::at::native {
 void set_cpu_capability(const std::string& name);
 bool cpu_capability_built(CPUCapability c);  // csrc/core/DispatchStub.cpp (EMBER_CPU_CAPABILITIES)
@@ -26,6 +29,7 @@ void set_cublas_allow_bf16_reduced_precision_reduction(bool v);
 }  // namespace ember::at::native
 void init_tensor_new(py::module_& m);
 void init_dlpack(py::module_& m);
+void init_dispatch_entry(py::module_& m);
 #ifdef EMBER_WITH_CUDA
 // Declared in csrc/native/cuda/CUDAUtils.cuh, which needs cuda_runtime.h (not included
 // outside csrc/native/cuda/).
@@ -69,13 +73,7 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "ember.aten._C: aten's C++ kernels and runtime hooks.";
 
   m.def(
-      "_set_tensor_class",
-      [](py::object type, py::object wrap) {
-        auto& tc = python::tensor_class();
-        tc.type = type.release().ptr();
-        tc.wrap = wrap.release().ptr();
-        tc.impl_name = PyUnicode_InternFromString("_impl");
-      },
+      "_set_tensor_class", [](py::object type, py::object wrap) { python::set_tensor_class(type.ptr(), wrap.ptr()); },
       py::arg("type"), py::arg("wrap"), "Tells the C++ casters which Python class is ember.aten.Tensor.");
 
   m.def(
@@ -342,6 +340,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("can_cast", &can_cast, py::arg("from_"), py::arg("to"));
   init_tensor_new(m);
   init_dlpack(m);
+  init_dispatch_entry(m);
   m.def(
       "_item", [](const Tensor& t) { return t.item(); }, py::arg("tensor"),
       "The value of a one-element tensor as a Python number (RuntimeError otherwise).");

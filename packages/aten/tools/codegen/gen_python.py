@@ -6,7 +6,10 @@ set (the tensor arguments' keys, plus the thread-local included keys, minus the
 excluded ones), looks the kernel up in the operator's table (a dict keyed by key
 set, filled on first use), calls it, and then does what the schema promises:
 a mutated argument gets its version bumped and is returned itself; a view gets
-its ``_base``; named multiple returns become a named tuple.
+its ``_base``; named multiple returns become a named tuple. Where nothing is left to
+do after the kernel, the Python function is the reference and the fallback of a C++
+entry doing the same steps (``_c_entry``, csrc/python/dispatch_entry.cpp), which then
+takes its name.
 
 Public functions (``ember.aten.add``) and Tensor methods (``Tensor.add``) carry
 PyTorch's Python signatures (``input`` for ``self``, ``out=`` from the .out
@@ -224,6 +227,11 @@ class PythonGen:
             L.append("    return tuple(r)")
         else:
             L.append("    return r")
+            tensors = [i for i, a in enumerate(s.arguments) if a.type.base == "Tensor"]
+            if tensors and not any(s.arguments[i].type.is_list for i in tensors):
+                # the result needs no post-processing: the same steps run in C++ (csrc/python/dispatch_entry.cpp)
+                intlists = [(i, a.type.list_size or 0) for i, a in enumerate(s.arguments) if a.type.is_int_list]
+                L.append(f"_call_{m} = _c_entry(_op_{m}, _call_{m}, {len(params)}, {tensors!r}, {intlists!r})")
         L.append(f"_op_{m}._call = _call_{m}")
         L.append("")
 
@@ -466,7 +474,7 @@ class PythonGen:
             "    set_view_base_list as _set_view_base_list, bump_version as _bump, bump_versions as _bump_list,",
             "    intlist as _intlist,",
             "    varargs as _varargs, out_tuple as _out_tuple, resolve_overload as _resolve,",
-            "    return_type as _return_type,",
+            "    return_type as _return_type, c_entry as _c_entry,",
             ")",
             "from ember.aten import _memory_format as _mf",
             "from ember.aten import _dtypes",

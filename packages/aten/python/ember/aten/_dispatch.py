@@ -29,6 +29,7 @@ from __future__ import annotations
 import collections
 import functools
 import inspect
+import os
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
@@ -250,16 +251,69 @@ class OpOverload:
         return call(*args)
 
     def _type_error(self, err: TypeError, args: tuple[Any, ...]) -> TypeError:
+        """A kernel refused an argument's type: PyTorch's "invalid combination of arguments" message,
+        listing the signatures of every overload of this operator's name."""
         msg = str(err)
         if "incompatible function arguments" not in msg and "incompatible constructor arguments" not in msg:
             return err
-        got = ", ".join(_type_name(a) for a in args)
-        return TypeError(f"{self.name}(): argument types do not match the schema\n    {self.schema}\ngot ({got})")
+        return invalid_arguments(self.name, args, {}, overload_signatures(self.namespace, self.name))
+
+
+# How PyTorch's argument parser names schema types in its messages.
+_PY_TYPE_NAMES = {"Scalar": "Number", "ScalarType": "dtype", "SymInt": "int", "MemoryFormat": "memory_format"}
+
+
+def _signature(schema: str) -> str:
+    """'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor' -> '(Tensor input, Tensor other, *,
+    Number alpha = 1)': the Python signature PyTorch prints in argument errors."""
+    from ._schema import FunctionSchema
+
+    s = FunctionSchema.parse(schema)
+    parts: list[str] = []
+    star = False
+    for a in s.arguments:
+        if a.kwarg_only and not star:
+            parts.append("*")
+            star = True
+        t = a.type
+        base = _PY_TYPE_NAMES.get(t.base, t.base)
+        if t.is_list:
+            ty = "tuple of ints" if t.base in ("int", "SymInt") else f"tuple of {base}s"
+        else:
+            ty = base
+        if t.optional:
+            ty += "?"
+        name = "input" if a.name == "self" else a.name
+        parts.append(f"{ty} {name}" + (f" = {a.default}" if a.default is not None else ""))
+    return "(" + ", ".join(parts) + ")"
+
+
+def overload_signatures(namespace: str, name: str) -> list[str]:
+    """The Python signatures of every overload named `name` (out= overloads last). Cached: `t == None`
+    reaches this on every call (the kernel refuses None, the operator returns NotImplemented)."""
+    sigs = _signatures_cache.get((namespace, name))
+    if sigs is None:
+        ops = [op for op in _ops.values() if op.namespace == namespace and op.name == name]
+        ops.sort(key=lambda op: op.overload in ("out", "Tensor_out", "Scalar_out"))
+        sigs = _signatures_cache[(namespace, name)] = [_signature(op.schema) for op in ops]
+    return sigs
+
+
+_signatures_cache: dict[tuple[str, str], list[str]] = {}
+
+
+def invalid_arguments(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], signatures: list[str]) -> TypeError:
+    """PyTorch's TypeError for arguments that match no signature of `name`."""
+    got = [_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
+    sigs = "\n".join(f" * {sig}" for sig in signatures)
+    return TypeError(
+        f"{name}() received an invalid combination of arguments - got ({', '.join(got)}), but expected one of:\n{sigs}"
+    )
 
 
 def _type_name(x: Any) -> str:
     if hasattr(x, "_impl"):
-        return f"Tensor[{x.dtype._name}]"
+        return "Tensor"
     if isinstance(x, (list, tuple)):
         return f"{type(x).__name__} of [{', '.join(_type_name(v) for v in x[:3])}{', ...' if len(x) > 3 else ''}]"
     return type(x).__name__
@@ -356,6 +410,7 @@ def register_schema(qualname: str, schema: str, namespace: str = "aten") -> OpOv
     if op is None:
         op = OpOverload(namespace, qualname, schema)
         _ops[full] = op
+        _signatures_cache.pop((namespace, op.name), None)
     return op
 
 
@@ -533,6 +588,71 @@ def varargs(size: tuple[Any, ...]) -> Any:
     return size
 
 
+# ---------------------------------------------------------------------------
+# the C++ entries (csrc/python/dispatch_entry.cpp)
+# ---------------------------------------------------------------------------
+
+# EMBER_PYTHON_DISPATCH=1: every call goes through the generated Python entries (for debugging
+# the dispatcher, and for the tests that check both paths agree).
+PYTHON_DISPATCH = os.environ.get("EMBER_PYTHON_DISPATCH", "0") == "1"
+# op full name -> (Python entry, number of arguments, tensor positions, int[] positions and sizes)
+_entry_specs: dict[str, tuple[Callable[..., Any], int, list[int], list[tuple[int, int]]]] = {}
+
+
+def c_entry(
+    op: OpOverload,
+    python_entry: Callable[..., Any],
+    nargs: int,
+    tensor_pos: list[int],
+    intlists: list[tuple[int, int]],
+) -> Callable[..., Any]:
+    """The C++ dispatcher entry of `op` doing what `python_entry` (a generated ``_call_``) does:
+    key set from the tensor arguments and the TLS sets, the kernel from ``op._table``. Unusual
+    calls (keywords, an int[] given as a NumPy int, ...) go to `python_entry`."""
+    if PYTHON_DISPATCH:
+        return python_entry
+    from ember.aten import _C
+
+    _entry_specs[op.full_name] = (python_entry, nargs, tensor_pos, intlists)
+    return _C._dispatch_entry(  # type: ignore[no-any-return]
+        op, tls, python_entry, "call", nargs, tensor_pos, intlists, None, None, python_entry.__name__
+    )
+
+
+def dunder_entry(
+    call: Any, reflected: bool, extra: tuple[Any, ...], is_operand: Callable[[Any], bool], name: str
+) -> Callable[..., Any] | None:
+    """A C++ Tensor operator (``__add__``: call(self, other, *extra); reflected: call(other, self,
+    *extra)) returning NotImplemented for an operand `is_operand` refuses; None without a C++ entry."""
+    op = getattr(call, "op", None)
+    spec = _entry_specs.get(op.full_name) if isinstance(op, OpOverload) else None
+    if spec is None:
+        return None
+    from ember.aten import _C
+
+    python_entry, nargs, tensor_pos, intlists = spec
+    if nargs == 1:  # a unary operator (__neg__): the entry itself, under the dunder's name
+        return _C._dispatch_entry(  # type: ignore[no-any-return]
+            op, tls, python_entry, "call", nargs, tensor_pos, intlists, None, None, name
+        )
+    mode = "rdunder" if reflected else "dunder"
+    return _C._dispatch_entry(  # type: ignore[no-any-return]
+        op, tls, python_entry, mode, nargs, tensor_pos, intlists, tuple(extra), is_operand, name
+    )
+
+
+def redispatcher(op: OpOverload) -> Callable[..., Any]:
+    """``op.redispatch`` (ks, *args) in C++: what a kernel registered with_keyset calls below itself."""
+    if PYTHON_DISPATCH:
+        return op.redispatch
+    from ember.aten import _C
+
+    nargs = len(_schema_params(op.schema)[0])
+    return _C._dispatch_entry(  # type: ignore[no-any-return]
+        op, tls, op.redispatch, "redispatch", nargs, [], [], None, None, f"redispatch[{op.full_name}]"
+    )
+
+
 def out_tuple(out: Any, n: int) -> tuple[Any, ...]:
     if not isinstance(out, (tuple, list)) or len(out) != n:
         raise TypeError(f"out= expected a tuple of {n} tensors")
@@ -597,10 +717,4 @@ def resolve_overload(name: str, candidates: list[Any], args: tuple[Any, ...], kw
                 raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
             outs = out if isinstance(out, (tuple, list)) else (out,)
             return call_out(*bound, *outs)
-    got = ", ".join(_type_name(a) for a in args)
-    if kwargs:
-        got += ", " + ", ".join(f"{k}={_type_name(v)}" for k, v in kwargs.items())
-    sigs = "\n".join(f" * {sig}" for *_, sig in candidates)
-    raise TypeError(
-        f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n{sigs}"
-    )
+    raise invalid_arguments(name, args, kwargs, [sig for *_, sig in candidates])

@@ -25,33 +25,26 @@ _object_new = object.__new__
 
 
 class AutogradMeta:
-    """Autograd state of one tensor (filled by ember.autograd)."""
+    """Autograd state of one tensor (filled by ember.autograd).
 
-    __slots__ = (
-        "grad",
-        "grad_accumulator",
-        "grad_fn",
-        "hooks",
-        "name",
-        "output_nr",
-        "post_accumulate_hooks",
-        "requires_grad",
-        "retains_grad",
-        "view_info",
-    )
+    The fields every recorded output sets are slots; the rarely used ones (hooks, retains_grad,
+    name, the leaf's AccumulateGrad) are class-level defaults, written into the instance
+    ``__dict__`` on first use -- a recorded op creates one of these per output."""
 
-    def __init__(self) -> None:
-        self.requires_grad = False
+    __slots__ = ("__dict__", "grad", "grad_fn", "output_nr", "requires_grad", "view_info")
+
+    hooks: dict[int, Any] | None = None  # hook id -> hook, in registration order
+    post_accumulate_hooks: dict[int, Any] | None = None
+    retains_grad: bool = False
+    name: str | None = None
+    grad_accumulator: Any = None  # weak reference to the leaf's AccumulateGrad node
+
+    def __init__(self, requires_grad: bool = False, grad_fn: Any = None) -> None:
+        self.requires_grad = requires_grad
         self.grad: Tensor | None = None
-        self.grad_fn: Any = None
+        self.grad_fn = grad_fn
         self.output_nr = 0
-        # hook id -> hook, in registration order (filled by ember.autograd)
-        self.hooks: dict[int, Any] | None = None
-        self.post_accumulate_hooks: dict[int, Any] | None = None
-        self.retains_grad = False
-        self.name: str | None = None
         self.view_info: Any = None
-        self.grad_accumulator: Any = None  # weak reference to the leaf's AccumulateGrad node
 
 
 _NON_LEAF_GRAD_WARNING = (
@@ -437,8 +430,15 @@ class Tensor(TensorStubs):
 
         if kwargs:
             key = next(iter(kwargs))
-            if size or len(kwargs) != 1 or key not in ("size", "dtype"):
-                raise TypeError(f"view() received an invalid combination of arguments - got {tuple(size)}, {kwargs}")
+            if (
+                size
+                or len(kwargs) != 1
+                or key not in ("size", "dtype")
+                or (key == "dtype") != (type(kwargs[key]) is _dtype_cls)
+            ):
+                from ._dispatch import invalid_arguments
+
+                raise invalid_arguments("view", size, kwargs, ["(dtype dtype)", "(tuple of ints size)"])
             size = (kwargs[key],)
         if len(size) == 1 and type(size[0]) is _dtype_cls:
             return _ops._call_view_dtype(self, size[0])
@@ -615,7 +615,8 @@ def _check_grad_assignable(t: Tensor, g: Tensor) -> None:
 
 
 def _wrap(impl: TensorImpl) -> Tensor:
-    """TensorImpl -> new Tensor (the C++ casters call this for every returned tensor)."""
+    """TensorImpl -> new Tensor. The C++ casters build the same object without calling this
+    (python_glue/casters.cpp, wrap_tensor_object), writing these four slots at their offsets."""
     t = _object_new(Tensor)
     t._impl = impl
     t._keys = impl._key_bits

@@ -1,7 +1,9 @@
 """Python's operators on Tensor (+ - * / // % ** @, comparisons, bitwise, unary, in-place).
 
 Each dunder calls an operator's dispatcher entry directly (no public-signature
-layer in between): ``a + b`` is one Python call to ``_call_add_Tensor``. A Python
+layer in between): ``a + b`` is ``_call_add_Tensor(a, b, 1)``, and where that entry is
+a C++ one (csrc/python/dispatch_entry.cpp) the dunder is a C++ entry too, so the call
+enters no Python code before the kernel. A Python
 number on either side reaches the kernel as a 0-dim wrapped-number tensor, which
 type promotion treats as weak (``int_tensor * 2.5`` is float, ``uint8_tensor + 1``
 stays uint8).
@@ -11,6 +13,8 @@ from __future__ import annotations
 
 import numbers as _numbers
 from typing import Any
+
+from . import _dispatch
 
 # (dunder, operator entry, how the arguments are passed)
 #   "ab":  op(self, other, *extra)       "ba":  op(other, self, *extra)
@@ -70,7 +74,12 @@ def _is_operand(x: Any) -> bool:
     return hasattr(x, "_impl") or isinstance(x, _numbers.Number)
 
 
-def _make(call: Any, mode: str, extra: tuple[Any, ...]) -> Any:
+def _make(call: Any, mode: str, extra: tuple[Any, ...], name: str = "") -> Any:
+    if mode in ("a", "ab", "ba"):
+        # the same, in C++, where the operator has a C++ entry (csrc/python/dispatch_entry.cpp)
+        fast = _dispatch.dunder_entry(call, mode == "ba", extra, _is_operand, name)
+        if fast is not None:
+            return fast
     if mode == "a":
         return lambda self: call(self)
     # An operand the operator cannot take (None, a str, a list) gives NotImplemented, as
@@ -107,7 +116,7 @@ def install(tensor_cls: type, ops: Any) -> list[str]:
         if call is None:
             missing.append(dunder)
             continue
-        fn = _make(call, mode, extra)
+        fn = _make(call, mode, extra, dunder)
         fn.__name__ = dunder
         setattr(tensor_cls, dunder, fn)
     setattr(tensor_cls, "__pos__", lambda self: self)  # noqa: B010 (a dunder set on the class, like those above)

@@ -1,4 +1,12 @@
-"""derivatives.yaml -> backward Node classes and Autograd kernels (Python source, compiled once).
+"""derivatives.yaml -> backward Node classes and Autograd kernels (Python source).
+
+The module is generated when the ember-autograd wheel is built (``hatch_build.py``, from
+this package's derivatives.yaml and aten's native_functions.yaml) and installed as
+``ember/autograd/_generated.py``: open it to read any ``*Backward0`` class or ``_k_*``
+kernel. ``python packages/autograd/hatch_build.py OUT_DIR`` writes the same file for
+reading without a build. If the installed aten's operators differ from the ones it was
+generated for (its FINGERPRINT), ``_kernels.install()`` generates it again in memory;
+nothing is ever written outside the install.
 
 For an entry
 
@@ -401,6 +409,7 @@ def gen_kernel(w: Writer, entry: Entry, op_schema: FunctionSchema, mode: str) ->
     fields = _fields(entry)
     outs = output_names(entry.schema)
     inplace = mode == "inplace"
+    w(f"_rd_{m} = _redispatch({s.qualname!r})")
     w(f"def {kname}(ks, {plist}):")
     for n in diff:
         if n in list_inputs:
@@ -496,11 +505,31 @@ def gen_kernel(w: Writer, entry: Entry, op_schema: FunctionSchema, mode: str) ->
     return kname
 
 
-def gen_module(entries: list[Entry], variants: dict[str, list[tuple[FunctionSchema, str]]]) -> str:
+def gen_module(
+    entries: list[Entry],
+    variants: dict[str, list[tuple[FunctionSchema, str]]],
+    fingerprint_: str = "",
+    plan_: list[tuple[str, str]] | None = None,
+    skipped: list[str] | None = None,
+) -> str:
     """variants: entry qualname -> [(schema of an op to register, mode)]."""
     w = Writer()
-    w("# Generated from derivatives.yaml by ember.autograd._codegen at import time. Do not edit.")
+    w("# Generated from derivatives.yaml by ember.autograd._codegen (at build time: hatch_build.py). Do not edit.")
     w("# ruff: noqa")
+    w('"""Backward nodes (``*Backward0``) and Autograd kernels (``_k_*``) generated from derivatives.yaml."""')
+    w("from ember.autograd._kernels import runtime_namespace as _runtime_namespace")
+    w("")
+    w("# the formulas' helpers (ember.autograd._formulas) and the kernels' runtime helpers (_edge, _save, ...)")
+    w("globals().update(_runtime_namespace())")
+    w(f"FINGERPRINT = {fingerprint_!r}")
+    w("# what _kernels.install() registers: (operator, generated kernel | out= refusal | non-differentiable)")
+    w("PLAN = [")
+    for item in plan_ or []:
+        w(f"{item!r},", 1)
+    w("]")
+    w("# derivatives.yaml entries aten does not define (tests assert there are none)")
+    w(f"SKIPPED = {skipped or []!r}")
+    w("")
     w("")
     for e in entries:
         gen_node_class(w, e)
@@ -514,3 +543,108 @@ def gen_module(entries: list[Entry], variants: dict[str, list[tuple[FunctionSche
             w("")
     w("NODES = {" + ", ".join(f"{e.qualname!r}: {e.node_name}" for e in entries) + "}")
     return w.text()
+
+
+# ---------------------------------------------------------------------------
+# the whole module: what is registered, and the fingerprint of what it was made from
+# ---------------------------------------------------------------------------
+
+# Bump when the generated code's contract with _kernels.py changes.
+GENERATOR_VERSION = "2"
+
+
+def fingerprint(derivatives_yaml: str, schemas: dict[str, str], backend_ops: set[str]) -> str:
+    """A digest of everything the generated module depends on: derivatives.yaml, this generator,
+    and aten's operators (schema, and whether a backend kernel exists). _kernels.install() uses the
+    module built with the wheel only if its fingerprint is the running aten's."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for part in (GENERATOR_VERSION, derivatives_yaml):
+        h.update(part.encode())
+    for q in sorted(schemas):
+        h.update(f"{q}|{schemas[q]}|{q in backend_ops}\n".encode())
+    return h.hexdigest()[:32]
+
+
+def _line_loader() -> Any:
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class LineLoader(base):  # type: ignore[valid-type, misc]
+        pass
+
+    def construct_mapping(loader: Any, node: Any, deep: bool = False) -> Any:
+        mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+        mapping["__line__"] = node.start_mark.line + 1
+        return mapping
+
+    LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    return LineLoader
+
+
+def _same_signature(a: FunctionSchema, b: FunctionSchema) -> bool:
+    """Argument names and types equal, ignoring alias annotations and defaults."""
+    if len(a.arguments) != len(b.arguments):
+        return False
+    for x, y in zip(a.arguments, b.arguments, strict=True):
+        if x.name != y.name or x.type.base != y.type.base or x.type.is_list != y.type.is_list:
+            return False
+        if x.type.optional != y.type.optional:
+            return False
+    return True
+
+
+def _schema_matches(entry: FunctionSchema, op: FunctionSchema) -> bool:
+    return _same_signature(entry, op) and [str(r.type) for r in entry.returns] == [str(r.type) for r in op.returns]
+
+
+def generate(derivatives_yaml: str, schemas: dict[str, str], backend_ops: set[str]) -> str:
+    """The source of ember.autograd._generated for aten's operators `schemas` (qualname -> schema text),
+    of which `backend_ops` have a CPU/CUDA/CompositeExplicitAutograd kernel.
+
+    Its PLAN lists what _kernels.install() registers: (qualname, "generated" | "out" | "nondiff");
+    SKIPPED the entries whose op aten does not define or defines with another schema."""
+    import yaml
+
+    parsed = {q: FunctionSchema.parse(t) for q, t in schemas.items()}
+    raw = yaml.load(derivatives_yaml, Loader=_line_loader())
+    entries = parse_entries(raw or [])
+    skipped: list[str] = []
+    live: list[Entry] = []
+    for e in entries:
+        op_schema = parsed.get(e.qualname)
+        if op_schema is None:
+            skipped.append(f"{e.qualname}: aten has no such operator")
+        elif not _schema_matches(e.schema, op_schema):
+            skipped.append(f"{e.qualname}: schema differs from aten's {op_schema.text}")
+        else:
+            live.append(e)
+    by_qualname = {e.qualname: e for e in live}
+    by_base: dict[str, list[Entry]] = {}
+    for e in live:
+        by_base.setdefault(e.schema.name, []).append(e)
+    variants: dict[str, list[tuple[FunctionSchema, str]]] = {}
+    plan: list[tuple[str, str]] = []
+    for q, s in parsed.items():
+        if q not in backend_ops:
+            continue  # CompositeImplicitAutograd (or no kernel at all)
+        entry = by_qualname.get(q)
+        if entry is None and s.is_out:
+            plan.append((q, "out"))
+            continue
+        if entry is None and s.is_inplace:
+            entry = next(
+                (x for x in by_base.get(s.name[:-1], []) if not x.schema.is_inplace and _same_signature(x.schema, s)),
+                None,
+            )
+        if entry is None:
+            continue  # the fallback handles it
+        if entry.all_outputs_non_differentiable:
+            plan.append((q, "nondiff"))
+        else:
+            variants.setdefault(entry.qualname, []).append((s, "inplace" if s.is_inplace else "functional"))
+            plan.append((q, "generated"))
+    fp = fingerprint(derivatives_yaml, schemas, backend_ops)
+    return gen_module(live, variants, fp, plan, skipped)

@@ -4,8 +4,9 @@
 
 1. reads ``derivatives.yaml`` and checks each entry's schema against the operator
    aten registered under that name;
-2. generates the Node classes and kernels (``_codegen``), compiles them once into the
-   module ``ember.autograd._generated``;
+2. loads the Node classes and kernels generated from it (``_codegen``), the module
+   ``ember.autograd._generated`` built with the wheel (or, if aten's operators changed
+   since, generated again in memory);
 3. registers, for the Autograd alias key (AutogradCPU / AutogradCUDA / AutogradOther):
    the generated kernel of every op with an entry and of its in-place variants; a
    kernel refusing inputs that require grad for every ``.out`` variant; and one
@@ -18,12 +19,10 @@
 
 from __future__ import annotations
 
-import hashlib
+import importlib
 import importlib.resources
 import linecache
-import marshal
 import math
-import os
 import sys
 import types
 from collections.abc import Sequence
@@ -33,13 +32,14 @@ from typing import Any
 import ember.aten as ea
 from ember.aten import _dispatch
 from ember.aten import _generated_ops as ops
+from ember.aten._C import _input_meta
 from ember.aten._schema import FunctionSchema
 from ember.aten._tensor import AutogradMeta, Tensor
 from ember.c10py import DispatchKey
 
 from . import _codegen, _formulas, _meta
 from .anomaly_mode import _anomaly, record_trace
-from .graph import _BACKEND_BITS, _RELEASED, Node, _next_seq
+from .graph import _RELEASED, Node, _next_seq
 
 _NOT_AUTOGRAD = _dispatch.ALL_BITS & ~_dispatch.AUTOGRAD_FUNCTIONALITY
 _AUTOGRAD_KEYS = (DispatchKey.AutogradCPU, DispatchKey.AutogradCUDA, DispatchKey.AutogradOther)
@@ -76,16 +76,11 @@ _FLOATING = frozenset((ea.float16, ea.bfloat16, ea.float32, ea.float64))
 
 
 def _set_history_1(r: Any, node: Node) -> None:
-    impl = r._impl
-    dt = impl.dtype
-    if dt in _FLOATING:
-        m = AutogradMeta()
-        m.requires_grad = True
-        m.grad_fn = node
-        r._meta = m
-        keys = r._keys | AUTOGRAD_BIT
-        r._keys = keys
-        node._input_meta = ((impl.sizes, dt, keys & _BACKEND_BITS),)
+    meta = _input_meta(r)  # (sizes, dtype, backend bits), in one C++ call
+    if meta[1] in _FLOATING:
+        r._meta = AutogradMeta(True, node)
+        r._keys |= AUTOGRAD_BIT
+        node._input_meta = (meta,)
     else:
         node._input_meta = (None,)
 
@@ -124,7 +119,13 @@ def _clone(t: Any) -> Any:
     return ops._call_clone(t, None)
 
 
-def _runtime_namespace() -> dict[str, Any]:
+def _redispatch(qualname: str) -> Any:
+    """The generated kernel of `qualname` continues the call below Autograd through this."""
+    return _dispatch.redispatcher(_dispatch.find_op(qualname))
+
+
+def runtime_namespace() -> dict[str, Any]:
+    """The globals of ember.autograd._generated: the formulas' helpers and the kernels' runtime helpers."""
     ns: dict[str, Any] = {"math": math, "ea": ea, "inf": math.inf, "nan": math.nan}
     ns.update({k: v for k, v in vars(_formulas).items() if not k.startswith("__")})
     ns.update(
@@ -152,6 +153,7 @@ def _runtime_namespace() -> dict[str, Any]:
         _mark_view=_meta.mark_view,
         _assign_list=_assign_list,
         _RELEASED=_RELEASED,
+        _redispatch=_redispatch,
     )
     return ns
 
@@ -230,125 +232,35 @@ def autograd_fallback(op: Any, ks: int, *args: Any) -> Any:
 # ---------------------------------------------------------------------------
 
 
-def _same_signature(a: FunctionSchema, b: FunctionSchema) -> bool:
-    """Argument names and types equal, ignoring alias annotations and defaults."""
-    if len(a.arguments) != len(b.arguments):
-        return False
-    for x, y in zip(a.arguments, b.arguments, strict=True):
-        if x.name != y.name or x.type.base != y.type.base or x.type.is_list != y.type.is_list:
-            return False
-        if x.type.optional != y.type.optional:
-            return False
-    return True
-
-
-def _schema_matches(entry: FunctionSchema, op: FunctionSchema) -> bool:
-    return _same_signature(entry, op) and [str(r.type) for r in entry.returns] == [str(r.type) for r in op.returns]
-
-
 _installed = False
 NODES: dict[str, type] = {}
-_CACHE_VERSION = "1"
 
 
-def _plan(text: str, schemas: dict[str, FunctionSchema], backend_ops: set[str]) -> tuple[str, list[Any], list[str]]:
-    """Generated source, registration plan [(qualname, "generated" | "out" | "nondiff")], skipped entries."""
-    import yaml
-
-    raw = yaml.load(text, Loader=_line_loader())
-    entries = _codegen.parse_entries(raw or [])
-    skipped: list[str] = []
-    live: list[_codegen.Entry] = []
-    for e in entries:
-        op_schema = schemas.get(e.qualname)
-        if op_schema is None:
-            skipped.append(f"{e.qualname}: aten has no such operator")
-        elif not _schema_matches(e.schema, op_schema):
-            skipped.append(f"{e.qualname}: schema differs from aten's {op_schema.text}")
-        else:
-            live.append(e)
-    by_qualname = {e.qualname: e for e in live}
-    by_base: dict[str, list[_codegen.Entry]] = {}
-    for e in live:
-        by_base.setdefault(e.schema.name, []).append(e)
-    variants: dict[str, list[tuple[FunctionSchema, str]]] = {}
-    plan: list[tuple[str, str]] = []
-    for q, s in schemas.items():
-        if q not in backend_ops:
-            continue  # CompositeImplicitAutograd (or no kernel at all)
-        entry = by_qualname.get(q)
-        if entry is None and s.is_out:
-            plan.append((q, "out"))
-            continue
-        if entry is None and s.is_inplace:
-            entry = next(
-                (x for x in by_base.get(s.name[:-1], []) if not x.schema.is_inplace and _same_signature(x.schema, s)),
-                None,
-            )
-        if entry is None:
-            continue  # the fallback handles it
-        if entry.all_outputs_non_differentiable:
-            plan.append((q, "nondiff"))
-        else:
-            variants.setdefault(entry.qualname, []).append((s, "inplace" if s.is_inplace else "functional"))
-            plan.append((q, "generated"))
-    return _codegen.gen_module(live, variants), plan, skipped
-
-
-def _line_loader() -> Any:
-    import yaml
-
-    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-    class LineLoader(base):  # type: ignore[valid-type, misc]
-        pass
-
-    def construct_mapping(loader: Any, node: Any, deep: bool = False) -> Any:
-        mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-        mapping["__line__"] = node.start_mark.line + 1
-        return mapping
-
-    LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
-    return LineLoader
-
-
-def _cache_dir() -> Path | None:
-    if os.environ.get("EMBER_AUTOGRAD_CACHE", "1") == "0":
-        return None
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(root) / "ember" / "autograd"
-
-
-def _cache_load(key: str) -> Any:
-    d = _cache_dir()
-    if d is None:
-        return None
+def _load_generated(text: str, schemas: dict[str, str], backend_ops: set[str]) -> types.ModuleType:
+    """ember.autograd._generated: the module built with the wheel when it was generated for these very
+    operators and derivatives.yaml, else the same source generated now, in memory (nothing is written)."""
+    want = _codegen.fingerprint(text, schemas, backend_ops)
+    name = "ember.autograd._generated"
     try:
-        return marshal.loads((d / f"derivatives-{key}.bin").read_bytes())
-    except (OSError, ValueError, EOFError, TypeError):
-        return None
-
-
-def _cache_store(key: str, value: Any) -> None:
-    d = _cache_dir()
-    if d is None:
-        return
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-        tmp = d / f".derivatives-{key}.{os.getpid()}.tmp"
-        tmp.write_bytes(marshal.dumps(value))
-        os.replace(tmp, d / f"derivatives-{key}.bin")
-    except OSError:
-        pass  # a read-only home: generate on every import
+        mod = importlib.import_module(name)
+        if getattr(mod, "FINGERPRINT", None) == want:
+            mod.__dict__.setdefault("SOURCE", Path(mod.__file__ or "").read_text())
+            return mod
+    except (ImportError, KeyError):
+        pass  # not built with this wheel (a source checkout), or generated for other operators
+    source = _codegen.generate(text, schemas, backend_ops)
+    filename = f"<ember.autograd._generated {want[:12]}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # tracebacks show formulas
+    mod = types.ModuleType(name, "Backward nodes and kernels generated from derivatives.yaml.")
+    mod.__dict__["SOURCE"] = source
+    sys.modules[name] = mod
+    exec(compile(source, filename, "exec"), mod.__dict__)
+    return mod
 
 
 def install() -> None:
-    """Generates (or loads from the cache) the derivative kernels and registers every Autograd kernel.
-
-    The generated source and its code object are cached on disk (``~/.cache/ember/autograd``,
-    ``EMBER_AUTOGRAD_CACHE=0`` disables it), keyed by derivatives.yaml, the generator, the
-    Python version and aten's operator schemas: a later import only loads and runs it.
-    """
+    """Registers every Autograd kernel: the generated ones (ember.autograd._generated), the ``.out``
+    and non-differentiable kernels, and the fallback for operators without a derivatives.yaml entry."""
     global _installed
     if _installed:
         return
@@ -357,37 +269,14 @@ def install() -> None:
     ops_by_name = {op.qualname: op for op in _dispatch.all_ops() if op.namespace == "aten"}
     backend = (DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.CompositeExplicitAutograd)
     backend_ops = {q for q, op in ops_by_name.items() if any(op.has_kernel_for(k) for k in backend)}
-    h = hashlib.sha256()
-    for part in (_CACHE_VERSION, sys.version, text, Path(_codegen.__file__).read_text(), Path(__file__).read_text()):
-        h.update(part.encode())
-    for q in sorted(ops_by_name):
-        h.update(f"{ops_by_name[q].schema}|{q in backend_ops}\n".encode())
-    key = h.hexdigest()[:32]
-    filename = f"<ember.autograd._generated {key[:12]}>"
-    cached = _cache_load(key)
-    if cached is not None:
-        source, code, plan, skipped = cached
-    else:
-        schemas = {q: FunctionSchema.parse(op.schema) for q, op in ops_by_name.items()}
-        source, plan, skipped = _plan(text, schemas, backend_ops)
-        code = compile(source, filename, "exec")
-        _cache_store(key, (source, code, plan, skipped))
-    SKIPPED[:] = skipped
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # tracebacks show formulas
-
-    mod = types.ModuleType("ember.autograd._generated", "Backward nodes and kernels generated from derivatives.yaml.")
-    mod.__dict__.update(_runtime_namespace())
-    for q, op in ops_by_name.items():
-        mod.__dict__[f"_rd_{_codegen.mangle(q)}"] = op.redispatch
-    mod.__dict__["SOURCE"] = source
-    exec(code, mod.__dict__)
+    mod = _load_generated(text, {q: op.schema for q, op in ops_by_name.items()}, backend_ops)
+    SKIPPED[:] = mod.SKIPPED
     mod.__dict__["record_as_strided"] = _make_record_as_strided(mod)
-    sys.modules["ember.autograd._generated"] = mod
     NODES.update(mod.NODES)
 
     yaml_path = str(importlib.resources.files("ember.autograd").joinpath("derivatives.yaml"))
     entry_lines = _entry_lines(text)
-    for q, kind in plan:
+    for q, kind in mod.PLAN:
         op = ops_by_name[q]
         if kind == "generated":
             k = mod.KERNELS[q]

@@ -33,10 +33,11 @@ import sys
 import weakref
 from typing import Any
 
+from ember.aten._C import _input_meta
 from ember.aten._dispatch import INFERENCE_MODE_VIEW, NO_GRAD_VIEW
 from ember.aten._tensor import AutogradMeta, Tensor
 
-from .graph import _BACKEND_BITS, _RELEASED, ERR_BACKWARD_TWICE, AccumulateGrad, Node
+from .graph import _RELEASED, ERR_BACKWARD_TWICE, AccumulateGrad, Node
 
 AUTOGRAD_BIT = 0x10  # DispatchKey.AutogradFunctionality (the same bit for CPU and CUDA tensors)
 
@@ -75,7 +76,9 @@ def gradient_edge(t: Any) -> tuple[Node, int] | None:
 
     `t` may be anything a Tensor argument accepts (a Python number gives None).
     """
-    m = getattr(t, "_meta", None)
+    if t.__class__ is not Tensor and not isinstance(t, Tensor):
+        return None  # None, a Python number (cheaper than getattr's miss)
+    m = t._meta
     if m is None or not m.requires_grad:
         return None
     fn = m.grad_fn
@@ -141,8 +144,8 @@ def grad_fn_hook(t: Any) -> Node | None:
 
 
 def input_meta(t: Any) -> tuple[Any, Any, int]:
-    impl = t._impl
-    return (impl.sizes, impl.dtype, t._keys & _BACKEND_BITS)
+    """(sizes, dtype, backend bits of the key set): what a Node records of one of its outputs."""
+    return _input_meta(t)  # type: ignore[no-any-return]
 
 
 def set_history(t: Any, node: Node, output_nr: int = 0) -> None:

@@ -26,6 +26,7 @@ import heapq
 from collections.abc import Sequence
 from typing import Any
 
+from ember.aten._C import _meta_matches
 from ember.aten._trace import _state as _trace_state
 from ember.aten._trace import trace_backward_node
 
@@ -182,11 +183,8 @@ def execute(
                     buf = buffers[nxt] = [None] * len(nxt._input_meta)
                 if g is not None:
                     meta = nxt._input_meta[nr]
-                    impl = g._impl
-                    # the common case inline; _validate sums / casts / raises otherwise
-                    if meta is not None and (
-                        impl.sizes != meta[0] or impl.dtype is not meta[1] or (g._keys & _BACKEND_BITS) != meta[2]
-                    ):
+                    # the common case in one C++ call; _validate sums / casts / raises otherwise
+                    if meta is not None and not _meta_matches(g, meta):
                         g = _validate(fn, i, g, meta)
                     old = buf[nr]
                     buf[nr] = g if old is None else old + g

@@ -1,0 +1,459 @@
+// DispatchEntry: the dispatcher's entry of one operator, in C++ (ember.aten._C._dispatch_entry).
+//
+// It does what the generated Python entry `_call_<op>` (tools/codegen/gen_python.py) does
+// for an operator whose result needs no post-processing (no view base, no version bump,
+// no named tuple) -- most of the ops on a model's hot path:
+//
+//   ks = (keys of the tensor arguments | tls.include) & tls.exclude_not
+//   return (op._table.get(ks) or op._slow(ks))(*args)
+//
+// reading each Tensor's `_keys` slot at its offset, so the common call enters no Python
+// code between the caller and the kernel. The table is the operator's own `_table` dict:
+// Python kernels (autograd formulas, `library` ops, the trace/profiler keys) registered
+// with OpOverload.register are found exactly as from Python. Anything unusual -- another
+// number of arguments, an int[] argument that is neither a list, a tuple nor an int --
+// goes to the Python entry, which stays the reference implementation.
+//
+// The same type serves three other uses:
+//   mode "dunder" / "rdunder": a Tensor operator (a + b, 2 - a) appending constant extra
+//     arguments (alpha=1), returning NotImplemented for an operand no op accepts;
+//   mode "redispatch": op.redispatch(ks, *args), the call an Autograd kernel makes below itself.
+// Instances are method descriptors, so `Tensor.__add__ = entry` binds like a function.
+//
+// Below it, two helpers of the autograd engine's hot path (_input_meta, _meta_matches).
+#include <ember/aten/python/casters.h>
+
+#include <cstring>
+
+namespace py = pybind11;
+using namespace ember::at;
+
+namespace ember::at::python {
+Py_ssize_t tensor_keys_offset();  // python_glue/casters.cpp: where a Tensor keeps `_keys`
+}
+
+namespace {
+
+enum class Mode : int { Call = 0, Dunder = 1, ReflectedDunder = 2, Redispatch = 3 };
+
+constexpr int kMaxArgs = 24;
+
+struct DispatchEntry {
+  PyObject_HEAD vectorcallfunc vectorcall;
+  PyObject* op;          // the OpOverload
+  PyObject* table;       // op._table
+  PyObject* tls;         // ember.aten._dispatch.tls
+  PyObject* fallback;    // the Python entry (_call_<op>), for the unusual calls
+  PyObject* extra;       // tuple of constant trailing arguments (dunders), or NULL
+  PyObject* is_operand;  // dunders: callable telling a foreign operand (-> NotImplemented)
+  PyObject* name;        // __name__
+  Mode mode;
+  Py_ssize_t nargs;  // schema arguments (Call/Redispatch without ks)
+  int ntensors;
+  int tensor_pos[kMaxArgs];
+  int nintlists;
+  int intlist_pos[kMaxArgs];
+  int intlist_n[kMaxArgs];
+};
+
+PyObject* s_include = nullptr;
+PyObject* s_exclude_not = nullptr;
+PyObject* s_slow = nullptr;
+PyObject* s_type_error = nullptr;
+
+bool read_u64(PyObject* o, uint64_t& out) {
+  if (o == nullptr) return false;
+  out = PyLong_AsUnsignedLongLong(o);
+  if (out == static_cast<uint64_t>(-1) && PyErr_Occurred()) return false;
+  return true;
+}
+
+// The kernel for raw key set `ks`: op._table[ks], else op._slow(ks). New reference.
+PyObject* kernel_for(DispatchEntry* e, uint64_t ks) {
+  PyObject* key = PyLong_FromUnsignedLongLong(ks);
+  if (!key) return nullptr;
+  PyObject* fn = PyDict_GetItemWithError(e->table, key);
+  if (fn) {
+    Py_INCREF(fn);
+  } else if (!PyErr_Occurred()) {
+    fn = PyObject_CallMethodOneArg(e->op, s_slow, key);
+  }
+  Py_DECREF(key);
+  return fn;
+}
+
+// The call's key set from its tensor arguments and the thread-local sets; false with an
+// exception set, or (no exception) when the Python entry should handle the call.
+bool call_keys(DispatchEntry* e, PyObject* const* args, uint64_t& ks) {
+  const Py_ssize_t keys_offset = python::tensor_keys_offset();
+  uint64_t k = 0;
+  for (int i = 0; i < e->ntensors; ++i) {
+    PyObject* a = args[e->tensor_pos[i]];
+    if (!python::is_tensor_object(a)) continue;  // None, or a Python number (getattr(x, "_keys", 0))
+    PyObject* v = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(a) + keys_offset);
+    uint64_t bits;
+    if (!read_u64(v, bits)) {
+      PyErr_Clear();
+      return false;
+    }
+    k |= bits;
+  }
+  PyObject* inc = PyObject_GetAttr(e->tls, s_include);
+  PyObject* exc = PyObject_GetAttr(e->tls, s_exclude_not);
+  uint64_t include = 0, exclude_not = 0;
+  const bool ok = read_u64(inc, include) && read_u64(exc, exclude_not);
+  Py_XDECREF(inc);
+  Py_XDECREF(exc);
+  if (!ok) {
+    PyErr_Clear();
+    return false;
+  }
+  ks = (k | include) & exclude_not;
+  return true;
+}
+
+// A TypeError from the kernel becomes the operator's argument error (OpOverload._type_error).
+void translate_type_error(DispatchEntry* e, PyObject* const* args, Py_ssize_t nargs) {
+  if (!PyErr_ExceptionMatches(PyExc_TypeError)) return;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  PyObject* tuple = PyTuple_New(nargs);
+  if (!tuple) {
+    PyErr_Restore(type, value, tb);
+    return;
+  }
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    Py_INCREF(args[i]);
+    PyTuple_SET_ITEM(tuple, i, args[i]);
+  }
+  PyObject* err = PyObject_CallMethodObjArgs(e->op, s_type_error, value, tuple, nullptr);
+  Py_DECREF(tuple);
+  if (!err) {  // the translation itself failed: keep the original error
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+    return;
+  }
+  if (err == value) {
+    Py_DECREF(err);
+    PyErr_Restore(type, value, tb);
+    return;
+  }
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
+  PyException_SetCause(err, Py_NewRef(Py_None));  // raise ... from None
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(err)), err);
+  Py_DECREF(err);
+}
+
+PyObject* call_fallback(DispatchEntry* e, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  return PyObject_Vectorcall(e->fallback, args, nargsf, kwnames);
+}
+
+// Runs the kernel on the schema's arguments `argv` (nargs of them).
+PyObject* dispatch(DispatchEntry* e, PyObject* const* argv, Py_ssize_t nargs, bool& use_fallback) {
+  use_fallback = false;
+  uint64_t ks;
+  if (!call_keys(e, argv, ks)) {
+    use_fallback = !PyErr_Occurred();
+    return nullptr;
+  }
+  PyObject* fn = kernel_for(e, ks);
+  if (!fn) return nullptr;
+  PyObject* r = PyObject_Vectorcall(fn, argv, static_cast<size_t>(nargs), nullptr);
+  Py_DECREF(fn);
+  if (!r) translate_type_error(e, argv, nargs);
+  return r;
+}
+
+PyObject* entry_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* e = reinterpret_cast<DispatchEntry*>(self);
+  const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (e->mode == Mode::Redispatch) {
+    if (kwnames || n != e->nargs + 1) return call_fallback(e, args, nargsf, kwnames);
+    uint64_t ks;
+    if (!read_u64(args[0], ks)) return nullptr;
+    PyObject* fn = kernel_for(e, ks);
+    if (!fn) return nullptr;
+    PyObject* r = PyObject_Vectorcall(fn, args + 1, static_cast<size_t>(n - 1), nullptr);
+    Py_DECREF(fn);
+    return r;
+  }
+  if (e->mode == Mode::Dunder || e->mode == Mode::ReflectedDunder) {
+    if (kwnames || n != 2) {
+      PyErr_Format(PyExc_TypeError, "%U expected 1 argument, got %zd", e->name, n - 1);
+      return nullptr;
+    }
+    PyObject* argv[kMaxArgs];
+    const Py_ssize_t nextra = e->extra ? PyTuple_GET_SIZE(e->extra) : 0;
+    argv[0] = e->mode == Mode::Dunder ? args[0] : args[1];
+    argv[1] = e->mode == Mode::Dunder ? args[1] : args[0];
+    for (Py_ssize_t i = 0; i < nextra; ++i) argv[2 + i] = PyTuple_GET_ITEM(e->extra, i);
+    bool use_fallback = false;
+    PyObject* r = (2 + nextra == e->nargs) ? dispatch(e, argv, 2 + nextra, use_fallback) : nullptr;
+    if (!r && (use_fallback || 2 + nextra != e->nargs)) {
+      r = PyObject_Vectorcall(e->fallback, argv, static_cast<size_t>(2 + nextra), nullptr);
+    }
+    if (!r && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      // an operand no operator takes (None, a str, a list): NotImplemented, so Python tries the
+      // reflected operator and otherwise raises its own TypeError (as PyTorch's dunders)
+      PyObject* other = args[1];
+      PyObject *type, *value, *tb;
+      PyErr_Fetch(&type, &value, &tb);
+      PyObject* ok = PyObject_CallOneArg(e->is_operand, other);
+      if (ok == Py_False) {
+        Py_DECREF(ok);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        Py_RETURN_NOTIMPLEMENTED;
+      }
+      Py_XDECREF(ok);
+      if (PyErr_Occurred()) PyErr_Clear();
+      PyErr_Restore(type, value, tb);
+    }
+    return r;
+  }
+  // Mode::Call
+  if (kwnames || n != e->nargs) return call_fallback(e, args, nargsf, kwnames);
+  PyObject* const* argv = args;
+  PyObject* conv[kMaxArgs];
+  PyObject* owned[kMaxArgs];
+  int nowned = 0;
+  if (e->nintlists) {
+    std::memcpy(conv, args, sizeof(PyObject*) * static_cast<size_t>(n));
+    for (int i = 0; i < e->nintlists; ++i) {
+      PyObject* a = conv[e->intlist_pos[i]];
+      if (a == Py_None || PyTuple_Check(a) || PyList_Check(a)) continue;
+      if (PyLong_CheckExact(a)) {  // int[N] given as one int: N copies (int[]: a one-element list)
+        const int reps = e->intlist_n[i] > 0 ? e->intlist_n[i] : 1;
+        PyObject* t = PyTuple_New(reps);
+        if (!t) {
+          for (int j = 0; j < nowned; ++j) Py_DECREF(owned[j]);
+          return nullptr;
+        }
+        for (int j = 0; j < reps; ++j) PyTuple_SET_ITEM(t, j, Py_NewRef(a));
+        owned[nowned++] = t;
+        conv[e->intlist_pos[i]] = t;
+        continue;
+      }
+      for (int j = 0; j < nowned; ++j) Py_DECREF(owned[j]);
+      return call_fallback(e, args, nargsf, kwnames);  // the Python entry's rules (NumPy ints, ...)
+    }
+    argv = conv;
+  }
+  bool use_fallback = false;
+  PyObject* r = dispatch(e, argv, n, use_fallback);
+  for (int j = 0; j < nowned; ++j) Py_DECREF(owned[j]);
+  if (!r && use_fallback) return call_fallback(e, args, nargsf, kwnames);
+  return r;
+}
+
+void entry_dealloc(PyObject* self) {
+  auto* e = reinterpret_cast<DispatchEntry*>(self);
+  Py_XDECREF(e->op);
+  Py_XDECREF(e->table);
+  Py_XDECREF(e->tls);
+  Py_XDECREF(e->fallback);
+  Py_XDECREF(e->extra);
+  Py_XDECREF(e->is_operand);
+  Py_XDECREF(e->name);
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* entry_descr_get(PyObject* self, PyObject* obj, PyObject*) {
+  if (obj == nullptr || obj == Py_None) return Py_NewRef(self);
+  return PyMethod_New(self, obj);
+}
+
+PyObject* entry_repr(PyObject* self) {
+  auto* e = reinterpret_cast<DispatchEntry*>(self);
+  return PyUnicode_FromFormat("<dispatch entry %U of %R>", e->name, e->op);
+}
+
+PyObject* get_name(PyObject* self, void*) { return Py_NewRef(reinterpret_cast<DispatchEntry*>(self)->name); }
+int set_name(PyObject* self, PyObject* value, void*) {
+  if (!value || !PyUnicode_Check(value)) {
+    PyErr_SetString(PyExc_TypeError, "__name__ must be a str");
+    return -1;
+  }
+  auto* e = reinterpret_cast<DispatchEntry*>(self);
+  Py_SETREF(e->name, Py_NewRef(value));
+  return 0;
+}
+PyObject* get_op(PyObject* self, void*) { return Py_NewRef(reinterpret_cast<DispatchEntry*>(self)->op); }
+PyObject* get_fallback(PyObject* self, void*) { return Py_NewRef(reinterpret_cast<DispatchEntry*>(self)->fallback); }
+
+PyGetSetDef entry_getset[] = {
+    {"__name__", get_name, set_name, "the entry's name", nullptr},
+    {"__qualname__", get_name, set_name, "the entry's name", nullptr},
+    {"op", get_op, nullptr, "the OpOverload this entry dispatches", nullptr},
+    {"python_entry", get_fallback, nullptr, "the generated Python entry that this one mirrors", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+PyTypeObject DispatchEntryType = [] {
+  PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
+  t.tp_name = "ember.aten._C.DispatchEntry";
+  t.tp_basicsize = sizeof(DispatchEntry);
+  t.tp_dealloc = entry_dealloc;
+  t.tp_vectorcall_offset = offsetof(DispatchEntry, vectorcall);
+  t.tp_call = PyVectorcall_Call;
+  t.tp_repr = entry_repr;
+  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
+  t.tp_doc = "An operator's dispatcher entry in C++ (see csrc/python/dispatch_entry.cpp).";
+  t.tp_descr_get = entry_descr_get;
+  t.tp_getset = entry_getset;
+  return t;
+}();
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Tensor metadata for the autograd engine's hot path, in one call each:
+//   _C._input_meta(t)            -> (sizes, dtype, backend bits), a Node's record of one input
+//   _C._meta_matches(t, meta)    -> t has exactly that shape, dtype and backend
+// Both equal what ember.autograd computes from `t._impl.sizes`, `t._impl.dtype` and
+// `t._keys & 0x3`, without the two pybind11 property calls per tensor.
+// ---------------------------------------------------------------------------
+
+namespace {
+
+constexpr uint64_t kBackendBits = 0x3;  // the CPU / CUDA backend bits of a key set
+
+// The Tensor's `_keys` slot as an int; false with an exception set.
+bool keys_of(PyObject* t, uint64_t& out) {
+  PyObject* v = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(t) + python::tensor_keys_offset());
+  if (v == nullptr) {
+    PyErr_SetString(PyExc_AttributeError, "_keys");
+    return false;
+  }
+  out = PyLong_AsUnsignedLongLong(v);
+  return !(out == static_cast<uint64_t>(-1) && PyErr_Occurred());
+}
+
+PyObject* input_meta(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 1 || !python::is_tensor_object(args[0])) {
+    PyErr_SetString(PyExc_TypeError, "_input_meta(tensor)");
+    return nullptr;
+  }
+  try {
+    const Tensor t = python::unpack_tensor_object(args[0]);
+    uint64_t keys;
+    if (!keys_of(args[0], keys)) return nullptr;
+    const auto sizes = t.impl()->sizes();
+    PyObject* shape = PyTuple_New(static_cast<Py_ssize_t>(sizes.size()));
+    if (!shape) return nullptr;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      PyTuple_SET_ITEM(shape, static_cast<Py_ssize_t>(i), PyLong_FromLongLong(sizes[i]));
+    }
+    PyObject* dtype = ember::c10::python::dtype_object(t.impl()->dtype()).ptr();
+    return Py_BuildValue("(NOK)", shape, dtype, static_cast<unsigned long long>(keys & kBackendBits));
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+PyObject* meta_matches(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2 || !python::is_tensor_object(args[0]) || !PyTuple_Check(args[1]) || PyTuple_GET_SIZE(args[1]) != 3) {
+    PyErr_SetString(PyExc_TypeError, "_meta_matches(tensor, (sizes, dtype, backend))");
+    return nullptr;
+  }
+  try {
+    const Tensor t = python::unpack_tensor_object(args[0]);
+    PyObject* shape = PyTuple_GET_ITEM(args[1], 0);
+    const auto sizes = t.impl()->sizes();
+    if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) != static_cast<Py_ssize_t>(sizes.size())) Py_RETURN_FALSE;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const long long s = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, static_cast<Py_ssize_t>(i)));
+      if (s == -1 && PyErr_Occurred()) return nullptr;
+      if (s != sizes[i]) Py_RETURN_FALSE;
+    }
+    if (ember::c10::python::dtype_object(t.impl()->dtype()).ptr() != PyTuple_GET_ITEM(args[1], 1)) Py_RETURN_FALSE;
+    uint64_t keys;
+    if (!keys_of(args[0], keys)) return nullptr;
+    const unsigned long long backend = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(args[1], 2));
+    if (backend == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return nullptr;
+    return PyBool_FromLong((keys & kBackendBits) == backend);
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+PyMethodDef methods[] = {
+    {"_input_meta", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&input_meta)), METH_FASTCALL,
+     "_input_meta(tensor) -> (sizes, dtype, backend bits): what a backward Node records of an input."},
+    {"_meta_matches", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&meta_matches)), METH_FASTCALL,
+     "_meta_matches(tensor, meta) -> whether tensor has meta's shape, dtype and backend."},
+};
+
+}  // namespace
+
+static void init_tensor_meta(py::module_& m) {
+  for (auto& def : methods) {
+    PyObject* fn = PyCFunction_NewEx(&def, nullptr, m.attr("__name__").ptr());
+    if (!fn) throw py::error_already_set();
+    m.attr(def.ml_name) = py::reinterpret_steal<py::object>(fn);
+  }
+}
+
+void init_dispatch_entry(py::module_& m) {
+  if (PyType_Ready(&DispatchEntryType) < 0) throw py::error_already_set();
+  s_include = PyUnicode_InternFromString("include");
+  s_exclude_not = PyUnicode_InternFromString("exclude_not");
+  s_slow = PyUnicode_InternFromString("_slow");
+  s_type_error = PyUnicode_InternFromString("_type_error");
+  init_tensor_meta(m);
+  m.attr("DispatchEntry") = py::handle(reinterpret_cast<PyObject*>(&DispatchEntryType));
+  m.def(
+      "_dispatch_entry",
+      [](py::object op, py::object tls, py::object fallback, const std::string& mode, int nargs,
+         std::vector<int> tensor_pos, std::vector<std::pair<int, int>> intlists, py::object extra,
+         py::object is_operand, const std::string& name) {
+        if (tensor_pos.size() > kMaxArgs || intlists.size() > kMaxArgs || nargs > kMaxArgs - 4) {
+          throw ember::c10::ValueError("_dispatch_entry: too many arguments");
+        }
+        auto* e = PyObject_New(DispatchEntry, &DispatchEntryType);
+        if (!e) throw py::error_already_set();
+        e->vectorcall = entry_call;
+        e->op = Py_NewRef(op.ptr());
+        py::object table = op.attr("_table");
+        e->table = Py_NewRef(table.ptr());
+        e->tls = Py_NewRef(tls.ptr());
+        e->fallback = Py_NewRef(fallback.ptr());
+        e->extra = extra.is_none() ? nullptr : Py_NewRef(extra.ptr());
+        e->is_operand = is_operand.is_none() ? nullptr : Py_NewRef(is_operand.ptr());
+        e->name = PyUnicode_FromString(name.c_str());
+        if (mode == "call") {
+          e->mode = Mode::Call;
+        } else if (mode == "dunder") {
+          e->mode = Mode::Dunder;
+        } else if (mode == "rdunder") {
+          e->mode = Mode::ReflectedDunder;
+        } else if (mode == "redispatch") {
+          e->mode = Mode::Redispatch;
+        } else {
+          Py_DECREF(e);
+          throw ember::c10::ValueError("_dispatch_entry: unknown mode " + mode);
+        }
+        if ((e->mode == Mode::Dunder || e->mode == Mode::ReflectedDunder) && !e->is_operand) {
+          Py_DECREF(e);
+          throw ember::c10::ValueError("_dispatch_entry: a dunder needs is_operand");
+        }
+        e->nargs = nargs;
+        e->ntensors = static_cast<int>(tensor_pos.size());
+        for (size_t i = 0; i < tensor_pos.size(); ++i) e->tensor_pos[i] = tensor_pos[i];
+        e->nintlists = static_cast<int>(intlists.size());
+        for (size_t i = 0; i < intlists.size(); ++i) {
+          e->intlist_pos[i] = intlists[i].first;
+          e->intlist_n[i] = intlists[i].second;
+        }
+        return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(e));
+      },
+      py::arg("op"), py::arg("tls"), py::arg("fallback"), py::arg("mode"), py::arg("nargs"), py::arg("tensor_pos"),
+      py::arg("intlists"), py::arg("extra"), py::arg("is_operand"), py::arg("name"),
+      "A C++ dispatcher entry for `op` (see csrc/python/dispatch_entry.cpp); `fallback` is the Python entry.");
+}

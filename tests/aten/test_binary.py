@@ -546,8 +546,8 @@ def test_clamp_semantics() -> None:
     assert ea.clamp(x, -1, 1).tolist()[:3] == [-1.0, 0.5, 1.0] and math.isnan(ea.clamp(x, -1, 1).tolist()[3])
     assert ea.clamp(x, 2, 1).tolist()[:3] == [1.0, 1.0, 1.0]  # min > max: everything is max
     assert all(math.isnan(v) for v in ea.clamp(x, nan, 1).tolist())  # a NaN bound with both given: NaN
-    r = ea.clamp(x, min=nan).tolist()  # a single NaN bound leaves x unchanged
-    assert r[:3] == [-5.0, 0.5, 5.0] and math.isnan(r[3])
+    r = ea.clamp(x, min=nan).tolist()  # a single NaN bound gives NaN too (PyTorch 2.13)
+    assert all(math.isnan(v) for v in r)
     lo = ea.tensor([0.0, nan, 0.0, 0.0])
     r = ea.clamp(x, lo, ea.tensor([1.0] * 4)).tolist()  # NaN in a tensor bound propagates
     assert r[0] == 0.0 and math.isnan(r[1]) and r[2] == 1.0 and math.isnan(r[3])

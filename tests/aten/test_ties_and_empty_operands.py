@@ -64,7 +64,7 @@ def test_kthvalue_of_a_noncontiguous_input_leaves_it_unchanged() -> None:
     before = base.clone()
     v, i = x.kthvalue(2, 1)
     assert ea.equal(base, before)
-    assert v.tolist() == [1, 1, 1]
+    assert v.tolist() == [2, 1, 1]  # rows of x are base's columns
     assert i.tolist() == [quickselect_position(r, 1) for r in x.numpy()]
 
 

@@ -179,10 +179,7 @@ ConvShape check_convolution(const Tensor& input, const Tensor& weight, const Ten
                 ". Calculated output size per channel: ", sizes_x(out_sp), ". Output size is too small");
     out_channels = ws[1] * groups;
   }
-  // integer convolutions run on the CPU as PyTorch's (slow_conv2d for int8 .. int64); bool does not
-  if (!input.is_cpu() || !c10::isIntegralType(input.dtype(), /*includeBool=*/false)) {
-    check_floating("convolution", input);
-  }
+  check_floating("convolution", input);
 
   s.output_sizes = DimVector{input.size(0), out_channels};
   for (int64_t v : out_sp) s.output_sizes.push_back(v);
@@ -522,10 +519,7 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const std::optiona
   const Tensor* b = bias.has_value() && bias->defined() ? &*bias : nullptr;
   const ConvShape s =
       check_convolution(input, weight, b, stride, padding, dilation, transposed, output_padding, groups);
-  // Integers are computed in double and cast back, wrapping as PyTorch's integer
-  // accumulation does (exact while the sums stay below 2^53).
-  const ScalarType ct =
-      c10::isIntegralType(input.dtype(), /*includeBool=*/false) ? ScalarType::Double : nn_compute_type(input.dtype());
+  const ScalarType ct = nn_compute_type(input.dtype());
   const Tensor x = input.to(ct).contiguous();
   const Tensor w = weight.to(ct).contiguous();
   Tensor out = empty(s.output_sizes, ct, input.device());

@@ -7,7 +7,6 @@
 // element's grad_input, so nothing races.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <tuple>
 #include <vector>
 
@@ -36,11 +35,9 @@ T unnormalize(T coord, int64_t size, bool align_corners, T* g) {
   return ((coord + 1) * static_cast<T>(size) - 1) / 2;
 }
 
-// NaN clips to 0 (as PyTorch's min(max(x, 0), size - 1) on CPU), so border and
-// reflection padding read a real pixel for a NaN grid value.
 template <typename T>
 T clip(T in, int64_t size, T* g) {
-  if (!(in > T(0))) {
+  if (in <= T(0)) {
     *g = 0;
     return 0;
   }
@@ -59,10 +56,6 @@ T reflect(T in, int64_t twice_low, int64_t twice_high, T* g) {
   if (twice_low == twice_high) {
     *g = 0;
     return 0;
-  }
-  if (!std::isfinite(in)) {  // NaN (clipped to 0 next), not an int64 cast of inf / span
-    *g = 0;
-    return std::numeric_limits<T>::quiet_NaN();
   }
   const T lo = static_cast<T>(twice_low) / 2, span = static_cast<T>(twice_high - twice_low) / 2;
   T sign = 1;
@@ -125,11 +118,6 @@ void forward_impl(const Geometry& g, const T* input, const T* grid, T* out) {
               const int64_t x = static_cast<int64_t>(std::nearbyint(ix)), y = static_cast<int64_t>(std::nearbyint(iy));
               const bool ok = inside(y, x, g.H, g.W);
               for (int64_t c = 0; c < g.C; ++c) out_n[c * oplane + p] = ok ? in_n[c * plane + y * g.W + x] : T(0);
-              continue;
-            }
-            if (g.pad == Padding::Zeros && !(std::isfinite(gp[0]) && std::isfinite(gp[1]))) {
-              // a NaN or infinite grid value gives NaN (PyTorch's bilinear weights), not 0
-              for (int64_t c = 0; c < g.C; ++c) out_n[c * oplane + p] = std::numeric_limits<T>::quiet_NaN();
               continue;
             }
             const int64_t x0 = static_cast<int64_t>(std::floor(ix)), y0 = static_cast<int64_t>(std::floor(iy));

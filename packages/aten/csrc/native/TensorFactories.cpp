@@ -427,9 +427,12 @@ void check_space_ends(const Scalar& start, const Scalar& end, ScalarType t) {
   }
   for (const Scalar* s : {&start, &end}) {
     if (!s->isFloatingPoint()) {
-      EMBER_CHECK(
-          t == ScalarType::Long || (static_cast<double>(s->toLong()) >= lo && static_cast<double>(s->toLong()) <= hi),
-          "value cannot be converted to type ", name, " without overflow");
+      // c10's overflow rule for an integer into an unsigned type admits -max..max (uint8:
+      // linspace(-10, 10, dtype=uint8) wraps, as in PyTorch)
+      const double int_lo = t == ScalarType::Byte ? -hi : lo;
+      EMBER_CHECK(t == ScalarType::Long ||
+                      (static_cast<double>(s->toLong()) >= int_lo && static_cast<double>(s->toLong()) <= hi),
+                  "value cannot be converted to type ", name, " without overflow");
       continue;
     }
     const double d = s->toDouble();

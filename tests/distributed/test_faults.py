@@ -19,15 +19,18 @@ def test_rank_killed_mid_collective_ends_the_job_in_seconds() -> None:
     assert job.seconds < 20, job.seconds
     assert job.returncode != 0
     assert "NO ERROR" not in job.stdout
-    # the launcher names the dead rank and the collective every rank was in
+    # the launcher names a rank killed by signal 9 and the collective every rank was in. Which
+    # rank it sees die first is a race: MPICH's launcher kills the survivor at once with the
+    # same signal, and the launcher may collect that one first (seen once in CI-like runs)
     assert re.search(
-        r"rank 1 \(pid \d+\): in a collective \(all_reduce, sequence number 2\) "
+        r"rank [01] \(pid \d+\): in a collective \(all_reduce, sequence number 2\) "
         r"<- died first \((killed by signal 9|mpiexec's exit status 9)",
         job.stderr,
     ), job.stderr
-    assert re.search(r"rank 0 \(pid \d+\): (in a collective|failed) \(all_reduce, sequence number 2\)", job.stderr), (
-        job.stderr
-    )
+    for rank in (0, 1):
+        assert re.search(
+            rf"rank {rank} \(pid \d+\): (in a collective|failed) \(all_reduce, sequence number 2\)", job.stderr
+        ), job.stderr
 
 
 def test_rank_exiting_mid_collective_ends_the_job_in_seconds() -> None:

@@ -253,14 +253,22 @@ class _Exporter:
 
 @contextlib.contextmanager
 def _eval_mode(model: Any) -> Iterator[None]:
+    """Eval mode and no_grad for a capture; LSTM / GRU run step by step (nn's per-step path),
+    so that the graph holds their cells' aten ops -- the fused layer ops (aten::_lstm_layer,
+    aten::_gru_layer) have no ONNX lowering yet."""
+    from ember.nn import _functional_rnn
+
     modules = list(model.modules()) if hasattr(model, "modules") else []
     was = [m.training for m in modules]
+    fused = _functional_rnn.use_fused
     for m in modules:
         m.training = False
+    _functional_rnn.use_fused = False
     try:
         with autograd.no_grad():
             yield
     finally:
+        _functional_rnn.use_fused = fused
         for m, t in zip(modules, was, strict=True):
             m.training = t
 

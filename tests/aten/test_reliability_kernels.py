@@ -83,8 +83,15 @@ def test_histc_nan_input() -> None:
     assert ea.histc(ea.tensor([1.0, INF, 2.0]), bins=4, min=0, max=3).tolist() == [0.0, 1.0, 1.0, 0.0]
 
 
-# ---- grid_sample with NaN / inf grid values (PyTorch's CPU results on the same input) --------
+# ---- linspace / logspace into integer dtypes --------------------------------------------------
 
+SPACE_NAMES = [
+    (ea.int64, "int64_t"),
+    (ea.int32, "int"),
+    (ea.int16, "int16_t"),
+    (ea.int8, "int8_t"),
+    (ea.uint8, "uint8_t"),
+]
 
 
 @pytest.mark.parametrize(("dtype", "cname"), SPACE_NAMES)

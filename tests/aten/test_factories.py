@@ -274,7 +274,7 @@ def test_tensor_errors() -> None:
         ea.tensor([[1, 2], 3])
     with pytest.raises(ValueError, match="too many dimensions 'str'"):  # PyTorch 2.13's error
         ea.tensor(["a"])
-    with pytest.raises(TypeError, match="could not infer dtype of dict"):
+    with pytest.raises(TypeError, match="invalid data type 'dict'"):  # PyTorch: "Could not infer dtype of dict"
         ea.tensor({1: 2})
 
 

@@ -331,6 +331,7 @@ def group_norm_backward_with_stats(
         if g_rstd is not None:
             term = (x - mean.unsqueeze(-1)) * (g_rstd * rstd.pow(3) / -m).unsqueeze(-1)
             extra = term if extra is None else term + extra
+        assert extra is not None
         extra = extra.expand(n, group, m).reshape(input.shape)
         gi = extra if gi is None else gi + extra
     return gi, gw, gb

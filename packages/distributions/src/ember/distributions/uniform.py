@@ -67,7 +67,7 @@ class Uniform(Distribution):
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        inside = ea.le(self.low, value).type_as(self.low) * ea.gt(self.high, value).type_as(self.low)
+        inside = ea.le(self.low, value).to(self.low.dtype) * ea.gt(self.high, value).to(self.low.dtype)
         return ea.log(inside) - ea.log(self.high - self.low)
 
     def cdf(self, value: Tensor) -> Tensor:

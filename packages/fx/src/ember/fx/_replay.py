@@ -45,6 +45,7 @@ def resolve_kernel(node: Node) -> Any:
     """The callable the dispatcher would run for this node on its backend key."""
     ks = backend_keys(node)
     _key, kernel, below = node.op.lookup(ks)
+    assert kernel is not None, f"{node.op}: no kernel for the captured key set"
     if kernel.with_keyset:
         if _dispatch.fallback_for(_key) is kernel:
             return functools.partial(kernel.fn, node.op, below)

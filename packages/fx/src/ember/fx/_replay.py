@@ -46,11 +46,12 @@ def resolve_kernel(node: Node) -> Any:
     ks = backend_keys(node)
     _key, kernel, below = node.op.lookup(ks)
     assert kernel is not None, f"{node.op}: no kernel for the captured key set"
+    fn = kernel.fn
     if kernel.with_keyset:
         if _dispatch.fallback_for(_key) is kernel:
-            return functools.partial(kernel.fn, node.op, below)
-        return functools.partial(kernel.fn, below)
-    return kernel.fn
+            return functools.partial(fn, node.op, below)
+        return functools.partial(fn, below)
+    return fn
 
 
 _LITERAL_TYPES = (bool, int, str, type(None))

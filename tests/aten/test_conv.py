@@ -353,9 +353,52 @@ def test_convolution_operator_errors() -> None:
         ea.conv_transpose3d(t(arr(1, 2, 3, 3, 3)), t(arr(2, 3, 3, 3, 3)), None, 2, 0, 2)
     with pytest.raises(TypeError):
         ea.conv_transpose2d(x, t(arr(4, 3, 3, 3)), None, 1, "same")
-    for dt in (ea.int32, ea.bool):
-        with pytest.raises(NotImplementedError, match="convolution: not implemented for dtype"):
-            ea.conv2d(x.to(dt), w.to(dt))
+    with pytest.raises(NotImplementedError, match="convolution: not implemented for dtype bool"):
+        ea.conv2d(x.to(ea.bool), w.to(ea.bool))
+    with pytest.raises(RuntimeError, match=r"Input type \(int\) and weight type \(long int\) should be the same"):
+        ea.conv2d(x.to(ea.int32), w.to(ea.int64))
+
+
+INTEGER_DTYPES = [(ea.uint8, np.uint8), (ea.int8, np.int8), (ea.int16, np.int16), (ea.int32, np.int32)]
+INTEGER_DTYPES += [(ea.int64, np.int64)]
+
+
+def _ints(rng: np.random.Generator, shape: tuple[int, ...], unsigned: bool, high: int = 4) -> np.ndarray:
+    return rng.integers(0 if unsigned else -high, high, size=shape)
+
+
+@pytest.mark.parametrize(("dtype", "np_dtype"), INTEGER_DTYPES, ids=str)
+def test_integer_convolutions(dtype: Any, np_dtype: Any) -> None:
+    """PyTorch convolves integer tensors on the CPU (its slow path): exact sums in the dtype,
+    wrapping on overflow. References in float64 (exact for these sizes), cast to the dtype."""
+    rng = np.random.default_rng(7)
+    unsigned = np_dtype == np.uint8
+
+    def check(got: Any, expected: np.ndarray) -> None:
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got.numpy(), expected.astype(np.int64).astype(np_dtype))
+
+    x, w, b = _ints(rng, (2, 4, 6, 5), unsigned), _ints(rng, (6, 2, 3, 2), unsigned), _ints(rng, (6,), unsigned)
+    as_t = lambda a: ea.tensor(a.astype(np_dtype))  # noqa: E731
+    check(ea.conv2d(as_t(x), as_t(w), as_t(b), 2, 1, 1, 2), ref_conv(x, w, b, 2, 1, 1, 2))
+    check(ea.conv2d(as_t(x), as_t(w[:, :, :2]), None, 1, (0, 1), 2, 2), ref_conv(x, w[:, :, :2], None, 1, (0, 1), 2, 2))
+    x1, w1 = _ints(rng, (1, 3, 7), unsigned), _ints(rng, (2, 3, 3), unsigned)
+    check(ea.conv1d(as_t(x1), as_t(w1), None, 2, 1), ref_conv(x1, w1, None, 2, 1))
+    x3, w3 = _ints(rng, (1, 2, 3, 4, 3), unsigned), _ints(rng, (2, 2, 2, 2, 2), unsigned)
+    check(ea.conv3d(as_t(x3), as_t(w3), None, 1, 1), ref_conv(x3, w3, None, 1, 1))
+    # transposed: weight (C_in, C_out / groups, k...), groups, output_padding, bias
+    xt, wt, bt = _ints(rng, (2, 4, 3, 3), unsigned), _ints(rng, (4, 3, 2, 3), unsigned), _ints(rng, (6,), unsigned)
+    check(
+        ea.conv_transpose2d(as_t(xt), as_t(wt), as_t(bt), 2, 1, 1, 2),
+        ref_conv_transpose(xt, wt, bt, 2, 1, 1, 2),
+    )
+    # wrapping: sums past the dtype's range wrap as two's complement (as PyTorch's GEMM)
+    v = 100 if np_dtype != np.int64 else 2**62
+    bits = np.iinfo(np_dtype).bits
+    total = 9 * v
+    wrapped = total % 2**bits if unsigned else (total + 2 ** (bits - 1)) % 2**bits - 2 ** (bits - 1)
+    got = ea.conv2d(as_t(np.full((1, 1, 3, 3), v)), as_t(np.ones((1, 1, 3, 3), np.int64)))
+    assert got.dtype == dtype and got.numpy().reshape(-1).tolist() == [wrapped]
 
 
 def test_empty_convolutions() -> None:

@@ -241,6 +241,11 @@ BOOL_CASES = [
     ("sort", lambda b: b.sort().values.view(ea.uint8).tolist(), [0, 1, 1, 1]),
     ("max", lambda b: b.max().view(ea.uint8).item(), 1),
     ("prod of true bytes", lambda b: b[1:].prod().item(), 1),
+    ("sum", lambda b: b.sum().item(), 3),
+    ("sum strided", lambda b: b[1::2].sum().item(), 2),
+    ("sum dim", lambda b: b.reshape(2, 2).sum(1).tolist(), [1, 2]),
+    ("sum dtype", lambda b: b.sum(dtype=ea.int32).item(), 3),
+    ("nansum", lambda b: b.nansum().item(), 3),
     ("logical_and", lambda b: ea.logical_and(b, b).tolist(), [False, True, True, True]),
     ("eq bool", lambda b: (b == ea.tensor([0, 1, 1, 1], dtype=ea.uint8).view(ea.bool)).tolist(), [True] * 4),
 ]

@@ -26,6 +26,12 @@ GRID_SAMPLE = {
     ("nearest", "border", True): [1.142857142857, 0.742307488958, 4.517539514526, 1.5971914125],
     ("nearest", "reflection", False): [3.232488142567, 0.742307488958, 2.099562636671, 1.142857142857],
     ("nearest", "reflection", True): [1.142857142857, 0.742307488958, 2.099562636671, 1.5971914125],
+    ("bicubic", "zeros", False): [-0.173326174213, 0.107279091374, -0.353445478348, 3.012255146666],
+    ("bicubic", "zeros", True): [1.223525273534, 0.576987325437, 1.287970248124, 2.534239432531],
+    ("bicubic", "border", False): [2.503997028965, 0.664558786808, 4.231296411202, 2.4140941918],
+    ("bicubic", "border", True): [2.020496669762, 0.5886329354, 4.329443928472, 2.189347678333],
+    ("bicubic", "reflection", False): [2.547477745082, 0.465218084212, 3.086169791369, 2.4140941918],
+    ("bicubic", "reflection", True): [2.370827162164, 0.753384016131, 2.811281301596, 2.268775984578],
 }
 
 
@@ -67,6 +73,88 @@ def test_grid_sample_gradients_match_pytorch() -> None:
         rtol=1e-10,
         atol=1e-10,
     )
+
+
+def test_grid_sample_bicubic_gradients_match_pytorch() -> None:
+    # grid_sample(x, g, "bicubic", "border", align_corners=True).pow(2).sum(), as above
+    out = ea.nn.grid_sample(X, GRID, "bicubic", "border", True)
+    x_grad, g_grad = ea.grid_sampler_2d_backward(2 * out, X, GRID, 2, 1, True, [True, True])
+    np.testing.assert_allclose(
+        x_grad.numpy().reshape(-1),
+        [
+            -0.669739995423,
+            -0.323625027681,
+            0.22990685253,
+            1.089330566819,
+            4.597398477199,
+            2.023782811305,
+            -0.670545735922,
+            -0.019269705326,
+            1.550348809129,
+            5.298213062547,
+            6.105691214597,
+            -0.955648905838,
+        ],
+        rtol=1e-9,
+        atol=1e-10,
+    )
+    np.testing.assert_allclose(
+        g_grad.numpy().reshape(-1),
+        [-0.484871574423, 8.890968694267, 0.465299305324, 1.045960767832, 6.706240682085, -5.036059233878]
+        + [3.609192524868, 10.338563774901],
+        rtol=1e-9,
+        atol=1e-10,
+    )
+
+
+# Non-finite and huge grid values, PyTorch 2.13's CPU results (its CUDA kernel reads nothing
+# for a NaN instead; ember gives these on both devices): border and reflection clip NaN and
+# -inf to 0 and +inf to the last pixel (reflection turns inf into NaN first); with zeros padding
+# the weights come from the coordinate, so bilinear and bicubic give NaN and nearest reads 0;
+# bicubic pads its taps, not the coordinate, so it gives NaN under every padding.
+X2 = ea.arange(18, dtype=ea.float64).reshape(1, 2, 3, 3) / 3
+NAN, INF = float("nan"), float("inf")
+NON_FINITE_GRID = ea.tensor([[[[NAN, 0.0], [0.0, INF], [-INF, 1e30], [0.0, 0.0], [0.3, -INF]]]], dtype=ea.float64)
+_BORDER = [1.0, 2.333333333333, 2.0, 1.333333333333, 0.483333333333, 4.0, 5.333333333333, 5.0, 4.333333333333]
+_BORDER_AC = [1.0, 2.333333333333, 2.0, 1.333333333333, 0.433333333333, 4.0, 5.333333333333, 5.0, 4.333333333333]
+_REFLECT = [1.0, 0.333333333333, 0.0, 1.333333333333, 0.483333333333, 4.0, 3.333333333333, 3.0, 4.333333333333]
+_REFLECT_AC = [1.0, 0.333333333333, 0.0, 1.333333333333, 0.433333333333, 4.0, 3.333333333333, 3.0, 4.333333333333]
+_NEAREST_BORDER = [1.0, 2.333333333333, 2.0, 1.333333333333, 0.333333333333, 4.0, 5.333333333333, 5.0, 4.333333333333]
+_NEAREST_REFLECT = [1.0, 0.333333333333, 0.0, 1.333333333333, 0.333333333333, 4.0, 3.333333333333, 3.0, 4.333333333333]
+_NAN_BUT_CENTRE = [NAN, NAN, NAN, 1.333333333333, NAN, NAN, NAN, NAN, 4.333333333333, NAN]
+NON_FINITE = {
+    ("bilinear", "zeros"): (_NAN_BUT_CENTRE, _NAN_BUT_CENTRE),
+    ("bilinear", "border"): (_BORDER + [3.483333333333], _BORDER_AC + [3.433333333333]),
+    ("bilinear", "reflection"): (_REFLECT + [3.483333333333], _REFLECT_AC + [3.433333333333]),
+    ("nearest", "zeros"): ([0.0, 0.0, 0.0, 1.333333333333, 0.0, 0.0, 0.0, 0.0, 4.333333333333, 0.0],) * 2,
+    ("nearest", "border"): (_NEAREST_BORDER + [3.333333333333],) * 2,
+    ("nearest", "reflection"): (_NEAREST_REFLECT + [3.333333333333],) * 2,
+    ("bicubic", "zeros"): (_NAN_BUT_CENTRE, _NAN_BUT_CENTRE),
+    ("bicubic", "border"): (_NAN_BUT_CENTRE, _NAN_BUT_CENTRE),
+    ("bicubic", "reflection"): (_NAN_BUT_CENTRE, _NAN_BUT_CENTRE),
+}
+
+
+@pytest.mark.parametrize("case", list(NON_FINITE), ids=str)
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample_non_finite_grid_matches_pytorch(case: tuple[str, str], align_corners: bool) -> None:
+    mode, padding = case
+    got = ea.nn.grid_sample(X2, NON_FINITE_GRID, mode, padding, align_corners).numpy().reshape(-1)
+    np.testing.assert_allclose(got, NON_FINITE[case][align_corners], rtol=1e-10, atol=1e-10)  # NaNs where expected
+    # the backward reads the same coordinates: no crash, and grad_input gets nothing from a
+    # position that read nothing (PyTorch 2.13 crashes on some of these)
+    modes = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+    paddings = {"zeros": 0, "border": 1, "reflection": 2}
+    go = ea.ones(1, 2, 1, 5, dtype=ea.float64)
+    x_grad, g_grad = ea.grid_sampler_2d_backward(
+        go, X2, NON_FINITE_GRID, modes[mode], paddings[padding], align_corners, [True, True]
+    )
+    assert tuple(x_grad.shape) == (1, 2, 3, 3) and tuple(g_grad.shape) == (1, 1, 5, 2)
+    if padding == "zeros":
+        centre_only = ea.grid_sampler_2d_backward(
+            go[..., 3:4], X2, NON_FINITE_GRID[:, :, 3:4], modes[mode], 0, align_corners, [True, False]
+        )[0]
+        np.testing.assert_allclose(x_grad.numpy(), centre_only.numpy(), rtol=1e-12, atol=1e-12)
 
 
 INTERPOLATE: dict[str, tuple[dict[str, Any], list[float]]] = {

@@ -82,13 +82,14 @@ def test_padding_and_upsampling_node_names() -> None:
 def test_grid_sample_gradients() -> None:
     x = R(1, 2, 3, 4, seed=20)
     g = (rand(1, 2, 3, 2, seed=21) * 1.6 - 0.8).detach().requires_grad_(True)
-    for mode in ("bilinear", "nearest"):
+    for mode in ("bilinear", "nearest", "bicubic"):
         for padding in ("zeros", "border", "reflection"):
+            for align_corners in (True, False):
 
-            def f(a: Any, b: Any, mode: str = mode, padding: str = padding) -> Any:
-                return ea.nn.grid_sample(a, b, mode, padding, align_corners=True)
+                def f(a: Any, b: Any, mode: str = mode, padding: str = padding, ac: bool = align_corners) -> Any:
+                    return ea.nn.grid_sample(a, b, mode, padding, align_corners=ac)
 
-            assert gradcheck(f, (x, g)), (mode, padding)
+                assert gradcheck(f, (x, g)), (mode, padding, align_corners)
     out = ea.nn.grid_sample(x, g, align_corners=False)
     assert type(out.grad_fn).__name__ == "GridSampler2DBackward0"
     theta = R(1, 2, 3, seed=22)

@@ -69,7 +69,7 @@ def gs_inputs(dtype: Any, n: int = 2, c: int = 3, h: int = 5, w: int = 7, ho: in
 
 
 @pytest.mark.parametrize("dtype", [ea.float32, ea.float64, ea.float16, ea.bfloat16])
-@pytest.mark.parametrize("mode", [0, 1])
+@pytest.mark.parametrize("mode", [0, 1, 2])
 @pytest.mark.parametrize("padding", [0, 1, 2])
 @pytest.mark.parametrize("align_corners", [False, True])
 def test_grid_sampler_2d_cuda_code_matches_cpu(dtype: Any, mode: int, padding: int, align_corners: bool) -> None:

@@ -18,7 +18,7 @@ FLOATS = [ea.float32, ea.float64, ea.float16, ea.bfloat16]
 # forward / backward tolerance (Half and BFloat16 round the float result once; the
 # backward adds in another order with atomicAdd)
 TOL = {ea.float32: 1e-5, ea.float64: 1e-12, ea.float16: 2e-3, ea.bfloat16: 2e-2}
-MODES = [0, 1]  # bilinear, nearest (bicubic: not implemented on either device)
+MODES = [0, 1, 2]  # bilinear, nearest, bicubic
 PADDINGS = [0, 1, 2]  # zeros, border, reflection
 
 
@@ -125,11 +125,12 @@ def test_grid_sampler_2d_strided_inputs_on_cuda(mode: int) -> None:
 def test_grid_sampler_2d_non_finite_grid_on_cuda() -> None:
     x_np, _ = inputs(n=1, c=2)
     g = t([[[[np.nan, 0.0], [np.inf, 0.5], [-np.inf, -np.inf], [1e30, 0.0]]]])
-    for padding in PADDINGS:
-        cpu = ea.grid_sampler_2d(t(x_np), g, 0, padding, False)
-        gpu = ea.grid_sampler_2d(t(x_np).cuda(), g.cuda(), 0, padding, False)
-        np.testing.assert_array_equal(np.isnan(to_np(gpu)), np.isnan(to_np(cpu)))
-        np.testing.assert_allclose(to_np(gpu), to_np(cpu), rtol=1e-6, atol=1e-6)
+    for mode in MODES:
+        for padding in PADDINGS:
+            cpu = ea.grid_sampler_2d(t(x_np), g, mode, padding, False)
+            gpu = ea.grid_sampler_2d(t(x_np).cuda(), g.cuda(), mode, padding, False)
+            np.testing.assert_array_equal(np.isnan(to_np(gpu)), np.isnan(to_np(cpu)))
+            np.testing.assert_allclose(to_np(gpu), to_np(cpu), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.cuda
@@ -164,8 +165,8 @@ def test_grid_sampler_2d_errors_on_cuda() -> None:
         ea.grid_sampler_2d(x.long(), g.long(), 0, 0, False)
     with pytest.raises(RuntimeError, match="invalid padding_mode 3"):
         ea.grid_sampler_2d(x, g, 0, 3, False)
-    with pytest.raises(RuntimeError, match="bicubic interpolation is not implemented"):
-        ea.grid_sampler_2d(x, g, 2, 0, False)
+    with pytest.raises(RuntimeError, match="invalid interpolation_mode 3"):
+        ea.grid_sampler_2d(x, g, 3, 0, False)
     go = ea.zeros(2, 3, 4, 6)
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         ea.grid_sampler_2d_backward(go, x, g, 0, 0, False, [True, True])

@@ -821,13 +821,24 @@ def _reflect(x: float, lo2: int, hi2: int) -> float:
     return extra + lo if flips % 2 == 0 else span - extra + lo
 
 
-def _source(coord: float, size: int, padding: int, align_corners: bool) -> float:
-    x = (coord + 1) / 2 * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
+def _unnormalize(coord: float, size: int, align_corners: bool) -> float:
+    return (coord + 1) / 2 * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
+
+
+def _pad(x: float, size: int, padding: int, align_corners: bool) -> float:
     if padding == 2:
         x = _reflect(x, 0, 2 * (size - 1)) if align_corners else _reflect(x, -1, 2 * size - 1)
     if padding in (1, 2):
         x = min(max(x, 0.0), size - 1.0)
     return x
+
+
+def _cubic_weights(t: float) -> list[float]:
+    # PyTorch's cubic convolution (A = -0.75) at distances 1 + t, t, 1 - t, 2 - t
+    a = -0.75
+    near = lambda d: ((a + 2) * d - (a + 3)) * d * d + 1  # noqa: E731
+    far = lambda d: ((a * d - 5 * a) * d + 8 * a) * d - 4 * a  # noqa: E731
+    return [far(1 + t), near(t), near(1 - t), far(2 - t)]
 
 
 def ref_grid_sampler_2d(x: np.ndarray, grid: np.ndarray, mode: int, padding: int, align_corners: bool) -> np.ndarray:
@@ -841,8 +852,16 @@ def ref_grid_sampler_2d(x: np.ndarray, grid: np.ndarray, mode: int, padding: int
     for n in range(N):
         for i in range(Ho):
             for j in range(Wo):
-                ix = _source(grid[n, i, j, 0], W, padding, align_corners)
-                iy = _source(grid[n, i, j, 1], H, padding, align_corners)
+                ux = _unnormalize(grid[n, i, j, 0], W, align_corners)
+                uy = _unnormalize(grid[n, i, j, 1], H, align_corners)
+                if mode == 2:  # bicubic: weights from the unpadded position, each tap padded
+                    x0, y0 = math.floor(ux), math.floor(uy)
+                    wx, wy = _cubic_weights(ux - x0), _cubic_weights(uy - y0)
+                    xs = [math.floor(_pad(x0 - 1 + k, W, padding, align_corners)) for k in range(4)]
+                    ys = [math.floor(_pad(y0 - 1 + k, H, padding, align_corners)) for k in range(4)]
+                    out[n, :, i, j] = sum(wy[r] * wx[k] * at(n, ys[r], xs[k]) for r in range(4) for k in range(4))
+                    continue
+                ix, iy = _pad(ux, W, padding, align_corners), _pad(uy, H, padding, align_corners)
                 if mode == 1:
                     out[n, :, i, j] = at(n, int(np.rint(iy)), int(np.rint(ix)))
                     continue
@@ -877,7 +896,7 @@ def _grid(shape: tuple[int, ...], dtype: Any, spread: float = 1.2) -> Any:
 
 def _grid_sampler_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
     yield _s(_t((1, 1, 2, 3), dtype), _grid((1, 2, 2, 2), dtype), 0, 0, False, name="small bilinear zeros")
-    for mode in (0, 1):
+    for mode in (0, 1, 2):
         for padding in (0, 1, 2):
             for ac in (False, True):
                 yield _s(
@@ -920,7 +939,7 @@ def _grid_sampler_errors(op: OpInfo) -> Iterator[ErrorInput]:
         r"\[1, 2, 0, 4\] with dimension 2 being empty",
     )
     yield _err(x, g.double(), 0, 0, False, regex=r"grid_sampler\(\): expected input and grid to have same dtype")
-    yield _err(x, g, 2, 0, False, regex="bicubic interpolation is not implemented")
+    yield _err(x, g, 3, 0, False, regex="grid_sampler\\(\\): invalid interpolation_mode 3")
 
 
 def _affine_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
@@ -956,7 +975,7 @@ OPS += [
         _grid_sampler_samples,
         ref=ref_grid_sampler_2d,
         supports_out=False,
-        tol_overrides={ea.float16: (1e-2, 1e-2), ea.bfloat16: (5e-2, 5e-2)},
+        tol_overrides={ea.float32: INTERP_F32_TOL, ea.float16: (1e-2, 1e-2), ea.bfloat16: (5e-2, 5e-2)},
         error_inputs=_grid_sampler_errors,
         nondifferentiable_args=(2, 3, 4),
         kind="sampling",

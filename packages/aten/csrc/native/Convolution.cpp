@@ -37,6 +37,7 @@
 
 #include "Blas.h"
 #include "Convolution.h"
+#include "ConvolutionInteger.h"
 #include "Im2Col.h"
 
 namespace ember::at::native {
@@ -179,7 +180,11 @@ ConvShape check_convolution(const Tensor& input, const Tensor& weight, const Ten
                 ". Calculated output size per channel: ", sizes_x(out_sp), ". Output size is too small");
     out_channels = ws[1] * groups;
   }
-  check_floating("convolution", input);
+  // Integer convolutions run on the CPU only (ConvolutionInteger.cpp), as PyTorch's slow path.
+  EMBER_CHECK_NOT_IMPLEMENTED(
+      c10::isFloatingType(input.dtype()) || (input.is_cpu() && c10::isIntegralType(input.dtype(), false)),
+      "convolution: not implemented for dtype ", c10::toPythonName(input.dtype()),
+      input.is_cpu() ? "" : " on this device (integer convolutions run on the CPU only)");
 
   s.output_sizes = DimVector{input.size(0), out_channels};
   for (int64_t v : out_sp) s.output_sizes.push_back(v);
@@ -519,6 +524,7 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const std::optiona
   const Tensor* b = bias.has_value() && bias->defined() ? &*bias : nullptr;
   const ConvShape s =
       check_convolution(input, weight, b, stride, padding, dilation, transposed, output_padding, groups);
+  if (!c10::isFloatingType(input.dtype())) return convolution_integer(s, input, weight, b);
   const ScalarType ct = nn_compute_type(input.dtype());
   const Tensor x = input.to(ct).contiguous();
   const Tensor w = weight.to(ct).contiguous();
@@ -549,6 +555,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
               output_mask.size());
   const ConvShape s =
       check_convolution(input, weight, nullptr, stride, padding, dilation, transposed, output_padding, groups);
+  check_floating("convolution_backward", input);  // integer convolutions have no gradient
   EMBER_CHECK(grad_output.dtype() == input.dtype(), "convolution_backward: expected grad_output of dtype ",
               c10::toPythonName(input.dtype()), ", but got ", c10::toPythonName(grad_output.dtype()));
   EMBER_CHECK(grad_output.sizes() == IntArrayRef(s.output_sizes), "convolution_backward: expected grad_output of size ",

@@ -12,6 +12,7 @@
 
 #include <ember/c10/DeviceGuard.h>
 
+#include "CubicConvolution.h"
 #include "Im2Col.h"  // nn_compute_type, check_floating, suggest_memory_format
 
 namespace ember::at::native {
@@ -255,14 +256,12 @@ DimMap cubic_map(int64_t in, int64_t out, bool align_corners, std::optional<doub
   m.weight.resize(4 * out);
   const A ratio = align_corners ? (out > 1 ? static_cast<A>(in - 1) / static_cast<A>(out - 1) : A(0))
                                 : scales_value<A>(scale, in, out);
-  const A a = A(-0.75);
-  auto conv1 = [a](A x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };
-  auto conv2 = [a](A x) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; };
   for (int64_t o = 0; o < out; ++o) {
     const A real = align_corners ? ratio * static_cast<A>(o) : ratio * (static_cast<A>(o) + A(0.5)) - A(0.5);
     const A fl = std::floor(real);
     const A t = real - fl;
-    const A w[4] = {conv2(t + 1), conv1(t), conv1(1 - t), conv2(2 - t)};
+    A w[4];
+    cubic_weights(t, w);
     for (int k = 0; k < 4; ++k) {
       m.index[4 * o + k] = std::clamp<int64_t>(static_cast<int64_t>(fl) - 1 + k, 0, in - 1);
       m.weight[4 * o + k] = w[k];

@@ -314,13 +314,21 @@ void run_sum(const ReductionPlan& p, bool take_sqrt) {
   run_reduction(p, ops);
 }
 
-// Integral and bool sums: 64-bit, wrapping (unsigned arithmetic, then reinterpreted).
-template <typename scalar_t>
+// Integral and bool sums: 64-bit, wrapping (unsigned arithmetic, then reinterpreted). Bool
+// data is read as bytes and counts 1 when non-zero: a bool tensor may hold bytes 2..255
+// (uint8.view(bool), a NumPy bool array), and PyTorch's sum of them is the count of trues.
+template <typename scalar_t, bool kBoolBytes = false>
 struct IntSumOps {
   using input_t = scalar_t;
   using acc_t = uint64_t;
   int64_t* out;
-  static acc_t as_acc(scalar_t v) { return static_cast<acc_t>(static_cast<int64_t>(v)); }
+  static acc_t as_acc(scalar_t v) {
+    if constexpr (kBoolBytes) {
+      return v != 0 ? 1 : 0;
+    } else {
+      return static_cast<acc_t>(static_cast<int64_t>(v));
+    }
+  }
   acc_t identity() const { return 0; }
   acc_t reduce_1d(const scalar_t* x, int64_t n, int64_t s, acc_t acc, int64_t) const {
     if (s == 1) {
@@ -341,8 +349,12 @@ struct IntSumOps {
 };
 
 void sum_kernel(const ReductionPlan& p) {
-  if (c10::isIntegralType(p.in_dtype, /*includeBool=*/true)) {
-    EMBER_DISPATCH_INTEGRAL_TYPES(bool_as_byte(p.in_dtype), "sum",
+  if (p.in_dtype == ScalarType::Bool) {
+    run_reduction(p, IntSumOps<uint8_t, true>{static_cast<int64_t*>(p.out[0])});
+    return;
+  }
+  if (c10::isIntegralType(p.in_dtype, /*includeBool=*/false)) {
+    EMBER_DISPATCH_INTEGRAL_TYPES(p.in_dtype, "sum",
                                   [&] { run_reduction(p, IntSumOps<scalar_t>{static_cast<int64_t*>(p.out[0])}); });
     return;
   }

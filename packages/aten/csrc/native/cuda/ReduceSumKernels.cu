@@ -25,6 +25,7 @@ struct SumOps {
   out_t* out;
   acc_t divisor;  // floating only: 1 for sum, N for mean
   bool nan_to_zero;
+  bool bool_bytes = false;  // a bool input read as uint8: a non-zero byte counts 1 (bytes 2..255)
 
   __device__ acc_t identity() const { return acc_t(0); }
   __device__ acc_t reduce(acc_t acc, scalar_t x, int64_t) const {
@@ -33,7 +34,7 @@ struct SumOps {
       if (nan_to_zero && v != v) v = acc_t(0);
       return acc + v;
     } else {
-      return acc + static_cast<acc_t>(static_cast<int64_t>(x));
+      return acc + (bool_bytes ? acc_t(x != 0) : static_cast<acc_t>(static_cast<int64_t>(x)));
     }
   }
   __device__ acc_t combine(acc_t a, acc_t b) const { return a + b; }
@@ -51,7 +52,8 @@ void run_sum(const ReductionPlan& p, bool nan_to_zero) {
   using Ops = SumOps<scalar_t>;
   using acc_t = typename Ops::acc_t;
   const acc_t divisor = Ops::kFloat ? static_cast<acc_t>(p.param) : acc_t(1);
-  run_reduction_cuda(p, Ops{static_cast<typename Ops::out_t*>(p.out[0]), divisor, nan_to_zero});
+  run_reduction_cuda(
+      p, Ops{static_cast<typename Ops::out_t*>(p.out[0]), divisor, nan_to_zero, p.in_dtype == ScalarType::Bool});
 }
 
 void sum_kernel_cuda(const ReductionPlan& p) {

@@ -100,8 +100,16 @@ def test_grid_sample_bicubic_gradients_match_pytorch() -> None:
     )
     np.testing.assert_allclose(
         g_grad.numpy().reshape(-1),
-        [-0.484871574423, 8.890968694267, 0.465299305324, 1.045960767832, 6.706240682085, -5.036059233878]
-        + [3.609192524868, 10.338563774901],
+        [
+            -0.484871574423,
+            8.890968694267,
+            0.465299305324,
+            1.045960767832,
+            6.706240682085,
+            -5.036059233878,
+            3.609192524868,
+            10.338563774901,
+        ],
         rtol=1e-9,
         atol=1e-10,
     )
@@ -124,11 +132,11 @@ _NEAREST_REFLECT = [1.0, 0.333333333333, 0.0, 1.333333333333, 0.333333333333, 4.
 _NAN_BUT_CENTRE = [NAN, NAN, NAN, 1.333333333333, NAN, NAN, NAN, NAN, 4.333333333333, NAN]
 NON_FINITE = {
     ("bilinear", "zeros"): (_NAN_BUT_CENTRE, _NAN_BUT_CENTRE),
-    ("bilinear", "border"): (_BORDER + [3.483333333333], _BORDER_AC + [3.433333333333]),
-    ("bilinear", "reflection"): (_REFLECT + [3.483333333333], _REFLECT_AC + [3.433333333333]),
+    ("bilinear", "border"): ([*_BORDER, 3.483333333333], [*_BORDER_AC, 3.433333333333]),
+    ("bilinear", "reflection"): ([*_REFLECT, 3.483333333333], [*_REFLECT_AC, 3.433333333333]),
     ("nearest", "zeros"): ([0.0, 0.0, 0.0, 1.333333333333, 0.0, 0.0, 0.0, 0.0, 4.333333333333, 0.0],) * 2,
-    ("nearest", "border"): (_NEAREST_BORDER + [3.333333333333],) * 2,
-    ("nearest", "reflection"): (_NEAREST_REFLECT + [3.333333333333],) * 2,
+    ("nearest", "border"): ([*_NEAREST_BORDER, 3.333333333333],) * 2,
+    ("nearest", "reflection"): ([*_NEAREST_REFLECT, 3.333333333333],) * 2,
     ("bicubic", "zeros"): (_NAN_BUT_CENTRE, _NAN_BUT_CENTRE),
     ("bicubic", "border"): (_NAN_BUT_CENTRE, _NAN_BUT_CENTRE),
     ("bicubic", "reflection"): (_NAN_BUT_CENTRE, _NAN_BUT_CENTRE),

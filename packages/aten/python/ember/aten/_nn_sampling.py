@@ -134,8 +134,9 @@ def grid_sample(
 
     Samples an (N, C, H, W) input at the (N, H_out, W_out, 2) grid positions (x, y) in [-1, 1]
     (-1: the left / top edge or, with ``align_corners``, the centre of the first pixel).
-    Modes 'bilinear' / 'nearest'; outside positions read 0 ('zeros'), the edge ('border') or
-    the reflection ('reflection').
+    Modes 'bilinear' / 'nearest' / 'bicubic'; outside positions read 0 ('zeros'), the edge
+    ('border') or the reflection ('reflection'). Non-finite grid values follow PyTorch's CPU
+    kernel on every device (GridSamplerPoint.h).
 
     >>> x = ember.aten.arange(4.0).reshape(1, 1, 2, 2)
     >>> ember.aten.nn.grid_sample(x, ember.aten.zeros(1, 1, 1, 2), align_corners=False)

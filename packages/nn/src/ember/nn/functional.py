@@ -7,7 +7,6 @@ derivatives, live there. Signatures and defaults are PyTorch's.
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -16,6 +15,15 @@ import ember.aten as ea
 from ember.aten._tensor import Tensor
 
 _nn = ea.nn
+
+# The resampling front ends have one definition, aten's (torch.nn.functional's code over the
+# upsample_* / grid_sampler / im2col operators): re-exported here, never rewritten.
+affine_grid = _nn.affine_grid
+fold = _nn.fold
+grid_sample = _nn.grid_sample
+interpolate = _nn.interpolate
+unfold = _nn.unfold
+
 _linear = _nn.linear
 
 
@@ -312,21 +320,6 @@ def conv_transpose3d(
 ) -> Tensor:
     """conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1)"""
     return ea.conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups, dilation)
-
-
-def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Tensor:
-    """unfold(input, kernel_size, dilation=1, padding=0, stride=1): (N, C, H, W) -> (N, C kH kW, L) (im2col)"""
-    return _nn.unfold(input, kernel_size, dilation, padding, stride)
-
-
-def fold(
-    input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1
-) -> Tensor:
-    """fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1)
-
-    (N, C kH kW, L) -> (N, C, *output_size) (col2im).
-    """
-    return _nn.fold(input, output_size, kernel_size, dilation, padding, stride)
 
 
 # ---- pooling -------------------------------------------------------------------------------
@@ -1365,84 +1358,6 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return _op("pixel_unshuffle")(input, downscale_factor)
 
 
-def interpolate(
-    input: Tensor,
-    size: Any = None,
-    scale_factor: Any = None,
-    mode: str = "nearest",
-    align_corners: bool | None = None,
-    recompute_scale_factor: bool | None = None,
-    antialias: bool = False,
-) -> Tensor:
-    """interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None,
-    recompute_scale_factor=None, antialias=False)
-
-    Resizes the spatial dims of (N, C, *spatial): 'nearest' (1-3d), 'bilinear' (2d), 'area'
-    (adaptive average pooling).
-    """
-    if mode in ("nearest", "area", "nearest-exact"):
-        if align_corners is not None:
-            raise ValueError(
-                "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | "
-                "trilinear"
-            )
-    elif align_corners is None:
-        align_corners = False
-    dim = input.dim() - 2
-    if dim < 1:
-        raise ValueError(f"interpolate: expected an input with a batch and a channel dim, got {input.dim()}D input")
-    scale_factors: list[float] | None
-    if size is not None and scale_factor is not None:
-        raise ValueError("only one of size or scale_factor should be defined")
-    if size is not None:
-        if isinstance(size, (list, tuple)):
-            if len(size) != dim:
-                raise ValueError(
-                    "Input and output must have the same number of spatial dimensions, but got input with spatial "
-                    f"dimensions of {list(input.shape[2:])} and output size of {size}. Please provide input tensor "
-                    "in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format."
-                )
-            output_size = [int(s) for s in size]
-        else:
-            output_size = [int(size)] * dim
-        scale_factors = None
-    elif scale_factor is not None:
-        if isinstance(scale_factor, (list, tuple)):
-            if len(scale_factor) != dim:
-                raise ValueError(
-                    "Input and scale_factor must have the same number of spatial dimensions, but got input with "
-                    f"spatial dimensions of {list(input.shape[2:])} and scale_factor of shape {scale_factor}. Please "
-                    "provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format."
-                )
-            scale_factors = [float(s) for s in scale_factor]
-        else:
-            scale_factors = [float(scale_factor)] * dim
-        output_size = [math.floor(input.size(i + 2) * scale_factors[i]) for i in range(dim)]
-        if recompute_scale_factor:
-            scale_factors = None
-    else:
-        raise ValueError("either size or scale_factor should be defined")
-    if recompute_scale_factor and size is not None:
-        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported in ember")
-    scales: list[float | None] = list(scale_factors) if scale_factors is not None else [None] * dim
-    if mode == "nearest":
-        name = f"upsample_nearest{dim}d"
-        return _op(name)(input, output_size, *scales)
-    if mode == "area":
-        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1](input, output_size)
-    if mode == "bilinear":
-        if dim != 2:
-            raise NotImplementedError(f"Got {input.dim()}D input, but bilinear mode needs 4D input")
-        return _op("upsample_bilinear2d")(input, output_size, align_corners, *scales)
-    raise NotImplementedError(
-        f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: nearest | "
-        f"linear | bilinear | bicubic | trilinear | area | nearest-exact (got {mode}); ember implements nearest, "
-        "bilinear and area"
-    )
-
-
 def upsample(
     input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest", align_corners: bool | None = None
 ) -> Tensor:
@@ -1463,65 +1378,6 @@ def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None)
         "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2
     )
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
-
-
-def _warn_align_corners() -> None:
-    warnings.warn(
-        "Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. Please specify "
-        "align_corners=True if the old behavior is desired. See the documentation of grid_sample for details.",
-        stacklevel=3,
-    )
-
-
-def grid_sample(
-    input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros", align_corners: bool | None = None
-) -> Tensor:
-    """grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corners=None)
-
-    Samples input (N, C, H, W) at the normalised [-1, 1] locations of grid (N, H_out, W_out, 2).
-    """
-    modes = {"bilinear": 0, "nearest": 1, "bicubic": 2}
-    if mode not in modes:
-        raise ValueError(
-            f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: '{mode}'"
-        )
-    paddings = {"zeros": 0, "border": 1, "reflection": 2}
-    if padding_mode not in paddings:
-        raise ValueError(
-            "nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or 'reflection', but got: "
-            f"'{padding_mode}'"
-        )
-    if align_corners is None:
-        _warn_align_corners()
-        align_corners = False
-    return _op("grid_sampler")(input, grid, modes[mode], paddings[padding_mode], align_corners)
-
-
-def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:
-    """affine_grid(theta, size, align_corners=None): the sampling grid of the affine maps theta (N, 2, 3)"""
-    if align_corners is None:
-        _warn_align_corners()
-        align_corners = False
-    if not theta.is_floating_point():
-        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
-    if len(size) == 4:
-        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
-            raise ValueError(
-                f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got {theta.shape}."
-            )
-    elif len(size) == 5:
-        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
-            raise ValueError(
-                f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. Got {theta.shape}."
-            )
-    else:
-        raise NotImplementedError(
-            "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, respectively. "
-            f"Got size {size}."
-        )
-    if min(size) <= 0:
-        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
-    return _op("affine_grid_generator")(theta, list(size), align_corners)
 
 
 # ---- attention -------------------------------------------------------------------------------------

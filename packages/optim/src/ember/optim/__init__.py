@@ -32,12 +32,14 @@ from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __version__ = _metadata.version("ember-optim")
 __all__ = [
     "ASGD",
     "LBFGS",
     "SGD",
+    "SparseAdam",
     "Adadelta",
     "Adagrad",
     "Adam",

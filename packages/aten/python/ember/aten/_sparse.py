@@ -629,7 +629,7 @@ def _k_addmm(inp: Any, m1: Any, m2: Any, beta: Any = 1, alpha: Any = 1) -> Any:
     if alpha != 1:
         prod = prod * alpha
     if beta == 0:
-        return prod + 0 * inp  # PyTorch ignores self's values (NaN included) when beta == 0
+        return prod + _ea().zeros_like(inp)  # PyTorch ignores self's values (NaN included) when beta == 0
     return prod + (inp if beta == 1 else inp * beta)
 
 

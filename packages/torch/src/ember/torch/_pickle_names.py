@@ -40,9 +40,8 @@ def resolve(module: str, name: str) -> Any:
 def names_of(obj: Any) -> list[str]:
     """PyTorch's names of an ember object: ember.nn.modules.linear.Linear -> ["torch.nn.modules.linear.Linear"].
 
-    An object a module re-exports in its ``__all__`` where PyTorch defines it
-    (ember.nn.modules.activation.MultiheadAttention, defined in ember.nn.modules.attention) gets
-    that module's torch name too."""
+    An object a module re-exports where PyTorch defines it (ember.nn.modules.activation.MultiheadAttention,
+    defined in ember.nn.modules.attention) gets that module's torch name too."""
     qualname = getattr(obj, "__qualname__", None)
     if not isinstance(qualname, str) or "." in qualname:
         return []
@@ -50,7 +49,10 @@ def names_of(obj: Any) -> list[str]:
     for module_name, module in list(sys.modules.items()):
         if module is None or not module_name.startswith("ember.") or getattr(module, qualname, None) is not obj:
             continue
-        if module_name != obj.__module__ and qualname not in getattr(module, "__all__", ()):
+        # where it is defined, where a module lists it in __all__, or where a module's __getattr__
+        # serves it on purpose (ember.nn.modules.linear.NonDynamicallyQuantizableLinear); not every import
+        exported = qualname in getattr(module, "__all__", ()) or qualname not in vars(module)
+        if module_name != obj.__module__ and not exported:
             continue
         if module_name.rsplit(".", 1)[-1].startswith("_"):
             continue

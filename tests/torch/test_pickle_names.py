@@ -1,4 +1,4 @@
-"""A whole model saved by PyTorch (torch.save(model), tests/fixtures/torch/full_module.pt) loads
+"""A whole model saved by PyTorch (torch.save(model), tests/fixtures/torch_modules/full_module.pt) loads
 into ember's classes: the checkpoint's torch.nn.modules.* / torch.optim.* names map through
 ember.torch, with weights_only=False and, allow-listed by ember's classes, weights_only=True.
 Outputs match the ones PyTorch computed (full_module.json)."""
@@ -19,7 +19,7 @@ import ember.torch as torch
 import numpy as np
 import pytest
 
-FIXTURE = Path(__file__).parents[1] / "fixtures" / "torch" / "full_module.pt"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "torch_modules" / "full_module.pt"
 MANIFEST = json.loads(FIXTURE.with_suffix(".json").read_text())
 
 SAFE = [

@@ -68,7 +68,9 @@ def test_construction_errors_name_the_problem():
         ea.sparse_coo_tensor(ea.tensor([[-1, 1], [0, 0]]), v, (2, 3))
     with pytest.raises(RuntimeError, match=r"indices and values must have same nnz, but got nnz from indices: 2, "):
         ea.sparse_coo_tensor(ea.tensor([[0, 1], [0, 0]]), ea.tensor([1.0, 2.0, 3.0]), (2, 3))
-    with pytest.raises(RuntimeError, match=r"number of dimensions must be sparse_dim \(2\) \+ dense_dim \(0\), but got 3"):
+    with pytest.raises(
+        RuntimeError, match=r"number of dimensions must be sparse_dim \(2\) \+ dense_dim \(0\), but got 3"
+    ):
         ea.sparse_coo_tensor(ea.tensor([[0, 1], [0, 0]]), v, (2, 3, 4))
     with pytest.raises(RuntimeError, match=r"indices must be sparse_dim x nnz, but got: \[2\]"):
         ea.sparse_coo_tensor(ea.tensor([0, 1]), v, (2,))

@@ -113,7 +113,10 @@ def main():
         if step == 0:
             forward_err = float(np.abs(out.detach().numpy() - ref[0]).max())
             grads = [model.gc1.weight.grad, model.gc1.bias.grad, model.gc2.weight.grad, model.gc2.bias.grad]
-            grad_err = max(float(np.abs(g.numpy() - gr).max() / (np.abs(gr).max() + 1e-12)) for g, gr in zip(grads, ref[2:]))
+            grad_err = max(
+                float(np.abs(g.numpy() - gr).max() / (np.abs(gr).max() + 1e-12))
+                for g, gr in zip(grads, ref[2:], strict=True)
+            )
             loss_err = abs(loss.item() - float(ref[1]))
         opt.step()
         losses.append(loss.item())

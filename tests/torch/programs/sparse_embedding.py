@@ -67,7 +67,8 @@ def main():
     sparse_model, sparse_grad, sparse_loss = train(True, 8, tokens, labels, sgd)
     dense_model, dense_grad, dense_loss = train(False, 8, tokens, labels, sgd)
     sgd_err = max(
-        float((a.detach() - b.detach()).abs().max()) for a, b in zip(sparse_model.parameters(), dense_model.parameters())
+        float((a.detach() - b.detach()).abs().max())
+        for a, b in zip(sparse_model.parameters(), dense_model.parameters(), strict=True)
     )
 
     # SparseAdam on the table (one step's sparse gradients recorded for the NumPy reference)

@@ -65,7 +65,7 @@ class SparseTensor(Tensor):
         raise TypeError("ember.aten.SparseTensor is made by ember.aten.sparse_coo_tensor(indices, values, size)")
 
     @property  # type: ignore[override]
-    def _impl(self) -> Any:
+    def _impl(self) -> Any:  # type: ignore[override]
         # what every dense kernel (and Tensor method written over the TensorImpl) reads
         raise RuntimeError(
             "this operation does not support sparse tensors (layout=sparse_coo): convert with .to_dense() first"
@@ -224,11 +224,11 @@ class SparseTensor(Tensor):
         self._v = self._v * c
         return self
 
-    def div_(self, other: Any) -> SparseTensor:
+    def div_(self, other: Any, *, rounding_mode: Any = None) -> SparseTensor:
         c = _scalar_of(other)
         if c is None:
             raise _unsupported("div_", "an in-place division by a non-scalar")
-        self._v = self._v / c
+        self._v = self._v.div(c, rounding_mode=rounding_mode)
         return self
 
     def zero_(self) -> SparseTensor:
@@ -238,10 +238,10 @@ class SparseTensor(Tensor):
         self._coalesced = True
         return self
 
-    def __iadd__(self, other: Any) -> SparseTensor:
+    def __iadd__(self, other: Any) -> SparseTensor:  # type: ignore[misc]
         return self.add_(other)
 
-    def __imul__(self, other: Any) -> SparseTensor:
+    def __imul__(self, other: Any) -> SparseTensor:  # type: ignore[misc]
         return self.mul_(other)
 
     # ---- conversions ----------------------------------------------------------------
@@ -282,22 +282,22 @@ class SparseTensor(Tensor):
         i = self._i if v.device == self._i.device else self._i.to(v.device)
         return _make(i, v, self._sizes, self._coalesced)
 
-    def cpu(self) -> SparseTensor:
+    def cpu(self, memory_format: Any = None) -> SparseTensor:
         return self.to("cpu")
 
-    def cuda(self, device: Any = None, non_blocking: bool = False) -> SparseTensor:
+    def cuda(self, device: Any = None, non_blocking: bool = False, memory_format: Any = None) -> SparseTensor:
         return self.to("cuda" if device is None else device, non_blocking=non_blocking)
 
-    def float(self) -> SparseTensor:
+    def float(self, memory_format: Any = None) -> SparseTensor:
         return self.to(_ea().float32)
 
-    def double(self) -> SparseTensor:
+    def double(self, memory_format: Any = None) -> SparseTensor:
         return self.to(_ea().float64)
 
     def type_as(self, other: Any) -> SparseTensor:
         return self.to(other.dtype)
 
-    def __repr__(self) -> str:
+    def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]
         pad = " " * len("tensor(indices=")
         ind = repr(self._i).replace("\n", "\n" + pad)
         pad = " " * len("       values=")
@@ -370,9 +370,7 @@ def sparse_coo_tensor(
     if device is not None:
         indices, values = indices.to(device), values.to(device)
     elif indices.device != values.device:
-        raise RuntimeError(
-            f"device of indices ({indices.device}) must match device of values ({values.device})"
-        )
+        raise RuntimeError(f"device of indices ({indices.device}) must match device of values ({values.device})")
     if indices.dim() != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
     if values.dim() == 0:
@@ -396,8 +394,7 @@ def sparse_coo_tensor(
         sizes = tuple(int(s) for s in size)
         if len(sizes) != sd + values.dim() - 1:
             raise RuntimeError(
-                f"number of dimensions must be sparse_dim ({sd}) + dense_dim ({values.dim() - 1}), "
-                f"but got {len(sizes)}"
+                f"number of dimensions must be sparse_dim ({sd}) + dense_dim ({values.dim() - 1}), but got {len(sizes)}"
             )
         for d, m in enumerate(maxes):
             if m >= sizes[d]:
@@ -405,9 +402,7 @@ def sparse_coo_tensor(
                     f"size is inconsistent with indices: for dim {d}, size is {sizes[d]} but found index {m}"
                 )
         if tuple(values.shape[1:]) != sizes[sd:]:
-            raise RuntimeError(
-                f"values has incorrect size, expected {[nnz, *sizes[sd:]]}, got {list(values.shape)}"
-            )
+            raise RuntimeError(f"values has incorrect size, expected {[nnz, *sizes[sd:]]}, got {list(values.shape)}")
     if requires_grad:
         values = values.detach().requires_grad_(True) if values.requires_grad else values.requires_grad_(True)
     coalesced = bool(is_coalesced) if is_coalesced is not None else nnz <= 1
@@ -459,9 +454,7 @@ def _dense_to_dense(self: Tensor, dtype: Any = None, *, masked_grad: bool | None
 
 def _wrap_dim(dim: int, ndim: int, op: str) -> int:
     if not -ndim <= dim < builtins.max(ndim, 1):
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})"
-        )
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})")
     return dim + ndim if dim < 0 else dim
 
 

@@ -39,7 +39,6 @@ __all__ = [
     "ASGD",
     "LBFGS",
     "SGD",
-    "SparseAdam",
     "Adadelta",
     "Adagrad",
     "Adam",
@@ -50,6 +49,7 @@ __all__ = [
     "RAdam",
     "RMSprop",
     "Rprop",
+    "SparseAdam",
     "lr_scheduler",
 ]
 

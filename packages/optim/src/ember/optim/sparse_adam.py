@@ -68,9 +68,7 @@ class SparseAdam(Optimizer):
                         continue
                     grad = p.grad
                     if not grad.is_sparse:
-                        raise RuntimeError(
-                            "SparseAdam does not support dense gradients, please consider Adam instead"
-                        )
+                        raise RuntimeError("SparseAdam does not support dense gradients, please consider Adam instead")
                     state = self.state[p]
                     if not state:
                         state["step"] = 0

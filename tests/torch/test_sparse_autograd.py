@@ -119,3 +119,20 @@ def test_sparse_adam_refuses_bad_arguments():
     s = torch.sparse_coo_tensor([[0]], [1.0], (2,))
     with pytest.raises(ValueError, match=r"Sparse params at indices \[\(0, 0\)\]: SparseAdam requires dense"):
         torch.optim.SparseAdam([s])
+
+
+def test_zero_grad_keeps_a_sparse_gradient_sparse_and_empty():
+    emb = torch.nn.Embedding(4, 2, sparse=True)
+    opt = torch.optim.SGD(emb.parameters(), lr=0.1)
+    emb(torch.tensor([1, 3])).sum().backward()
+    opt.zero_grad(set_to_none=False)
+    assert emb.weight.grad.is_sparse and emb.weight.grad._nnz() == 0
+    before = emb.weight.detach().clone()
+    opt.step()
+    assert torch.equal(emb.weight.detach(), before)
+
+
+def test_requires_grad_makes_a_leaf_without_touching_the_values_passed():
+    v = torch.tensor([1.0, 2.0])
+    s = torch.sparse_coo_tensor([[0, 1]], v, (2,), requires_grad=True)
+    assert s.requires_grad and s.is_leaf and not v.requires_grad

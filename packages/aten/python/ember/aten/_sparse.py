@@ -205,6 +205,10 @@ class SparseTensor(Tensor):
     def detach(self) -> SparseTensor:
         return _make(self._i, self._v.detach(), self._sizes, self._coalesced)
 
+    def detach_(self) -> SparseTensor:
+        self._v = self._v.detach()
+        return self
+
     # ---- in place (methods, not kernels: the generated in-place entry points bump the TensorImpl's
     # version counter, which a sparse tensor does not have) ---------------------------------
     def add_(self, other: Any, *, alpha: Any = 1) -> SparseTensor:
@@ -404,7 +408,7 @@ def sparse_coo_tensor(
         if tuple(values.shape[1:]) != sizes[sd:]:
             raise RuntimeError(f"values has incorrect size, expected {[nnz, *sizes[sd:]]}, got {list(values.shape)}")
     if requires_grad:
-        values = values.detach().requires_grad_(True) if values.requires_grad else values.requires_grad_(True)
+        values = values.detach().requires_grad_(True)  # a leaf of its own; the caller's tensor is left as it was
     coalesced = bool(is_coalesced) if is_coalesced is not None else nnz <= 1
     return _make(indices, values, sizes, coalesced)
 

@@ -129,8 +129,6 @@ def test_features_not_there_yet_say_so():
         torch.amp  # noqa: B018
     with pytest.raises(ImportError, match="no automatic mixed precision"):
         torch.autocast  # noqa: B018
-    with pytest.raises(ModuleNotFoundError, match="no ONNX export"):
-        importlib.import_module("ember.torch.onnx")
     with pytest.raises(AttributeError, match="has no attribute 'not_a_torch_name'"):
         torch.not_a_torch_name  # noqa: B018
 
@@ -159,6 +157,9 @@ sys.meta_path.insert(0, Hide())
         ("ember.distributions", "from ember.torch.distributions import Normal", "ember-distributions"),
         ("ember.distributed", "import ember.torch.distributed", "ember-distributed"),
         ("ember.fx", "import ember.torch as t; t.compile(lambda x: x)", "ember-fx"),
+        ("ember.onnx", "import ember.torch.onnx", "ember-onnx"),
+        ("ember.onnx", "import ember.torch as t; t.onnx.export", "ember-onnx"),
+        ("ember.fx", "from ember.torch.fx import capture", "ember-fx"),
     ],
 )
 def test_a_missing_layer_names_the_package_to_install(hidden, statement, dist):
@@ -223,3 +224,34 @@ def test_install_as_torch_refuses_when_another_torch_is_imported():
     )
     assert done.returncode == 0, done.stderr
     assert "already imported" in done.stdout and "before anything imports torch" in done.stdout
+
+
+@pytest.mark.parametrize("alias,layer", [("onnx", "ember.onnx"), ("fx", "ember.fx")])
+def test_onnx_and_fx_are_the_ember_layers(alias, layer):
+    # a stand-in module for the layer (the torch test session does not install ember-onnx / ember-fx)
+    done = run_python(
+        f"""
+        import importlib, importlib.machinery, sys, types
+        try:
+            importlib.import_module({layer!r})
+        except ImportError:
+            m = types.ModuleType({layer!r})
+            m.__spec__ = importlib.machinery.ModuleSpec({layer!r}, None)
+            m.export = m.capture = object()
+            sys.modules[{layer!r}] = m
+        layer = sys.modules[{layer!r}]
+        import ember.torch as torch
+        import ember.torch.{alias}
+        assert ember.torch.{alias} is layer, ember.torch.{alias}
+        assert torch.{alias} is layer
+        print("OK")
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "OK"
+
+
+def test_sparse_names():
+    assert torch.sparse is ea.sparse and importlib.import_module("ember.torch.sparse") is ea.sparse
+    assert torch.sparse_coo is ea.sparse_coo and torch.sparse_coo_tensor is ea.sparse_coo_tensor
+    assert torch.spmm is ea.spmm and torch.optim.SparseAdam is ember.optim.SparseAdam

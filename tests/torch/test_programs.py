@@ -85,3 +85,27 @@ def test_data_pipeline():
     assert r["drawn_min"] >= 50  # weight 0 is never drawn
     assert r["checkpoint_same"]
     assert r["momentum_keys"] == ["momentum_buffer"]
+
+
+def test_gcn_on_a_sparse_adjacency():
+    r = run_program("gcn.py")
+    assert r["layout"].endswith("sparse_coo")
+    assert r["uncoalesced_nnz"] == 2 * r["nnz"] and r["nnz"] == r["dense_nnz"]  # coalesce summed the halves
+    assert r["adj_err"] < 1e-6
+    assert r["forward_err"] < 1e-5 and r["loss_err"] < 1e-5
+    assert r["grad_err"] < 1e-5  # weight and bias gradients against the NumPy backward
+    assert r["losses"][-1] < 0.05 * r["losses"][0]
+    assert r["accuracy"] == 1.0
+
+
+def test_sparse_embedding_gradients_train_like_dense_ones():
+    r = run_program("sparse_embedding.py")
+    # two uses of the table: 24*4 + 24*2 looked-up rows, padding dropped, kept uncoalesced
+    assert r["sparse_grad"] == [True, 144, False]
+    assert r["dense_grad"] == [False, None, None]
+    assert r["sgd_err"] < 1e-5  # SGD with momentum: the same parameters after 8 steps
+    assert r["losses"][0] == pytest.approx(r["losses"][1], rel=1e-5)
+    assert r["sparse_adam_err"] < 1e-5  # SparseAdam against the NumPy lazy Adam
+    assert r["padding_row_moved"] == 0.0
+    assert r["untouched_rows"] > 0 and r["untouched_moved"] == 0.0
+    assert r["dense_grad_error"] == "SparseAdam does not support dense gradients, please consider Adam instead"

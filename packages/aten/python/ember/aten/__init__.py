@@ -154,3 +154,8 @@ _dlpack.install(Tensor)
 from . import _legacy, accelerator, backends, cuda  # noqa: E402  # noqa: E402
 
 _legacy.install(globals(), cuda)
+
+# sparse COO tensors (PyTorch's torch.sparse_coo_tensor, Tensor.to_sparse, torch.sparse.mm / sum)
+from . import _sparse  # noqa: E402
+
+_sparse.install(globals(), Tensor)

@@ -118,7 +118,49 @@ def _user_allowed() -> dict[str, Any]:
             out[g[1]] = g[0]
         else:
             out[f"{g.__module__}.{g.__qualname__}"] = g
+            # an ember class allow-listed as torch.nn.Linear is named torch.nn.modules.linear.Linear
+            # in PyTorch's checkpoints: the name ember.torch gives it counts too
+            for torch_name in _torch_names_of(g):
+                out.setdefault(torch_name, g)
     return out
+
+
+# ---- PyTorch's names of ember's objects (registered by ember.torch) ------------------
+# (resolve "torch.nn.modules.linear", "Linear" -> the ember object or None; names_of object -> its torch names)
+_torch_names: list[tuple[Any, Any]] = []
+
+
+def register_torch_names(resolve: Any, names_of: Any) -> None:
+    """Called by ember.torch: how ``torch.<path>.<name>`` globals map to ember's objects and back."""
+    _torch_names[:] = [(resolve, names_of)]
+
+
+def _torch_names_hooks() -> tuple[Any, Any] | None:
+    if not _torch_names:
+        # the facade registers itself when imported; a checkpoint naming torch.nn.* is what needs it
+        import importlib.util
+
+        try:
+            if importlib.util.find_spec("ember.torch") is not None:
+                importlib.import_module("ember.torch")
+        except ImportError:
+            pass
+    return _torch_names[0] if _torch_names else None
+
+
+def resolve_torch_name(module: str, name: str) -> Any:
+    """The ember object PyTorch's global ``module.name`` stands for (through ember.torch), or None."""
+    if module != "torch" and not module.startswith("torch."):
+        return None
+    hooks = _torch_names_hooks()
+    return None if hooks is None else hooks[0](module, name)
+
+
+def _torch_names_of(obj: Any) -> list[str]:
+    if not str(getattr(obj, "__module__", "")).startswith("ember."):
+        return []
+    hooks = _torch_names_hooks()
+    return [] if hooks is None else list(hooks[1](obj))
 
 
 # ---- checked constructors for the builtins protocol 2 needs -------------------------

@@ -845,7 +845,13 @@ class _FullUnpickler(pickle.Unpickler):
         if full in self._torch:
             return self._torch[full]
         if module == "torch" or module.startswith("torch."):
-            raise pickle.UnpicklingError(f"ember cannot load the PyTorch object {full}")
+            obj = _weights_only_unpickler.resolve_torch_name(module, name)  # torch.nn.modules.linear.Linear & co.
+            if obj is not None:
+                return obj
+            raise pickle.UnpicklingError(
+                f"ember cannot load the PyTorch object {full}"
+                + ("" if _weights_only_unpickler._torch_names else " (install ember-torch to map torch.nn.* names)")
+            )
         return super().find_class(module, name)
 
 

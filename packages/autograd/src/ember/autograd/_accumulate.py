@@ -36,7 +36,10 @@ def accumulate_grad(var: Any, g: Any) -> None:
     m = var._meta
     old = m.grad
     if old is None:
-        m.grad = g.clone() if _state.enabled else _copy_like(g, var)
+        # a sparse gradient stays sparse (and uncoalesced), as PyTorch's AccumulateGrad keeps it
+        m.grad = g.clone() if _state.enabled or g.is_sparse else _copy_like(g, var)
+    elif old.is_sparse and not g.is_sparse:
+        m.grad = g + old  # sparse .grad + dense gradient -> dense
     elif not _state.enabled and not old.requires_grad:
         old.add_(g)
     else:

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember.aten._C import _meta_matches
+from ember.aten._sparse import SparseTensor
 from ember.aten._trace import _state as _trace_state
 from ember.aten._trace import trace_backward_node
 
@@ -184,7 +185,7 @@ def execute(
                 if g is not None:
                     meta = nxt._input_meta[nr]
                     # the common case in one C++ call; _validate sums / casts / raises otherwise
-                    if meta is not None and not _meta_matches(g, meta):
+                    if meta is not None and (g.__class__ is SparseTensor or not _meta_matches(g, meta)):
                         g = _validate(fn, i, g, meta)
                     old = buf[nr]
                     buf[nr] = g if old is None else old + g
@@ -271,6 +272,13 @@ def _validate(fn: Node, i: int, g: Any, meta: Any) -> Any:
     if meta is None:
         return g
     sizes, dtype, backend = meta
+    if g.__class__ is SparseTensor:  # a sparse gradient (Embedding(sparse=True)): exactly the input's shape
+        if tuple(g.shape) != tuple(sizes):
+            raise RuntimeError(
+                f"Function {fn.name()} returned an invalid gradient at index {i} - got {list(g.shape)} but expected "
+                f"shape {list(sizes)}"
+            )
+        return g if g.dtype is dtype else g.to(dtype)
     impl = g._impl
     gsizes = impl.sizes
     if gsizes != sizes:

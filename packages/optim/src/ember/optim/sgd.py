@@ -142,6 +142,10 @@ def sgd(
     """Functional SGD: updates ``params`` (and fills ``momentum_buffer_list``) in place."""
     if foreach is None and fused is None:
         foreach = fu.default_to_foreach(params, differentiable)
+    if any(g.is_sparse for g in d_p_list):
+        if fused:
+            raise RuntimeError("`_fused_sgd` does not support sparse gradients")
+        foreach = False  # sparse gradients (Embedding(sparse=True)) take the per-tensor path, as PyTorch's
     foreach = bool(foreach)
     fused = bool(fused)
     if foreach and fused:

@@ -10,7 +10,7 @@ Nothing here is defined twice: the top-level names are ember.aten's (tensors, dt
 factories, ``save``/``load``, ``manual_seed``, ``cuda``, ``backends``, ``accelerator``)
 and ember.autograd's grad modes (``no_grad``, ``enable_grad``, ``set_grad_enabled``,
 ``inference_mode``); the submodules ``nn``, ``optim``, ``utils.data``, ``autograd``,
-``distributions``, ``distributed`` are the ember modules themselves, aliased by the
+``distributions``, ``distributed``, ``onnx``, ``fx`` are the ember modules themselves, aliased by the
 finder in ``_aliases.py`` and imported on first use, so a layer that is not installed
 costs nothing until it is touched -- and then raises an ImportError naming the package.
 
@@ -30,6 +30,10 @@ import ember.aten as _ea
 from . import _aliases
 
 _aliases.install_finder()
+
+from . import _pickle_names  # noqa: E402
+
+_pickle_names.install()  # torch.nn.modules.linear.Linear in a PyTorch pickle -> ember.nn's Linear
 
 # ember.aten's public names, except those that mean something else under torch
 # (`nn`: aten's operator namespace, torch.nn is ember.nn) and the namespace package `ember`.

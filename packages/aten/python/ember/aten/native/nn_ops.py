@@ -514,8 +514,28 @@ def embedding_backward(
     grad: Any, indices: Any, num_weights: int, padding_idx: int, scale_grad_by_freq: bool, sparse: bool
 ) -> Any:
     if sparse:
-        raise NotImplementedError("embedding_backward: sparse gradients are not supported by ember (use sparse=False)")
+        return _embedding_sparse_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
     return ops._call_embedding_dense_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
+
+
+def _embedding_sparse_backward(
+    grad: Any, indices: Any, num_weights: int, padding_idx: int, scale_grad_by_freq: bool
+) -> Any:
+    """The weight's gradient as a sparse (num_weights, dim) tensor: one row of `grad` per looked-up
+    index, duplicates kept (uncoalesced, as PyTorch); rows of padding_idx dropped."""
+    import ember.aten as ea
+    from ember.aten._sparse import _make
+
+    dim = grad.shape[-1]
+    idx = indices.reshape(-1).to(ea.int64)
+    values = grad.reshape(-1, dim)
+    if padding_idx >= 0:
+        keep = (idx != padding_idx).nonzero().reshape(-1)
+        idx, values = idx.index_select(0, keep), values.index_select(0, keep)
+    if scale_grad_by_freq:
+        counts = ea.zeros(num_weights, dtype=ea.int64, device=idx.device).index_add(0, idx, ea.ones_like(idx))
+        values = values / counts.index_select(0, idx).unsqueeze(1).to(values.dtype)
+    return _make(idx.unsqueeze(0), values, (num_weights, dim), False)
 
 
 def embedding_bag(

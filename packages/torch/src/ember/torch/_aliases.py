@@ -74,10 +74,15 @@ def _lookup(rest: str) -> tuple[str, str, str] | None:
     return None
 
 
+# The layers above ember-torch (they build on it), which ember-torch[all] cannot bring in.
+_ABOVE_TORCH = ("ember-fx", "ember-onnx")
+
+
 def missing_layer_error(alias: str, target: str, dist: str) -> ModuleNotFoundError:
     layer = target.split(":")[0]
+    extra = "" if dist in _ABOVE_TORCH else " (or ember-torch[all])"
     return ModuleNotFoundError(
-        f"{alias} is {layer.replace(':', '.')}, which is not installed: pip install {dist} (or ember-torch[all])",
+        f"{alias} is {layer.replace(':', '.')}, which is not installed: pip install {dist}{extra}",
         name=alias,
     )
 

@@ -105,8 +105,43 @@ POINTWISE: dict[str, Lower] = {
     "aten::zeros_like": lambda a, e: "T(0)",
     "aten::full_like": lambda a, e: e(a[1]),
 }
+# fills: the value does not depend on any tensor's data (``self`` gives dtype and device only)
+FILLS: dict[str, Lower] = {
+    "aten::ones_like": lambda a, e: "T(1)",
+    "aten::zeros_like": lambda a, e: "T(0)",
+    "aten::full_like": lambda a, e: e(a[1]),
+    "aten::new_ones": lambda a, e: "T(1)",
+    "aten::new_zeros": lambda a, e: "T(0)",
+    "aten::new_full": lambda a, e: e(a[2]),
+}
+# views that, broadcast into the group's shape, read the same elements as their source does
+# (they only add or drop leading size-1 dims, or expand): inside a kernel they are a new name
+BROADCAST_VIEWS = (
+    "aten::expand",
+    "aten::unsqueeze",
+    "aten::view",
+    "aten::reshape",
+    "aten::_unsafe_view",
+    "aten::squeeze.dims",
+    "aten::alias",
+    "aten::detach",
+)
+# in-place ops: the out-of-place lowering, stored back into the first argument
+INPLACE: dict[str, Lower] = {
+    **{
+        f"aten::{b}_.{o}": POINTWISE[f"aten::{b}.{o}"]
+        for b, o in (("add", "Tensor"), ("sub", "Tensor"), ("mul", "Tensor"))
+    },
+    "aten::div_.Tensor": _div,
+    **{f"aten::{b}_": POINTWISE[f"aten::{b}"] for b in ("neg", "exp", "sqrt", "relu", "addcmul", "addcdiv")},
+    "aten::lerp_.Scalar": POINTWISE["aten::lerp.Scalar"],
+    "aten::copy_": lambda a, e: e(a[1]),
+    "aten::fill_.Scalar": lambda a, e: e(a[1]),
+    "aten::zero_": lambda a, e: "T(0)",
+}
 REDUCTIONS = ("aten::sum", "aten::mean")
 FUSED_DTYPES = {"float32": "float", "float64": "double"}
+LOWERINGS: dict[str, Lower] = {**POINTWISE, **FILLS, **INPLACE}
 
 _PRELUDE = """\
 #include <cmath>
@@ -130,30 +165,53 @@ def _broadcastable(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
     return all(s == 1 or s == t for s, t in zip(reversed(shape), reversed(to), strict=False))
 
 
+def _strip(shape: tuple[int, ...]) -> tuple[int, ...]:
+    i = 0
+    while i < len(shape) and shape[i] == 1:
+        i += 1
+    return shape[i:]
+
+
+def data_inputs(node: Node) -> list[Value]:
+    """The values whose elements the node's lowering reads."""
+    name = node.op.full_name
+    if name in FILLS or name in ("aten::fill_.Scalar", "aten::zero_"):
+        return []
+    if name == "aten::copy_":
+        return [node.args[1]] if isinstance(node.args[1], Value) else []
+    return list(node.input_values())
+
+
 # ---------------------------------------------------------------------------
 # grouping
 # ---------------------------------------------------------------------------
 
 
 class FusedKernel:
-    """A group of nodes run as one generated C++ function: ``outputs = kernel(*inputs)``."""
+    """A group of nodes run as one generated C++ function over one iteration shape.
+
+    ``inputs`` are read, ``inplace`` (values made outside the group, written by an in-place
+    member) are read and written through their own memory, ``outputs`` are values the group
+    makes that are read after it (the program allocates them: see ember.fx._replay's plan).
+    The call is ``kernel(inputs + inplace + outputs)``.
+    """
 
     def __init__(self, nodes: list[Node], shape: tuple[int, ...], dtype: Any) -> None:
         self.nodes = nodes
         self.shape = shape
         self.dtype = dtype
         self.inputs: list[Value] = []
+        self.inplace: list[Value] = []
         self.outputs: list[Value] = []
         self.symbol = ""
         self.source = ""
         self._fn: Any = None
-        self._empty: Any = None
         self._ptr_array: Any = None
         self._numel = 0
         self._lib: Any = None
 
     def input_values(self) -> list[Value]:
-        return self.inputs
+        return self.inputs + self.inplace
 
     def summary(self) -> str:
         names = [n.op.name for n in self.nodes]
@@ -161,41 +219,29 @@ class FusedKernel:
         return f"{self.symbol} [{', '.join(str(s) for s in self.shape)}] {text}"
 
     def members(self) -> set[Value]:
-        return {v for n in self.nodes for v in n.outputs}
+        """The values the group's nodes make (not the in-place destinations made before it)."""
+        return {v for n in self.nodes for v in n.outputs if v is not None and v.node is n}
 
-    def __call__(self, *tensors: Any) -> tuple[Any, ...]:
-        outs = tuple(
-            self._empty(v.meta.shape, v.meta.stride, v.meta.dtype, None, v.meta.device, None) for v in self.outputs
-        )
+    def reduction(self) -> Node | None:
+        return next((n for n in self.nodes if n.op.full_name in REDUCTIONS), None)
+
+    def __call__(self, tensors: tuple[Any, ...]) -> None:
         if self._numel:
-            ptrs = self._ptr_array(*[t._impl.data_ptr for t in tensors], *[o._impl.data_ptr for o in outs])
-            self._fn(ptrs)
-        return outs
+            self._fn(self._ptr_array(*[t._impl.data_ptr for t in tensors]))
 
 
-def _fusable(node: Node, shape: tuple[int, ...] | None, dtype: Any) -> tuple[tuple[int, ...], Any] | None:
-    """(shape, dtype) of the group this pointwise node can be in, or None."""
-    lower = POINTWISE.get(node.op.full_name)
-    if lower is None or node.mutated or node.returns != "one" or node.outputs[0].node is not node:
-        return None
-    out = node.outputs[0].meta
-    if out.device.type != "cpu" or _dtype_name(out.dtype) not in FUSED_DTYPES:
-        return None
-    if shape is not None and (out.shape != shape or out.dtype != dtype):
-        return None
-    for v in node.input_values():
-        if v.meta.dtype != out.dtype or v.meta.device.type != "cpu" or not _broadcastable(v.meta.shape, out.shape):
-            return None
+def _cpu_dtype(v: Value, dtype: Any = None) -> bool:
+    m = v.meta
+    if m.device.type != "cpu" or _dtype_name(m.dtype) not in FUSED_DTYPES:
+        return False
+    return dtype is None or m.dtype == dtype
+
+
+def _scalar_args_ok(node: Node) -> bool:
     for a in node.args:
         if isinstance(a, (list, tuple)) or (a is not None and not isinstance(a, (Value, int, float, bool))):
-            if node.op.full_name in ("aten::ones_like", "aten::zeros_like", "aten::full_like", "aten::clone"):
-                continue  # their dtype/device/memory_format arguments: checked through the output meta
-            return None
-    if node.op.full_name.endswith("_like") and not out.is_contiguous():
-        return None
-    if lower(list(node.args), lambda x: "x") is None:
-        return None
-    return out.shape, out.dtype
+            return False
+    return LOWERINGS[node.op.full_name](list(node.args), lambda x: "x") is not None
 
 
 def _reduction_dims(node: Node, shape: tuple[int, ...], dtype: Any) -> str | None:
@@ -218,74 +264,203 @@ def _reduction_dims(node: Node, shape: tuple[int, ...], dtype: Any) -> str | Non
     return None
 
 
-def fuse(graph: Graph) -> list[Any]:
-    """The plan: the graph's nodes, with fusable runs replaced by FusedKernels (not yet built)."""
+def result(node: Node) -> Value:
+    """The value a member makes, or (in place) the argument it writes."""
+    if node.op.full_name in INPLACE:
+        return node.args[0]  # type: ignore[no-any-return]
+    return node.outputs[0]  # type: ignore[no-any-return]
+
+
+def classify(node: Node) -> str | None:
+    """How a node can be a member of a group: pointwise, fill, view, inplace, reduction, or None."""
+    name = node.op.full_name
+    if name in INPLACE:  # returns self, or (some kernels) nothing
+        if not isinstance(node.args[0], Value) or node.outputs not in ([], [node.args[0]]):
+            return None
+    elif node.returns != "one" or not node.outputs or node.outputs[0] is None:
+        return None
+    out = result(node)
+    if not _cpu_dtype(out):
+        return None
+    if any(not _cpu_dtype(v, out.meta.dtype) for v in data_inputs(node)):
+        return None
+    if name in REDUCTIONS:
+        return "reduction"
+    if name in BROADCAST_VIEWS:
+        src = node.args[0]
+        if not isinstance(src, Value) or out.node is not node:
+            return None
+        if name == "aten::expand" or _strip(out.meta.shape) == _strip(src.meta.shape):
+            return "view"
+        return None
+    if name in INPLACE:
+        if node.mutated != (0,) or out.kind == "input":
+            return None  # an argument may alias another one at a later call: left to eager kernels
+        if any(st == 0 for sz, st in zip(out.meta.shape, out.meta.stride, strict=True) if sz > 1):
+            return None
+        if not all(_broadcastable(v.meta.shape, out.meta.shape) for v in data_inputs(node)):
+            return None
+        return "inplace" if _scalar_args_ok(node) else None
+    if name in FILLS:
+        return "fill" if out.node is node and not node.mutated else None
+    if name in POINTWISE:
+        if node.mutated or out.node is not node:
+            return None
+        if not all(_broadcastable(v.meta.shape, out.meta.shape) for v in data_inputs(node)):
+            return None
+        return "pointwise" if _scalar_args_ok(node) else None
+    return None
+
+
+class _Group:
+    """The open group while :func:`fuse` walks the graph."""
+
+    def __init__(self, node: Node, kind: str) -> None:
+        out = result(node)
+        self.nodes = [node]
+        self.shape: tuple[int, ...] = out.meta.shape
+        self.dtype = out.meta.dtype
+        self.made: set[Value] = set()  # values the members make
+        self.written: set[int] = set()  # storages written in place
+        self.pending: set[Value] = set()  # reduction results: not known inside the loop
+        self.has_reduction = False
+        self.has_inplace = False
+        self._note(node, kind)
+
+    def _note(self, node: Node, kind: str) -> None:
+        out = result(node)
+        if kind == "inplace":
+            self.has_inplace = True
+            self.written.add(out.storage)
+        elif kind == "reduction":
+            self.has_reduction = True
+            self.pending.add(out)
+            self.made.add(out)
+        else:
+            self.made.add(out)
+
+    def read_by(self, node: Node) -> bool:
+        """Does `node` read (even only the metadata of) what the group makes or writes?"""
+        return any(v in self.made or v.storage in self.written for v in node.input_values())
+
+    def accepts(self, node: Node, kind: str) -> bool:
+        out = result(node)
+        if out.meta.dtype != self.dtype or any(v in self.pending for v in data_inputs(node)):
+            return False
+        if kind == "reduction":
+            src = node.args[0]
+            return (
+                not self.has_reduction
+                and src in self.made
+                and _reduction_dims(node, self.shape, self.dtype) is not None
+            )
+        if kind == "inplace":
+            return out.meta.shape == self.shape
+        if kind == "view" and node.args[0] not in self.made:
+            return False
+        if _broadcastable(out.meta.shape, self.shape):
+            return True
+        # a bigger value the group's broadcasts into: the group grows to its shape
+        if not self.has_reduction and not self.has_inplace and _broadcastable(self.shape, out.meta.shape):
+            self.shape = out.meta.shape
+            return True
+        return False
+
+    def add(self, node: Node, kind: str) -> None:
+        self.nodes.append(node)
+        self._note(node, kind)
+
+
+_LONE = ("aten::clone", "aten::copy_", *FILLS, "aten::fill_.Scalar", "aten::zero_")
+
+
+def _group(graph: Graph, exclude: set[Node]) -> list[Any]:
     plan: list[Any] = []
-    group: list[Node] = []
-    gshape: tuple[int, ...] | None = None
-    gdtype: Any = None
-    produced: set[Value] = set()
+    g: _Group | None = None
 
     def close() -> None:
-        nonlocal group, gshape, gdtype, produced
-        if group:
-            if len(group) == 1 and group[0].op.full_name in ("aten::clone", "aten::ones_like", "aten::zeros_like"):
-                plan.append(group[0])  # a lone copy or fill: aten's kernel is as good
+        nonlocal g
+        if g is not None:
+            if len(g.nodes) == 1 and g.nodes[0].op.full_name in _LONE:
+                plan.append(g.nodes[0])  # a lone copy or fill: aten's kernel is as good
             else:
-                plan.append(FusedKernel(group, gshape or (), gdtype))
-        group, gshape, gdtype, produced = [], None, None, set()
+                plan.append(FusedKernel(g.nodes, g.shape, g.dtype))
+        g = None
 
     for node in graph.nodes:
-        reads_group = any(v in produced for v in node.input_values())
-        if group and gshape is not None:
-            red = _reduction_dims(node, gshape, gdtype)
-            if red is not None and reads_group:
-                group.append(node)
-                close()
-                continue
-        fit = _fusable(node, gshape, gdtype) if group else None
-        if fit is not None:
-            group.append(node)
-            produced.update(node.outputs)
+        kind = None if node in exclude else classify(node)
+        if g is not None and kind is not None and g.accepts(node, kind):
+            g.add(node, kind)
             continue
-        if group and (reads_group or node.mutated):
-            close()
-        start = _fusable(node, None, None)
-        if start is not None and not group:
-            group = [node]
-            gshape, gdtype = start
-            produced = set(node.outputs)
+        if g is not None and (g.read_by(node) or node.mutated):
+            close()  # it must see the group's results: the kernel runs first
+        if kind is not None and kind != "reduction" and kind != "view":
+            close()  # fusable, but not into the open group: a new group
+            g = _Group(node, kind)
             continue
-        if start is not None:  # fusable, but another shape / dtype: a new group
-            close()
-            group = [node]
-            gshape, gdtype = start
-            produced = set(node.outputs)
-            continue
-        plan.append(node)
+        plan.append(node)  # reads nothing of the open group: it runs before the group's kernel
     close()
-    _assign_io(graph, plan)
     return plan
 
 
-def _assign_io(graph: Graph, plan: list[Any]) -> None:
+def fuse(graph: Graph) -> list[Any]:
+    """The plan: the graph's nodes, with fusable runs replaced by FusedKernels (not yet built).
+
+    Grouping is greedy (:func:`_group`); then each kernel's operands are fixed
+    (:func:`_assign_io`), and a member that cannot be a kernel's member after all -- a view
+    or a smaller-shaped value read after the kernel, an in-place write whose memory is seen
+    through another operand -- is excluded and the graph grouped again.
+    """
+    exclude: set[Node] = set()
+    while True:
+        plan = _group(graph, exclude)
+        bad = _assign_io(graph, plan)
+        if not bad:
+            return plan
+        exclude |= bad
+
+
+def _assign_io(graph: Graph, plan: list[Any]) -> set[Node]:
+    """Sets each kernel's inputs / inplace / outputs; returns the members that must not be members."""
     kernels = [s for s in plan if isinstance(s, FusedKernel)]
     for k in kernels:
-        members = k.members()
+        made = k.members()
         ins: list[Value] = []
+        inplace: list[Value] = []
         for n in k.nodes:
-            for v in n.input_values():
-                if v not in members and v not in ins:
+            for v in data_inputs(n):
+                if v not in made and v not in ins:
                     ins.append(v)
-        k.inputs = ins
+            if n.op.full_name in INPLACE and n.args[0] not in made and n.args[0] not in inplace:
+                inplace.append(n.args[0])
+        k.inplace = inplace
+        k.inputs = [v for v in ins if v not in inplace]
     read_outside: set[Value] = set(graph.output_values) | {v for _, v in graph.grad_effects if v is not None}
     for step in plan:
         read_outside.update(step.input_values())
+    bad: set[Node] = set()
     for k in kernels:
-        last = k.nodes[-1]
-        k.outputs = [
-            v for n in k.nodes for v in n.outputs if v in read_outside or (n is last and n.op.full_name in REDUCTIONS)
-        ]
+        made = k.members()
+        red = k.reduction()
+        outs = []
+        for n in k.nodes:
+            v = result(n)
+            if v.node is not n or v not in read_outside:
+                continue
+            kind = classify(n)
+            if kind == "view" or (kind != "reduction" and v.meta.shape != k.shape):
+                bad.add(n)  # it would be stored more than once per element, or lose its aliasing
+            outs.append(v)
+        k.outputs = sorted(outs, key=lambda v: red is not None and v is red.outputs[0])  # the sum's last
+        # in place: no other operand (nor a member's view) may share the written memory
+        for n in k.nodes:
+            if n.op.full_name not in INPLACE:
+                continue
+            dst = n.args[0]
+            others = [v for v in (*k.inputs, *k.inplace, *made) if v is not dst]
+            if any(v.storage == dst.storage for v in others) or dst.storage == 0:
+                bad.add(n)
+    return bad
 
 
 # ---------------------------------------------------------------------------
@@ -331,17 +506,22 @@ def kernel_source(k: FusedKernel, symbol: str) -> str:
     numel = 1
     for s in shape:
         numel *= s
-    red_node = k.nodes[-1] if k.nodes[-1].op.full_name in REDUCTIONS else None
+    red_node = k.reduction()
+    if red_node is not None and red_node.outputs[0] not in k.outputs:
+        red_node = None  # nobody reads the sum: not accumulated
     red = _reduction_dims(red_node, shape, k.dtype) if red_node is not None else None
-    point_nodes = k.nodes[:-1] if red_node is not None else k.nodes
-    point_outs = [v for v in k.outputs if v.node is not red_node]
-    operands = k.inputs + point_outs
+    point_outs = [v for v in k.outputs if red_node is None or v is not red_node.outputs[0]]
+    operands = k.inputs + k.inplace + point_outs
     strides = [_strides_for(v, shape) for v in operands]
+    n_in, n_io = len(k.inputs), len(k.inplace)
 
     names: dict[Value, str] = {}
     body: list[str] = []
     for i, v in enumerate(k.inputs):
         names[v] = f"x{i}"
+    read = {v for n in k.nodes for v in data_inputs(n)}
+    for i, v in enumerate(k.inplace):
+        names[v] = f"z{i}"
 
     def expr(a: Any) -> str:
         if isinstance(a, Value):
@@ -357,25 +537,36 @@ def kernel_source(k: FusedKernel, symbol: str) -> str:
             return f"T({f!r})"
         raise TypeError(a)
 
-    for j, n in enumerate(point_nodes):
-        v = n.outputs[0]
-        names[v] = f"y{j}"
-        e = POINTWISE[n.op.full_name](list(n.args), expr)
-        body.append(f"const T y{j} = {e};")
+    for j, n in enumerate(k.nodes):
+        v = result(n)
+        name = n.op.full_name
+        if name in REDUCTIONS:
+            continue
+        if name in BROADCAST_VIEWS:  # the same elements under a new name
+            names[v] = names[n.args[0]]
+            continue
+        body.append(f"const T y{j} = {LOWERINGS[name](list(n.args), expr)};  // {n.op.name}")
+        names[v] = f"y{j}"  # an in-place member renames its destination: later reads see the new value
 
     lines = [f'extern "C" void {symbol}(char** p) {{', f"  using T = {T};"]
     for i, _ in enumerate(k.inputs):
         lines.append(f"  const T* __restrict__ in{i} = reinterpret_cast<const T*>(p[{i}]);")
+    for i, _ in enumerate(k.inplace):  # read and written: no other operand shares its memory
+        lines.append(f"  T* io{i} = reinterpret_cast<T*>(p[{n_in + i}]);")
     for i, _ in enumerate(point_outs):
-        lines.append(f"  T* __restrict__ out{i} = reinterpret_cast<T*>(p[{len(k.inputs) + i}]);")
+        lines.append(f"  T* __restrict__ out{i} = reinterpret_cast<T*>(p[{n_in + n_io + i}]);")
     if red is not None:
         lines.append(f"  T* __restrict__ red = reinterpret_cast<T*>(p[{len(operands)}]);")
 
     def loads(offs: list[str]) -> list[str]:
-        return [f"const T x{i} = in{i}[{offs[i]}];" for i in range(len(k.inputs))]
+        out = [f"const T x{i} = in{i}[{offs[i]}];" for i in range(n_in)]
+        out += [f"const T z{i} = io{i}[{offs[n_in + i]}];" for i, v in enumerate(k.inplace) if v in read]
+        return out
 
     def stores(offs: list[str]) -> list[str]:
-        return [f"out{i}[{offs[len(k.inputs) + i]}] = {names[v]};" for i, v in enumerate(point_outs)]
+        out = [f"io{i}[{offs[n_in + i]}] = {names[v]};" for i, v in enumerate(k.inplace)]
+        out += [f"out{i}[{offs[n_in + n_io + i]}] = {names[v]};" for i, v in enumerate(point_outs)]
+        return out
 
     red_expr = names[red_node.args[0]] if red_node is not None else ""
     mean = red_node is not None and red_node.op.full_name == "aten::mean"
@@ -574,21 +765,16 @@ def build(graph: Graph, plan: list[Any]) -> tuple[list[Any], str | None]:
             stacklevel=3,
         )
         return unfuse(plan), None
-    from ember.aten import _dispatch
-
-    empty_kernel = _dispatch.find_op("aten::empty_strided")
     for k in kernels:
         fn = getattr(lib, k.symbol)
         fn.argtypes = [ctypes.c_void_p]
         fn.restype = None
         k._fn = fn
-        k._ptr_array = ctypes.c_void_p * (len(k.inputs) + len(k.outputs))
+        k._ptr_array = ctypes.c_void_p * (len(k.inputs) + len(k.inplace) + len(k.outputs))
         n = 1
         for s in k.shape:
             n *= s
         k._numel = n
-        _key, kern, _ = empty_kernel.lookup(_dispatch.CPU_KEYS)
-        k._empty = kern.fn
         k._lib = lib
     return plan, source
 

@@ -343,3 +343,32 @@ def test_inplace_written_planned_buffer_across_replays() -> None:
     outs = [cf(x).numpy().item() for _ in range(3)]
     assert outs[0] == outs[1] == outs[2]
     np.testing.assert_allclose(outs[0], fn(x).numpy(), rtol=1e-5)
+
+
+# ---- large outputs: streamed stores -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["flat", "flat_odd_offset", "transposed", "rows", "rows_float64"],
+)
+def test_large_outputs_are_streamed_and_match_eager(layout) -> None:
+    """Outputs of at least STREAM_MIN_BYTES are written with non-temporal stores from a staging
+    row: every loop shape (1-D blocks, transposed tiles, rows) and an unaligned start."""
+    n = _fused.STREAM_MIN_BYTES // 4 + 77  # just over the threshold, not a multiple of a block
+    a, b = {
+        "flat": (ea.randn(n), ea.randn(n)),
+        "flat_odd_offset": (ea.randn(n + 3)[3:], ea.randn(n + 1)[1:]),
+        "transposed": (ea.randn(1500, 1501).t(), ea.randn(1501, 1500)),
+        "rows": (ea.randn(600, 3999), ea.randn(3999)),
+        "rows_float64": (ea.randn(300, 3999, dtype=ea.float64), ea.randn(3999, dtype=ea.float64)),
+    }[layout]
+
+    def fn(a, b):
+        return (a * 1.5 + b).abs() - 0.25
+
+    cf = _compiled(fn, a, b)
+    out = cf(a, b)
+    (k,) = _kernels(cf)
+    assert "stream_(out0" in k.source
+    _close(out, fn(a, b), "float64" if layout == "rows_float64" else "float32")

@@ -147,6 +147,32 @@ _PRELUDE = """\
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+// Streaming (non-temporal) stores of a staged run of a large output: its cache lines are
+// written without first being read, as a large memcpy does (a plain store reads each line).
+static inline void stream_(float* d, const float* s, int64_t n) {
+  int64_t i = 0;
+#if defined(__AVX__)
+  for (; i < n && (reinterpret_cast<uintptr_t>(d + i) & 31); ++i) d[i] = s[i];
+  for (; i + 8 <= n; i += 8) _mm256_stream_ps(d + i, _mm256_loadu_ps(s + i));
+#endif
+  for (; i < n; ++i) d[i] = s[i];
+}
+static inline void stream_(double* d, const double* s, int64_t n) {
+  int64_t i = 0;
+#if defined(__AVX__)
+  for (; i < n && (reinterpret_cast<uintptr_t>(d + i) & 31); ++i) d[i] = s[i];
+  for (; i + 4 <= n; i += 4) _mm256_stream_pd(d + i, _mm256_loadu_pd(s + i));
+#endif
+  for (; i < n; ++i) d[i] = s[i];
+}
+static inline void fence_() {
+#if defined(__AVX__)
+  _mm_sfence();  // streamed stores are weakly ordered: visible before the kernel returns
+#endif
+}
 template <typename T> static inline T relu_(T a) { return a != a ? a : (a > T(0) ? a : T(0)); }
 template <typename T> static inline T maximum_(T a, T b) {
   return (a != a || b != b) ? std::numeric_limits<T>::quiet_NaN() : (a > b ? a : b); }
@@ -496,6 +522,7 @@ def _coalesce(shape: list[int], strides: list[list[int]]) -> tuple[list[int], li
 
 
 PARALLEL_MIN = 1 << 16  # elements: below this a kernel runs on one thread (no OpenMP fork)
+STREAM_MIN_BYTES = 8 << 20  # outputs this large do not stay in cache anyway: streamed stores
 BLOCK = 4096
 TILE = 32
 
@@ -563,10 +590,17 @@ def kernel_source(k: FusedKernel, symbol: str) -> str:
         out += [f"const T z{i} = io{i}[{offs[n_in + i]}];" for i, v in enumerate(k.inplace) if v in read]
         return out
 
-    def stores(offs: list[str]) -> list[str]:
+    def stores(offs: list[str], staged: dict[int, str] | None = None) -> list[str]:
+        """Stores of the in-place and output values; `staged`: operand -> index into its staging row."""
+        staged = staged or {}
         out = [f"io{i}[{offs[n_in + i]}] = {names[v]};" for i, v in enumerate(k.inplace)]
-        out += [f"out{i}[{offs[n_in + n_io + i]}] = {names[v]};" for i, v in enumerate(point_outs)]
+        for i, v in enumerate(point_outs):
+            o = n_in + n_io + i
+            out.append(f"s{o}[{staged[o]}] = {names[v]};" if o in staged else f"out{i}[{offs[o]}] = {names[v]};")
         return out
+
+    def out_ptr(o: int) -> str:
+        return f"out{o - n_in - n_io}"
 
     red_expr = names[red_node.args[0]] if red_node is not None else ""
     mean = red_node is not None and red_node.op.full_name == "aten::mean"
@@ -591,12 +625,20 @@ def kernel_source(k: FusedKernel, symbol: str) -> str:
         lines.append(f"    red[r] = T(acc{f' / {inner}' if mean else ''});")
         lines.append("  }")
     else:
-        cshape, cstrides = _coalesce(list(shape), strides)
+        # iterate in the memory order of the first output (else of what is written, else read),
+        # as TensorIterator orders dims: its stores, at least, are then contiguous
+        driver = n_in + n_io if point_outs else (n_in if n_io else 0)
+        order = sorted(range(len(shape)), key=lambda d: -strides[driver][d]) if operands else []
+        pshape = [shape[d] for d in order]
+        cshape, cstrides = _coalesce(pshape, [[st[d] for d in order] for st in strides])
         acc = red is not None
         if acc:
             lines.append("  double acc = 0;")
         inner_lines = body + ([f"acc += {red_expr};"] if acc else [])
-        lines += _loops(cshape, cstrides, loads, stores, inner_lines, acc, numel)
+        itemsize = 4 if T == "float" else 8
+        big = numel * itemsize * max(len(point_outs), 1) >= STREAM_MIN_BYTES
+        streamed = [n_in + n_io + i for i in range(len(point_outs))] if big else []
+        lines += _loops(cshape, cstrides, loads, stores, inner_lines, acc, numel, streamed, out_ptr)
         if acc:
             lines.append(f"  red[0] = T(acc{f' / {numel}' if mean else ''});")
     lines.append("}")
@@ -625,8 +667,22 @@ def _loops(
     body: list[str],
     acc: bool,
     numel: int,
+    streamed: list[int],
+    out_ptr: Callable[[int], str],
 ) -> list[str]:
+    """The loop nest over the coalesced iteration space. Outputs in `streamed` whose innermost
+    stride is 1 are staged per inner run in a local array and written with stream_()."""
     n_ops = len(strides)
+
+    def staging(
+        st: list[int], run: int, start: list[str], n: str, pad: str
+    ) -> tuple[list[str], dict[int, str], list[str]]:
+        """Declarations, staging indices and the stream_() calls for one inner run."""
+        live = [o for o in streamed if st[o] == 1]
+        decl = [f"{pad}alignas(64) T s{o}[{run}];" for o in live]
+        flush = [f"{pad}stream_({out_ptr(o)} + {start[o]}, s{o}, {n});" for o in live]
+        return decl, {o: "" for o in live}, flush
+
     red = " reduction(+:acc)" if acc else ""
     # small kernels stay on the calling thread: an OpenMP fork costs more than they do
     par = [f"  #pragma omp parallel for{red}"] if numel >= PARALLEL_MIN else []
@@ -640,11 +696,15 @@ def _loops(
         out += par
         out.append(f"  for (int64_t b = 0; b < {n}; b += {BLOCK}) {{")
         out.append(f"    const int64_t e = b + {BLOCK} < {n} ? b + {BLOCK} : {n};")
+        decl, staged, flush = staging(st, BLOCK, [f"b * {s}" for s in st], "e - b", "    ")
+        out += decl
         out.append(f"    #pragma omp simd{red}")
         out.append("    for (int64_t i = b; i < e; ++i) {")
         offs = [f"i * {s}" for s in st]
-        out += ["      " + s for s in loads(offs) + body + stores(offs)]
-        out += ["    }", "  }"]
+        out += ["      " + s for s in loads(offs) + body + stores(offs, {o: "i - b" for o in staged})]
+        out.append("    }")
+        out += flush + (["    fence_();"] if flush else [])
+        out.append("  }")
         return out
     # 2-D and more: outer dims flattened into rows; the last two dims tiled when some operand is
     # transposed (its stride along the last dim is not 1 while another's is)
@@ -666,12 +726,18 @@ def _loops(
         out.append(f"    const int64_t ie = ib + {TILE} < {m} ? ib + {TILE} : {m};")
         out.append(f"    for (int64_t jb = 0; jb < {inner}; jb += {TILE}) {{")
         out.append(f"      const int64_t je = jb + {TILE} < {inner} ? jb + {TILE} : {inner};")
+        starts = [f"b{k} + i * {mid_st[k]} + jb" for k in range(n_ops)]
+        decl, staged, flush = staging(inner_st, TILE, starts, "je - jb", "        ")
         out.append("      for (int64_t i = ib; i < ie; ++i) {")
+        out += decl
         out.append(f"        #pragma omp simd{red}")
         out.append("        for (int64_t j = jb; j < je; ++j) {")
         offs = [f"b{k} + i * {mid_st[k]} + j * {inner_st[k]}" for k in range(n_ops)]
-        out += ["          " + s for s in loads(offs) + body + stores(offs)]
-        out += ["        }", "      }", "    }", "  }"]
+        out += ["          " + s for s in loads(offs) + body + stores(offs, {o: "j - jb" for o in staged})]
+        out.append("        }")
+        out += flush
+        out.append("      }")
+        out += (["      fence_();"] if flush else []) + ["    }", "  }"]
         return out
     rows_shape = shape[:-1]
     rows = 1
@@ -681,11 +747,18 @@ def _loops(
     out += par
     out.append(f"  for (int64_t r = 0; r < {rows}; ++r) {{")
     out += [f"    const int64_t b{i} = {b};" for i, b in enumerate(base)]
+    if inner <= BLOCK:
+        decl, staged, flush = staging(inner_st, inner, [f"b{k}" for k in range(n_ops)], str(inner), "    ")
+    else:
+        decl, staged, flush = [], {}, []
+    out += decl
     out.append(f"    #pragma omp simd{red}")
     out.append(f"    for (int64_t j = 0; j < {inner}; ++j) {{")
     offs = [f"b{k} + j * {inner_st[k]}" for k in range(n_ops)]
-    out += ["      " + s for s in loads(offs) + body + stores(offs)]
-    out += ["    }", "  }"]
+    out += ["      " + s for s in loads(offs) + body + stores(offs, {o: "j" for o in staged})]
+    out.append("    }")
+    out += flush + (["    fence_();"] if flush else [])
+    out.append("  }")
     return out
 
 

@@ -1,20 +1,28 @@
 """Backend "fused": runs of pointwise nodes (and a sum/mean they feed) become generated C++ loops.
 
-Grouping (:func:`fuse`) walks the graph in order and grows one group at a time. A node
-joins the open group when it is a pointwise op of the table below, out of place, on
-CPU, float32 or float64, with every tensor operand of that dtype and broadcastable to
-the group's shape (its output's shape). A ``sum``/``mean`` (over every dimension, or
-the last) of a value of that shape ends the group (a "pointwise chain feeding a
-reduction": a loss, a norm's statistics). Other nodes that read none of the group's
-values run before the group's kernel, exactly where they were; a node that reads one,
-or that writes any tensor, closes the group first. A group's outputs are the members'
-values read outside it (later nodes, the graph's result, ``.grad``).
+Grouping (:func:`fuse`) walks the graph in order and grows one group at a time over one
+iteration shape, on CPU, float32 or float64. Members: pointwise ops of the table below
+(operands broadcast to their output; smaller-shaped values are computed per element, and a
+group grows to a bigger shape its own broadcasts into), fills, views that only broadcast
+(a new name for the same register), one ``sum``/``mean`` over every dim or the last (it
+does not end the group: what does not read it goes on in the same loop), and in-place forms
+of the pointwise ops plus ``copy_``/``fill_``/``zero_`` (loaded once, renamed after each
+write, stored at the end). Other nodes that read nothing the group made or wrote run
+before the group's kernel, exactly where they were; a node that reads it, or writes any
+tensor, closes the group. Then a member that cannot be one after all (a view or smaller
+value read after the kernel; an in-place write into memory another operand also sees, by
+the capture-time ``Value.storage``) is excluded and the graph grouped again. In place
+into a function argument is never fused: a later call may pass two that alias.
+A kernel's operands: ``inputs``, ``inplace`` (written), ``outputs`` (values it makes that
+are read after it; the replay program allocates them, see ember.fx._replay's plan).
 
 Code generation (:func:`kernel_source`): shapes and strides are constants in the
-source (the graph is specialised to them; guards check them), dimensions that are
-contiguous in every operand are merged, the outermost loop is an OpenMP parallel loop
-for large sizes, the innermost is ``#pragma omp simd``; a 2-D iteration where an
-operand is transposed is tiled 32x32 so both sides stay in cache. Each value lives in
+source (the graph is specialised to them; guards check them), dims are ordered by the
+first output's strides and those contiguous in every operand merged, the outermost loop
+is an OpenMP parallel loop for large sizes, the innermost is ``#pragma omp simd``; a 2-D
+iteration where an operand is transposed is tiled 32x32 so both sides stay in cache;
+outputs of STREAM_MIN_BYTES and more are staged per inner run and written with
+non-temporal stores (a plain store reads the line first: a third of the traffic). Each value lives in
 a register: one read of each input and one write of each output per element.
 
 Numerics: float32 arithmetic in float32, in the eager op order, without

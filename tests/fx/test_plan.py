@@ -58,6 +58,8 @@ GROUPED = {
     "sum_then_more": (lambda a, b: ((a * b).sum(), (a + b).tanh()), 1),
     # ... and a value that needs the sum is a second kernel
     "needs_sum": (lambda a, b: (a * b).sum() * a + b, 2),
+    # a kernel that reads no tensor: fills feeding a sum
+    "fill_sum": (lambda a, b: (ea.ones_like(a) * 2.0).mean() + b, 2),
 }
 
 

@@ -636,7 +636,9 @@ def kernel_source(k: FusedKernel, symbol: str) -> str:
         # iterate in the memory order of the first output (else of what is written, else read),
         # as TensorIterator orders dims: its stores, at least, are then contiguous
         driver = n_in + n_io if point_outs else (n_in if n_io else 0)
-        order = sorted(range(len(shape)), key=lambda d: -strides[driver][d]) if operands else []
+        order = list(range(len(shape)))
+        if operands:  # (a kernel of fills feeding a sum has none: its loop is just the count)
+            order.sort(key=lambda d: -strides[driver][d])
         pshape = [shape[d] for d in order]
         cshape, cstrides = _coalesce(pshape, [[st[d] for d in order] for st in strides])
         acc = red is not None

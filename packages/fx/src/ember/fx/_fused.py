@@ -673,7 +673,7 @@ def _loops(
     shape: list[int],
     strides: list[list[int]],
     loads: Callable[[list[str]], list[str]],
-    stores: Callable[[list[str]], list[str]],
+    stores: Callable[..., list[str]],
     body: list[str],
     acc: bool,
     numel: int,

@@ -181,9 +181,9 @@ def generate(graph: Graph, plan: list[Any]) -> tuple[str, dict[str, Any]]:
     if graph.lifted:
         w(f"    {', '.join(local(v) for v in graph.lifted)}{',' if len(graph.lifted) == 1 else ''} = lifted")
     frees = last_uses(graph, plan)
-    owner = memory_plan(graph, plan)
+    planned = memory_plan(graph, plan)
     buffers: dict[int, str] = {}
-    for v, b in owner.items():
+    for v, b in planned.items():
         if b not in buffers:
             m = v.meta
             buffers[b] = e.obj("buf", _empty_kernel(m.device)(m.shape, m.stride, m.dtype, None, m.device, None))
@@ -206,8 +206,8 @@ def generate(graph: Graph, plan: list[Any]) -> tuple[str, dict[str, Any]]:
                         w(f"    _bump({local(v)})")
         else:  # a FusedKernel: its outputs are planned buffers, or fresh tensors the caller may keep
             for v in step.outputs:
-                if v in owner:
-                    w(f"    {local(v)} = {buffers[owner[v]]}")
+                if v in planned:
+                    w(f"    {local(v)} = {buffers[planned[v]]}")
                 else:
                     m = v.meta
                     alloc = e.obj("empty", _empty_kernel(m.device))
@@ -221,10 +221,10 @@ def generate(graph: Graph, plan: list[Any]) -> tuple[str, dict[str, Any]]:
         dead = frees.get(i)
         if dead:
             w(f"    del {', '.join(local(v) for v in dead)}")
-    for owner, v in graph.grad_effects:
+    for owner, grad in graph.grad_effects:
         # the owner requires grad (guarded), so it has autograd metadata; the value's shape and
         # dtype are the captured ones, which Tensor.grad's setter checked at capture
-        w(f"    {local(owner)}._meta.grad = {local(v) if v is not None else 'None'}")
+        w(f"    {local(owner)}._meta.grad = {local(grad) if grad is not None else 'None'}")
     result = ", ".join(local(v) for v in graph.output_values)
     w(f"    return ({result}{',' if len(graph.output_values) == 1 else ''})")
     return "\n".join(e.lines) + "\n", e.globals

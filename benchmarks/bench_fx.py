@@ -1,6 +1,7 @@
-"""ember.fx: eager vs compiled (replay, fused) vs PyTorch eager (and torch.compile when it works).
+"""ember.fx: eager vs compiled (replay, fused) vs PyTorch eager (and torch.compile when it works)
+and jax.jit (CPU JAX, when installed: tiny, MLP Adam, bandwidth).
 
-    python benchmarks/bench_fx.py [--no-torch] [--quick]
+    python benchmarks/bench_fx.py [--no-torch] [--no-jax] [--only tiny,mlp,...]
 
 Workloads (the targets of issue 19):
 - tiny: 100 ops on 3-element tensors + backward (benchmarks/workloads/autograd.py's chain);
@@ -45,6 +46,29 @@ def _torch(enabled: bool) -> Any:
         return torch
     except ImportError:
         return None
+
+
+def _jax(enabled: bool) -> Any:
+    """A CPU JAX for jax.jit side-by-side rows (benchmarks only; never a dependency)."""
+    if not enabled:
+        return None
+    try:
+        import jax
+
+        jax.config.update("jax_platforms", "cpu")
+        return jax
+    except ImportError:
+        return None
+
+
+def _jax_time(jax: Any, fn: Any, *args: Any) -> float:
+    """Median seconds of a jitted call, waiting for its result (JAX dispatches asynchronously)."""
+    jf = jax.jit(fn)
+    jax.block_until_ready(jf(*args))
+    return time_callable(lambda: jax.block_until_ready(jf(*args)))
+
+
+JAX: Any = None  # set by main()
 
 
 def _us(s: float) -> str:
@@ -115,6 +139,18 @@ def tiny(torch: Any) -> None:
         tc = _torch_compiled(torch, step, tx, tw)
         if tc is not None:
             times["torch.compile"] = time_callable(lambda: tc(tx, tw))
+    if JAX is not None:
+        jnp = JAX.numpy
+
+        def jchain(x: Any, w: Any) -> Any:
+            y = x
+            for _ in range(20):
+                y = -jnp.exp(y * w + 1.0) / 3.0
+            return y.sum()
+
+        jgrad = JAX.grad(jchain, argnums=(0, 1))
+        jx, jw = jnp.array([0.1, 0.2, 0.3]), jnp.array([0.5, 0.25, 0.125])
+        times["jax.jit"] = _jax_time(JAX, jgrad, jx, jw)
     extra = ", ".join(f"capture+compile {b} {v * 1e3:.0f} ms" for b, v in compile_s.items())
     report("100 tiny ops + backward (target: compiled <= 50 us)", times, extra)
 
@@ -156,8 +192,49 @@ def mlp_adam(torch: Any) -> None:
             return loss.detach()
 
         times["torch"] = time_callable(lambda: tstep(tx, ty))
+    if JAX is not None:
+        times["jax.jit"] = _jax_mlp_adam(JAX)
     extra = ", ".join(f"capture+compile {b} {v * 1e3:.0f} ms" for b, v in compile_s.items())
     report("MLP 784-512-512-10 Adam step b128 (target: compiled <= 0.75x torch)", times, extra)
+
+
+def _jax_mlp_adam(jax: Any) -> float:
+    """The same step in JAX: forward, cross entropy, grad, Adam (written out: optax is not needed)."""
+    jnp = jax.numpy
+    keys = jax.random.split(jax.random.PRNGKey(0), 4)
+    sizes = [(784, 512), (512, 512), (512, 10)]
+    params = [(jax.random.normal(k, s) * 0.03, jnp.zeros(s[1])) for k, s in zip(keys, sizes, strict=False)]
+    state = (jax.tree_util.tree_map(jnp.zeros_like, params), jax.tree_util.tree_map(jnp.zeros_like, params), 0)
+    x, y = jax.random.normal(keys[3], (128, 784)), jnp.arange(128) % 10
+
+    def loss_fn(params: Any, x: Any, y: Any) -> Any:
+        h = x
+        for i, (w, b) in enumerate(params):
+            h = h @ w + b
+            if i < len(params) - 1:
+                h = jax.nn.relu(h)
+        logp = jax.nn.log_softmax(h)
+        return -jnp.take_along_axis(logp, y[:, None], axis=1).mean()
+
+    def step(params: Any, state: Any, x: Any, y: Any) -> Any:
+        m, v, t = state
+        loss, g = jax.value_and_grad(loss_fn)(params, x, y)
+        t = t + 1
+        m = jax.tree_util.tree_map(lambda m, g: 0.9 * m + 0.1 * g, m, g)
+        v = jax.tree_util.tree_map(lambda v, g: 0.999 * v + 0.001 * g * g, v, g)
+        c1, c2 = 1 - 0.9**t, 1 - 0.999**t
+        params = jax.tree_util.tree_map(lambda p, m, v: p - 1e-3 * (m / c1) / (jnp.sqrt(v / c2) + 1e-8), params, m, v)
+        return params, (m, v, t), loss
+
+    jstep = jax.jit(step, donate_argnums=(0, 1))
+    box = [params, state]
+
+    def run() -> None:
+        box[0], box[1], loss = jstep(box[0], box[1], x, y)
+        jax.block_until_ready(loss)
+
+    run()
+    return time_callable(run)
 
 
 def bandwidth(torch: Any) -> None:
@@ -188,6 +265,15 @@ def bandwidth(torch: Any) -> None:
             tc = _torch_compiled(torch, fn, *targs)
             if tc is not None:
                 times["torch.compile"] = time_callable(lambda tc=tc, targs=targs: tc(*targs))
+        if JAX is not None:
+            jargs = tuple(JAX.numpy.asarray(t.numpy()) for t in args)
+            jnp = JAX.numpy
+            jfn = (
+                (lambda a, b: a.T + b)
+                if fn is tadd
+                else (lambda x, jnp=jnp: jnp.maximum(jnp.abs(x * 1.5 + 0.5) - 0.25, 0) * 2.0)
+            )
+            times["jax.jit"] = _jax_time(JAX, jfn, *jargs)
         gbs = {k: nbytes / t / 1e9 for k, t in times.items()}
         extra = "GB/s: " + ", ".join(f"{k} {v:.1f} ({v / copy_gbs:.2f}x copy)" for k, v in gbs.items())
         report(f"{label} (target: fused >= 0.9x copy bandwidth)", times, extra)
@@ -275,11 +361,16 @@ def second_process_cache_hit() -> None:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--no-jax", action="store_true")
     ap.add_argument("--only", default="", help="comma-separated: tiny,mlp,bandwidth,lenet,transformer,cache")
     args = ap.parse_args()
     torch = _torch(not args.no_torch)
+    global JAX
+    JAX = _jax(not args.no_jax)
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
-    print(f"ember.fx bench, {os.cpu_count()} cores, torch {'not installed' if torch is None else torch.__version__}")
+    jv = "not installed" if JAX is None else JAX.__version__
+    tv = "not installed" if torch is None else torch.__version__
+    print(f"ember.fx bench, {os.cpu_count()} cores, torch {tv}, jax {jv}")
     todo = {
         "tiny": lambda: tiny(torch),
         "mlp": lambda: mlp_adam(torch),

@@ -74,6 +74,7 @@ class _Capture:
     def add_placeholder(self, t: Any, name: str, kind: str, source: tuple[str, Any]) -> Value:
         v = Value(name, TensorMeta.of(t), kind)
         v.source = source
+        v.storage = t._impl.storage.data_ptr
         (self.graph.inputs if kind == "input" else self.graph.lifted).append(v)
         self.values[_impl_key(t)] = v
         self.tensors[v] = t
@@ -132,6 +133,7 @@ class _Capture:
             if v is None:
                 v = Value(g.fresh_name("t"), TensorMeta.of(r), "node", node)
                 v.view_of = view_src
+                v.storage = r._impl.storage.data_ptr
                 self.values[k] = v
                 self.keep.append(r._impl)
             node.outputs.append(v)

@@ -29,6 +29,7 @@ import warnings
 from typing import Any
 
 from ember.aten import Tensor
+from ember.autograd import is_grad_enabled
 
 from . import _fused
 from ._capture import capture_graph
@@ -41,23 +42,20 @@ RECOMPILE_LIMIT = 8
 
 
 def _grad_enabled() -> bool:
-    try:
-        from ember.autograd import is_grad_enabled
-
-        return bool(is_grad_enabled())
-    except ImportError:  # pragma: no cover - autograd is a dependency
-        return False
+    return bool(is_grad_enabled())
 
 
 def _tensor_key(t: Any) -> tuple[Any, ...]:
     impl = t._impl
     rg = t.requires_grad
-    return (impl.sizes, impl.strides, impl.dtype, str(impl.device), rg, rg and t.is_leaf and t.grad is None)
+    return (impl.sizes, impl.strides, impl.dtype, impl.device, rg, rg and t.is_leaf and t.grad is None)
 
 
 def _key(x: Any) -> Any:
     if isinstance(x, Tensor):
         return _tensor_key(x)
+    if type(x) is tuple and all(type(v) is Tensor for v in x):  # the common call: tensors only
+        return tuple([_tensor_key(v) for v in x])
     if x is None or isinstance(x, (bool, int, float, str)):
         return (type(x), x)
     if isinstance(x, (tuple, list)):
@@ -114,7 +112,10 @@ class CompiledEntry:
         if self.program is None:
             return Interpreter(self.gm).run(*args, **kwargs)
         inputs: list[Any] = []
-        _flat_tensors((args, kwargs), inputs)
+        if not kwargs and all(type(a) is Tensor for a in args):
+            inputs = list(args)
+        else:
+            _flat_tensors((args, kwargs), inputs)
         if self.has_grad_lifts:
             lifted = self.gm.placeholder_tensors(inputs)[len(inputs) :]
         else:

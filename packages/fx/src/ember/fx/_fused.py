@@ -1,20 +1,28 @@
 """Backend "fused": runs of pointwise nodes (and a sum/mean they feed) become generated C++ loops.
 
-Grouping (:func:`fuse`) walks the graph in order and grows one group at a time. A node
-joins the open group when it is a pointwise op of the table below, out of place, on
-CPU, float32 or float64, with every tensor operand of that dtype and broadcastable to
-the group's shape (its output's shape). A ``sum``/``mean`` (over every dimension, or
-the last) of a value of that shape ends the group (a "pointwise chain feeding a
-reduction": a loss, a norm's statistics). Other nodes that read none of the group's
-values run before the group's kernel, exactly where they were; a node that reads one,
-or that writes any tensor, closes the group first. A group's outputs are the members'
-values read outside it (later nodes, the graph's result, ``.grad``).
+Grouping (:func:`fuse`) walks the graph in order and grows one group at a time over one
+iteration shape, on CPU, float32 or float64. Members: pointwise ops of the table below
+(operands broadcast to their output; smaller-shaped values are computed per element, and a
+group grows to a bigger shape its own broadcasts into), fills, views that only broadcast
+(a new name for the same register), one ``sum``/``mean`` over every dim or the last (it
+does not end the group: what does not read it goes on in the same loop), and in-place forms
+of the pointwise ops plus ``copy_``/``fill_``/``zero_`` (loaded once, renamed after each
+write, stored at the end). Other nodes that read nothing the group made or wrote run
+before the group's kernel, exactly where they were; a node that reads it, or writes any
+tensor, closes the group. Then a member that cannot be one after all (a view or smaller
+value read after the kernel; an in-place write into memory another operand also sees, by
+the capture-time ``Value.storage``) is excluded and the graph grouped again. In place
+into a function argument is never fused: a later call may pass two that alias.
+A kernel's operands: ``inputs``, ``inplace`` (written), ``outputs`` (values it makes that
+are read after it; the replay program allocates them, see ember.fx._replay's plan).
 
 Code generation (:func:`kernel_source`): shapes and strides are constants in the
-source (the graph is specialised to them; guards check them), dimensions that are
-contiguous in every operand are merged, the outermost loop is an OpenMP parallel loop
-for large sizes, the innermost is ``#pragma omp simd``; a 2-D iteration where an
-operand is transposed is tiled 32x32 so both sides stay in cache. Each value lives in
+source (the graph is specialised to them; guards check them), dims are ordered by the
+first output's strides and those contiguous in every operand merged, the outermost loop
+is an OpenMP parallel loop for large sizes, the innermost is ``#pragma omp simd``; a 2-D
+iteration where an operand is transposed is tiled 32x32 so both sides stay in cache;
+outputs of STREAM_MIN_BYTES and more are staged per inner run and written with
+non-temporal stores (a plain store reads the line first: a third of the traffic). Each value lives in
 a register: one read of each input and one write of each output per element.
 
 Numerics: float32 arithmetic in float32, in the eager op order, without
@@ -105,13 +113,74 @@ POINTWISE: dict[str, Lower] = {
     "aten::zeros_like": lambda a, e: "T(0)",
     "aten::full_like": lambda a, e: e(a[1]),
 }
+# fills: the value does not depend on any tensor's data (``self`` gives dtype and device only)
+FILLS: dict[str, Lower] = {
+    "aten::ones_like": lambda a, e: "T(1)",
+    "aten::zeros_like": lambda a, e: "T(0)",
+    "aten::full_like": lambda a, e: e(a[1]),
+    "aten::new_ones": lambda a, e: "T(1)",
+    "aten::new_zeros": lambda a, e: "T(0)",
+    "aten::new_full": lambda a, e: e(a[2]),
+}
+# views that, broadcast into the group's shape, read the same elements as their source does
+# (they only add or drop leading size-1 dims, or expand): inside a kernel they are a new name
+BROADCAST_VIEWS = (
+    "aten::expand",
+    "aten::unsqueeze",
+    "aten::view",
+    "aten::reshape",
+    "aten::_unsafe_view",
+    "aten::squeeze.dims",
+    "aten::alias",
+    "aten::detach",
+)
+# in-place ops: the out-of-place lowering, stored back into the first argument
+INPLACE: dict[str, Lower] = {
+    **{
+        f"aten::{b}_.{o}": POINTWISE[f"aten::{b}.{o}"]
+        for b, o in (("add", "Tensor"), ("sub", "Tensor"), ("mul", "Tensor"))
+    },
+    "aten::div_.Tensor": _div,
+    **{f"aten::{b}_": POINTWISE[f"aten::{b}"] for b in ("neg", "exp", "sqrt", "relu", "addcmul", "addcdiv")},
+    "aten::lerp_.Scalar": POINTWISE["aten::lerp.Scalar"],
+    "aten::copy_": lambda a, e: e(a[1]),
+    "aten::fill_.Scalar": lambda a, e: e(a[1]),
+    "aten::zero_": lambda a, e: "T(0)",
+}
 REDUCTIONS = ("aten::sum", "aten::mean")
 FUSED_DTYPES = {"float32": "float", "float64": "double"}
+LOWERINGS: dict[str, Lower] = {**POINTWISE, **FILLS, **INPLACE}
 
 _PRELUDE = """\
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+// Streaming (non-temporal) stores of a staged run of a large output: its cache lines are
+// written without first being read, as a large memcpy does (a plain store reads each line).
+static inline void stream_(float* d, const float* s, int64_t n) {
+  int64_t i = 0;
+#if defined(__AVX__)
+  for (; i < n && (reinterpret_cast<uintptr_t>(d + i) & 31); ++i) d[i] = s[i];
+  for (; i + 8 <= n; i += 8) _mm256_stream_ps(d + i, _mm256_loadu_ps(s + i));
+#endif
+  for (; i < n; ++i) d[i] = s[i];
+}
+static inline void stream_(double* d, const double* s, int64_t n) {
+  int64_t i = 0;
+#if defined(__AVX__)
+  for (; i < n && (reinterpret_cast<uintptr_t>(d + i) & 31); ++i) d[i] = s[i];
+  for (; i + 4 <= n; i += 4) _mm256_stream_pd(d + i, _mm256_loadu_pd(s + i));
+#endif
+  for (; i < n; ++i) d[i] = s[i];
+}
+static inline void fence_() {
+#if defined(__AVX__)
+  _mm_sfence();  // streamed stores are weakly ordered: visible before the kernel returns
+#endif
+}
 template <typename T> static inline T relu_(T a) { return a != a ? a : (a > T(0) ? a : T(0)); }
 template <typename T> static inline T maximum_(T a, T b) {
   return (a != a || b != b) ? std::numeric_limits<T>::quiet_NaN() : (a > b ? a : b); }
@@ -130,30 +199,53 @@ def _broadcastable(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
     return all(s == 1 or s == t for s, t in zip(reversed(shape), reversed(to), strict=False))
 
 
+def _strip(shape: tuple[int, ...]) -> tuple[int, ...]:
+    i = 0
+    while i < len(shape) and shape[i] == 1:
+        i += 1
+    return shape[i:]
+
+
+def data_inputs(node: Node) -> list[Value]:
+    """The values whose elements the node's lowering reads."""
+    name = node.op.full_name
+    if name in FILLS or name in ("aten::fill_.Scalar", "aten::zero_"):
+        return []
+    if name == "aten::copy_":
+        return [node.args[1]] if isinstance(node.args[1], Value) else []
+    return list(node.input_values())
+
+
 # ---------------------------------------------------------------------------
 # grouping
 # ---------------------------------------------------------------------------
 
 
 class FusedKernel:
-    """A group of nodes run as one generated C++ function: ``outputs = kernel(*inputs)``."""
+    """A group of nodes run as one generated C++ function over one iteration shape.
+
+    ``inputs`` are read, ``inplace`` (values made outside the group, written by an in-place
+    member) are read and written through their own memory, ``outputs`` are values the group
+    makes that are read after it (the program allocates them: see ember.fx._replay's plan).
+    The call is ``kernel(inputs + inplace + outputs)``.
+    """
 
     def __init__(self, nodes: list[Node], shape: tuple[int, ...], dtype: Any) -> None:
         self.nodes = nodes
         self.shape = shape
         self.dtype = dtype
         self.inputs: list[Value] = []
+        self.inplace: list[Value] = []
         self.outputs: list[Value] = []
         self.symbol = ""
         self.source = ""
         self._fn: Any = None
-        self._empty: Any = None
         self._ptr_array: Any = None
         self._numel = 0
         self._lib: Any = None
 
     def input_values(self) -> list[Value]:
-        return self.inputs
+        return self.inputs + self.inplace
 
     def summary(self) -> str:
         names = [n.op.name for n in self.nodes]
@@ -161,41 +253,29 @@ class FusedKernel:
         return f"{self.symbol} [{', '.join(str(s) for s in self.shape)}] {text}"
 
     def members(self) -> set[Value]:
-        return {v for n in self.nodes for v in n.outputs}
+        """The values the group's nodes make (not the in-place destinations made before it)."""
+        return {v for n in self.nodes for v in n.outputs if v is not None and v.node is n}
 
-    def __call__(self, *tensors: Any) -> tuple[Any, ...]:
-        outs = tuple(
-            self._empty(v.meta.shape, v.meta.stride, v.meta.dtype, None, v.meta.device, None) for v in self.outputs
-        )
+    def reduction(self) -> Node | None:
+        return next((n for n in self.nodes if n.op.full_name in REDUCTIONS), None)
+
+    def __call__(self, tensors: tuple[Any, ...]) -> None:
         if self._numel:
-            ptrs = self._ptr_array(*[t._impl.data_ptr for t in tensors], *[o._impl.data_ptr for o in outs])
-            self._fn(ptrs)
-        return outs
+            self._fn(self._ptr_array(*[t._impl.data_ptr for t in tensors]))
 
 
-def _fusable(node: Node, shape: tuple[int, ...] | None, dtype: Any) -> tuple[tuple[int, ...], Any] | None:
-    """(shape, dtype) of the group this pointwise node can be in, or None."""
-    lower = POINTWISE.get(node.op.full_name)
-    if lower is None or node.mutated or node.returns != "one" or node.outputs[0].node is not node:
-        return None
-    out = node.outputs[0].meta
-    if out.device.type != "cpu" or _dtype_name(out.dtype) not in FUSED_DTYPES:
-        return None
-    if shape is not None and (out.shape != shape or out.dtype != dtype):
-        return None
-    for v in node.input_values():
-        if v.meta.dtype != out.dtype or v.meta.device.type != "cpu" or not _broadcastable(v.meta.shape, out.shape):
-            return None
+def _cpu_dtype(v: Value, dtype: Any = None) -> bool:
+    m = v.meta
+    if m.device.type != "cpu" or _dtype_name(m.dtype) not in FUSED_DTYPES:
+        return False
+    return dtype is None or m.dtype == dtype
+
+
+def _scalar_args_ok(node: Node) -> bool:
     for a in node.args:
         if isinstance(a, (list, tuple)) or (a is not None and not isinstance(a, (Value, int, float, bool))):
-            if node.op.full_name in ("aten::ones_like", "aten::zeros_like", "aten::full_like", "aten::clone"):
-                continue  # their dtype/device/memory_format arguments: checked through the output meta
-            return None
-    if node.op.full_name.endswith("_like") and not out.is_contiguous():
-        return None
-    if lower(list(node.args), lambda x: "x") is None:
-        return None
-    return out.shape, out.dtype
+            return False
+    return LOWERINGS[node.op.full_name](list(node.args), lambda x: "x") is not None
 
 
 def _reduction_dims(node: Node, shape: tuple[int, ...], dtype: Any) -> str | None:
@@ -218,74 +298,203 @@ def _reduction_dims(node: Node, shape: tuple[int, ...], dtype: Any) -> str | Non
     return None
 
 
-def fuse(graph: Graph) -> list[Any]:
-    """The plan: the graph's nodes, with fusable runs replaced by FusedKernels (not yet built)."""
+def result(node: Node) -> Value:
+    """The value a member makes, or (in place) the argument it writes."""
+    if node.op.full_name in INPLACE:
+        return node.args[0]  # type: ignore[no-any-return]
+    return node.outputs[0]  # type: ignore[no-any-return]
+
+
+def classify(node: Node) -> str | None:
+    """How a node can be a member of a group: pointwise, fill, view, inplace, reduction, or None."""
+    name = node.op.full_name
+    if name in INPLACE:  # returns self, or (some kernels) nothing
+        if not isinstance(node.args[0], Value) or node.outputs not in ([], [node.args[0]]):
+            return None
+    elif node.returns != "one" or not node.outputs or node.outputs[0] is None:
+        return None
+    out = result(node)
+    if not _cpu_dtype(out):
+        return None
+    if any(not _cpu_dtype(v, out.meta.dtype) for v in data_inputs(node)):
+        return None
+    if name in REDUCTIONS:
+        return "reduction"
+    if name in BROADCAST_VIEWS:
+        src = node.args[0]
+        if not isinstance(src, Value) or out.node is not node:
+            return None
+        if name == "aten::expand" or _strip(out.meta.shape) == _strip(src.meta.shape):
+            return "view"
+        return None
+    if name in INPLACE:
+        if node.mutated != (0,) or out.kind == "input":
+            return None  # an argument may alias another one at a later call: left to eager kernels
+        if any(st == 0 for sz, st in zip(out.meta.shape, out.meta.stride, strict=True) if sz > 1):
+            return None
+        if not all(_broadcastable(v.meta.shape, out.meta.shape) for v in data_inputs(node)):
+            return None
+        return "inplace" if _scalar_args_ok(node) else None
+    if name in FILLS:
+        return "fill" if out.node is node and not node.mutated else None
+    if name in POINTWISE:
+        if node.mutated or out.node is not node:
+            return None
+        if not all(_broadcastable(v.meta.shape, out.meta.shape) for v in data_inputs(node)):
+            return None
+        return "pointwise" if _scalar_args_ok(node) else None
+    return None
+
+
+class _Group:
+    """The open group while :func:`fuse` walks the graph."""
+
+    def __init__(self, node: Node, kind: str) -> None:
+        out = result(node)
+        self.nodes = [node]
+        self.shape: tuple[int, ...] = out.meta.shape
+        self.dtype = out.meta.dtype
+        self.made: set[Value] = set()  # values the members make
+        self.written: set[int] = set()  # storages written in place
+        self.pending: set[Value] = set()  # reduction results: not known inside the loop
+        self.has_reduction = False
+        self.has_inplace = False
+        self._note(node, kind)
+
+    def _note(self, node: Node, kind: str) -> None:
+        out = result(node)
+        if kind == "inplace":
+            self.has_inplace = True
+            self.written.add(out.storage)
+        elif kind == "reduction":
+            self.has_reduction = True
+            self.pending.add(out)
+            self.made.add(out)
+        else:
+            self.made.add(out)
+
+    def read_by(self, node: Node) -> bool:
+        """Does `node` read (even only the metadata of) what the group makes or writes?"""
+        return any(v in self.made or v.storage in self.written for v in node.input_values())
+
+    def accepts(self, node: Node, kind: str) -> bool:
+        out = result(node)
+        if out.meta.dtype != self.dtype or any(v in self.pending for v in data_inputs(node)):
+            return False
+        if kind == "reduction":
+            src = node.args[0]
+            return (
+                not self.has_reduction
+                and src in self.made
+                and _reduction_dims(node, self.shape, self.dtype) is not None
+            )
+        if kind == "inplace":
+            return out.meta.shape == self.shape
+        if kind == "view" and node.args[0] not in self.made:
+            return False
+        if _broadcastable(out.meta.shape, self.shape):
+            return True
+        # a bigger value the group's broadcasts into: the group grows to its shape
+        if not self.has_reduction and not self.has_inplace and _broadcastable(self.shape, out.meta.shape):
+            self.shape = out.meta.shape
+            return True
+        return False
+
+    def add(self, node: Node, kind: str) -> None:
+        self.nodes.append(node)
+        self._note(node, kind)
+
+
+_LONE = ("aten::clone", "aten::copy_", *FILLS, "aten::fill_.Scalar", "aten::zero_")
+
+
+def _group(graph: Graph, exclude: set[Node]) -> list[Any]:
     plan: list[Any] = []
-    group: list[Node] = []
-    gshape: tuple[int, ...] | None = None
-    gdtype: Any = None
-    produced: set[Value] = set()
+    g: _Group | None = None
 
     def close() -> None:
-        nonlocal group, gshape, gdtype, produced
-        if group:
-            if len(group) == 1 and group[0].op.full_name in ("aten::clone", "aten::ones_like", "aten::zeros_like"):
-                plan.append(group[0])  # a lone copy or fill: aten's kernel is as good
+        nonlocal g
+        if g is not None:
+            if len(g.nodes) == 1 and g.nodes[0].op.full_name in _LONE:
+                plan.append(g.nodes[0])  # a lone copy or fill: aten's kernel is as good
             else:
-                plan.append(FusedKernel(group, gshape or (), gdtype))
-        group, gshape, gdtype, produced = [], None, None, set()
+                plan.append(FusedKernel(g.nodes, g.shape, g.dtype))
+        g = None
 
     for node in graph.nodes:
-        reads_group = any(v in produced for v in node.input_values())
-        if group and gshape is not None:
-            red = _reduction_dims(node, gshape, gdtype)
-            if red is not None and reads_group:
-                group.append(node)
-                close()
-                continue
-        fit = _fusable(node, gshape, gdtype) if group else None
-        if fit is not None:
-            group.append(node)
-            produced.update(node.outputs)
+        kind = None if node in exclude else classify(node)
+        if g is not None and kind is not None and g.accepts(node, kind):
+            g.add(node, kind)
             continue
-        if group and (reads_group or node.mutated):
-            close()
-        start = _fusable(node, None, None)
-        if start is not None and not group:
-            group = [node]
-            gshape, gdtype = start
-            produced = set(node.outputs)
+        if g is not None and (g.read_by(node) or node.mutated):
+            close()  # it must see the group's results: the kernel runs first
+        if kind is not None and kind != "reduction" and kind != "view":
+            close()  # fusable, but not into the open group: a new group
+            g = _Group(node, kind)
             continue
-        if start is not None:  # fusable, but another shape / dtype: a new group
-            close()
-            group = [node]
-            gshape, gdtype = start
-            produced = set(node.outputs)
-            continue
-        plan.append(node)
+        plan.append(node)  # reads nothing of the open group: it runs before the group's kernel
     close()
-    _assign_io(graph, plan)
     return plan
 
 
-def _assign_io(graph: Graph, plan: list[Any]) -> None:
+def fuse(graph: Graph) -> list[Any]:
+    """The plan: the graph's nodes, with fusable runs replaced by FusedKernels (not yet built).
+
+    Grouping is greedy (:func:`_group`); then each kernel's operands are fixed
+    (:func:`_assign_io`), and a member that cannot be a kernel's member after all -- a view
+    or a smaller-shaped value read after the kernel, an in-place write whose memory is seen
+    through another operand -- is excluded and the graph grouped again.
+    """
+    exclude: set[Node] = set()
+    while True:
+        plan = _group(graph, exclude)
+        bad = _assign_io(graph, plan)
+        if not bad:
+            return plan
+        exclude |= bad
+
+
+def _assign_io(graph: Graph, plan: list[Any]) -> set[Node]:
+    """Sets each kernel's inputs / inplace / outputs; returns the members that must not be members."""
     kernels = [s for s in plan if isinstance(s, FusedKernel)]
     for k in kernels:
-        members = k.members()
+        made = k.members()
         ins: list[Value] = []
+        inplace: list[Value] = []
         for n in k.nodes:
-            for v in n.input_values():
-                if v not in members and v not in ins:
+            for v in data_inputs(n):
+                if v not in made and v not in ins:
                     ins.append(v)
-        k.inputs = ins
+            if n.op.full_name in INPLACE and n.args[0] not in made and n.args[0] not in inplace:
+                inplace.append(n.args[0])
+        k.inplace = inplace
+        k.inputs = [v for v in ins if v not in inplace]
     read_outside: set[Value] = set(graph.output_values) | {v for _, v in graph.grad_effects if v is not None}
     for step in plan:
         read_outside.update(step.input_values())
+    bad: set[Node] = set()
     for k in kernels:
-        last = k.nodes[-1]
-        k.outputs = [
-            v for n in k.nodes for v in n.outputs if v in read_outside or (n is last and n.op.full_name in REDUCTIONS)
-        ]
+        made = k.members()
+        red = k.reduction()
+        outs = []
+        for n in k.nodes:
+            v = result(n)
+            if v.node is not n or v not in read_outside:
+                continue
+            kind = classify(n)
+            if kind == "view" or (kind != "reduction" and v.meta.shape != k.shape):
+                bad.add(n)  # it would be stored more than once per element, or lose its aliasing
+            outs.append(v)
+        k.outputs = sorted(outs, key=lambda v: red is not None and v is red.outputs[0])  # the sum's last
+        # in place: no other operand (nor a member's view) may share the written memory
+        for n in k.nodes:
+            if n.op.full_name not in INPLACE:
+                continue
+            dst = n.args[0]
+            others = [v for v in (*k.inputs, *k.inplace, *made) if v is not dst]
+            if any(v.storage == dst.storage for v in others) or dst.storage == 0:
+                bad.add(n)
+    return bad
 
 
 # ---------------------------------------------------------------------------
@@ -321,6 +530,7 @@ def _coalesce(shape: list[int], strides: list[list[int]]) -> tuple[list[int], li
 
 
 PARALLEL_MIN = 1 << 16  # elements: below this a kernel runs on one thread (no OpenMP fork)
+STREAM_MIN_BYTES = 8 << 20  # outputs this large do not stay in cache anyway: streamed stores
 BLOCK = 4096
 TILE = 32
 
@@ -331,17 +541,22 @@ def kernel_source(k: FusedKernel, symbol: str) -> str:
     numel = 1
     for s in shape:
         numel *= s
-    red_node = k.nodes[-1] if k.nodes[-1].op.full_name in REDUCTIONS else None
+    red_node = k.reduction()
+    if red_node is not None and red_node.outputs[0] not in k.outputs:
+        red_node = None  # nobody reads the sum: not accumulated
     red = _reduction_dims(red_node, shape, k.dtype) if red_node is not None else None
-    point_nodes = k.nodes[:-1] if red_node is not None else k.nodes
-    point_outs = [v for v in k.outputs if v.node is not red_node]
-    operands = k.inputs + point_outs
+    point_outs = [v for v in k.outputs if red_node is None or v is not red_node.outputs[0]]
+    operands = k.inputs + k.inplace + point_outs
     strides = [_strides_for(v, shape) for v in operands]
+    n_in, n_io = len(k.inputs), len(k.inplace)
 
     names: dict[Value, str] = {}
     body: list[str] = []
     for i, v in enumerate(k.inputs):
         names[v] = f"x{i}"
+    read = {v for n in k.nodes for v in data_inputs(n)}
+    for i, v in enumerate(k.inplace):
+        names[v] = f"z{i}"
 
     def expr(a: Any) -> str:
         if isinstance(a, Value):
@@ -357,25 +572,43 @@ def kernel_source(k: FusedKernel, symbol: str) -> str:
             return f"T({f!r})"
         raise TypeError(a)
 
-    for j, n in enumerate(point_nodes):
-        v = n.outputs[0]
-        names[v] = f"y{j}"
-        e = POINTWISE[n.op.full_name](list(n.args), expr)
-        body.append(f"const T y{j} = {e};")
+    for j, n in enumerate(k.nodes):
+        v = result(n)
+        name = n.op.full_name
+        if name in REDUCTIONS:
+            continue
+        if name in BROADCAST_VIEWS:  # the same elements under a new name
+            names[v] = names[n.args[0]]
+            continue
+        body.append(f"const T y{j} = {LOWERINGS[name](list(n.args), expr)};  // {n.op.name}")
+        names[v] = f"y{j}"  # an in-place member renames its destination: later reads see the new value
 
     lines = [f'extern "C" void {symbol}(char** p) {{', f"  using T = {T};"]
     for i, _ in enumerate(k.inputs):
         lines.append(f"  const T* __restrict__ in{i} = reinterpret_cast<const T*>(p[{i}]);")
+    for i, _ in enumerate(k.inplace):  # read and written: no other operand shares its memory
+        lines.append(f"  T* io{i} = reinterpret_cast<T*>(p[{n_in + i}]);")
     for i, _ in enumerate(point_outs):
-        lines.append(f"  T* __restrict__ out{i} = reinterpret_cast<T*>(p[{len(k.inputs) + i}]);")
+        lines.append(f"  T* __restrict__ out{i} = reinterpret_cast<T*>(p[{n_in + n_io + i}]);")
     if red is not None:
         lines.append(f"  T* __restrict__ red = reinterpret_cast<T*>(p[{len(operands)}]);")
 
     def loads(offs: list[str]) -> list[str]:
-        return [f"const T x{i} = in{i}[{offs[i]}];" for i in range(len(k.inputs))]
+        out = [f"const T x{i} = in{i}[{offs[i]}];" for i in range(n_in)]
+        out += [f"const T z{i} = io{i}[{offs[n_in + i]}];" for i, v in enumerate(k.inplace) if v in read]
+        return out
 
-    def stores(offs: list[str]) -> list[str]:
-        return [f"out{i}[{offs[len(k.inputs) + i]}] = {names[v]};" for i, v in enumerate(point_outs)]
+    def stores(offs: list[str], staged: dict[int, str] | None = None) -> list[str]:
+        """Stores of the in-place and output values; `staged`: operand -> index into its staging row."""
+        staged = staged or {}
+        out = [f"io{i}[{offs[n_in + i]}] = {names[v]};" for i, v in enumerate(k.inplace)]
+        for i, v in enumerate(point_outs):
+            o = n_in + n_io + i
+            out.append(f"s{o}[{staged[o]}] = {names[v]};" if o in staged else f"out{i}[{offs[o]}] = {names[v]};")
+        return out
+
+    def out_ptr(o: int) -> str:
+        return f"out{o - n_in - n_io}"
 
     red_expr = names[red_node.args[0]] if red_node is not None else ""
     mean = red_node is not None and red_node.op.full_name == "aten::mean"
@@ -400,12 +633,22 @@ def kernel_source(k: FusedKernel, symbol: str) -> str:
         lines.append(f"    red[r] = T(acc{f' / {inner}' if mean else ''});")
         lines.append("  }")
     else:
-        cshape, cstrides = _coalesce(list(shape), strides)
+        # iterate in the memory order of the first output (else of what is written, else read),
+        # as TensorIterator orders dims: its stores, at least, are then contiguous
+        driver = n_in + n_io if point_outs else (n_in if n_io else 0)
+        order = list(range(len(shape)))
+        if operands:  # (a kernel of fills feeding a sum has none: its loop is just the count)
+            order.sort(key=lambda d: -strides[driver][d])
+        pshape = [shape[d] for d in order]
+        cshape, cstrides = _coalesce(pshape, [[st[d] for d in order] for st in strides])
         acc = red is not None
         if acc:
             lines.append("  double acc = 0;")
         inner_lines = body + ([f"acc += {red_expr};"] if acc else [])
-        lines += _loops(cshape, cstrides, loads, stores, inner_lines, acc, numel)
+        itemsize = 4 if T == "float" else 8
+        big = numel * itemsize * max(len(point_outs), 1) >= STREAM_MIN_BYTES
+        streamed = [n_in + n_io + i for i in range(len(point_outs))] if big else []
+        lines += _loops(cshape, cstrides, loads, stores, inner_lines, acc, numel, streamed, out_ptr)
         if acc:
             lines.append(f"  red[0] = T(acc{f' / {numel}' if mean else ''});")
     lines.append("}")
@@ -430,12 +673,26 @@ def _loops(
     shape: list[int],
     strides: list[list[int]],
     loads: Callable[[list[str]], list[str]],
-    stores: Callable[[list[str]], list[str]],
+    stores: Callable[..., list[str]],
     body: list[str],
     acc: bool,
     numel: int,
+    streamed: list[int],
+    out_ptr: Callable[[int], str],
 ) -> list[str]:
+    """The loop nest over the coalesced iteration space. Outputs in `streamed` whose innermost
+    stride is 1 are staged per inner run in a local array and written with stream_()."""
     n_ops = len(strides)
+
+    def staging(
+        st: list[int], run: int, start: list[str], n: str, pad: str
+    ) -> tuple[list[str], dict[int, str], list[str]]:
+        """Declarations, staging indices and the stream_() calls for one inner run."""
+        live = [o for o in streamed if st[o] == 1]
+        decl = [f"{pad}alignas(64) T s{o}[{run}];" for o in live]
+        flush = [f"{pad}stream_({out_ptr(o)} + {start[o]}, s{o}, {n});" for o in live]
+        return decl, {o: "" for o in live}, flush
+
     red = " reduction(+:acc)" if acc else ""
     # small kernels stay on the calling thread: an OpenMP fork costs more than they do
     par = [f"  #pragma omp parallel for{red}"] if numel >= PARALLEL_MIN else []
@@ -449,11 +706,15 @@ def _loops(
         out += par
         out.append(f"  for (int64_t b = 0; b < {n}; b += {BLOCK}) {{")
         out.append(f"    const int64_t e = b + {BLOCK} < {n} ? b + {BLOCK} : {n};")
+        decl, staged, flush = staging(st, BLOCK, [f"b * {s}" for s in st], "e - b", "    ")
+        out += decl
         out.append(f"    #pragma omp simd{red}")
         out.append("    for (int64_t i = b; i < e; ++i) {")
         offs = [f"i * {s}" for s in st]
-        out += ["      " + s for s in loads(offs) + body + stores(offs)]
-        out += ["    }", "  }"]
+        out += ["      " + s for s in loads(offs) + body + stores(offs, {o: "i - b" for o in staged})]
+        out.append("    }")
+        out += flush + (["    fence_();"] if flush else [])
+        out.append("  }")
         return out
     # 2-D and more: outer dims flattened into rows; the last two dims tiled when some operand is
     # transposed (its stride along the last dim is not 1 while another's is)
@@ -475,12 +736,18 @@ def _loops(
         out.append(f"    const int64_t ie = ib + {TILE} < {m} ? ib + {TILE} : {m};")
         out.append(f"    for (int64_t jb = 0; jb < {inner}; jb += {TILE}) {{")
         out.append(f"      const int64_t je = jb + {TILE} < {inner} ? jb + {TILE} : {inner};")
+        starts = [f"b{k} + i * {mid_st[k]} + jb" for k in range(n_ops)]
+        decl, staged, flush = staging(inner_st, TILE, starts, "je - jb", "        ")
         out.append("      for (int64_t i = ib; i < ie; ++i) {")
+        out += decl
         out.append(f"        #pragma omp simd{red}")
         out.append("        for (int64_t j = jb; j < je; ++j) {")
         offs = [f"b{k} + i * {mid_st[k]} + j * {inner_st[k]}" for k in range(n_ops)]
-        out += ["          " + s for s in loads(offs) + body + stores(offs)]
-        out += ["        }", "      }", "    }", "  }"]
+        out += ["          " + s for s in loads(offs) + body + stores(offs, {o: "j - jb" for o in staged})]
+        out.append("        }")
+        out += flush
+        out.append("      }")
+        out += (["      fence_();"] if flush else []) + ["    }", "  }"]
         return out
     rows_shape = shape[:-1]
     rows = 1
@@ -490,11 +757,18 @@ def _loops(
     out += par
     out.append(f"  for (int64_t r = 0; r < {rows}; ++r) {{")
     out += [f"    const int64_t b{i} = {b};" for i, b in enumerate(base)]
+    if inner <= BLOCK:
+        decl, staged, flush = staging(inner_st, inner, [f"b{k}" for k in range(n_ops)], str(inner), "    ")
+    else:
+        decl, staged, flush = [], {}, []
+    out += decl
     out.append(f"    #pragma omp simd{red}")
     out.append(f"    for (int64_t j = 0; j < {inner}; ++j) {{")
     offs = [f"b{k} + j * {inner_st[k]}" for k in range(n_ops)]
-    out += ["      " + s for s in loads(offs) + body + stores(offs)]
-    out += ["    }", "  }"]
+    out += ["      " + s for s in loads(offs) + body + stores(offs, {o: "j" for o in staged})]
+    out.append("    }")
+    out += flush + (["    fence_();"] if flush else [])
+    out.append("  }")
     return out
 
 
@@ -574,21 +848,16 @@ def build(graph: Graph, plan: list[Any]) -> tuple[list[Any], str | None]:
             stacklevel=3,
         )
         return unfuse(plan), None
-    from ember.aten import _dispatch
-
-    empty_kernel = _dispatch.find_op("aten::empty_strided")
     for k in kernels:
         fn = getattr(lib, k.symbol)
         fn.argtypes = [ctypes.c_void_p]
         fn.restype = None
         k._fn = fn
-        k._ptr_array = ctypes.c_void_p * (len(k.inputs) + len(k.outputs))
+        k._ptr_array = ctypes.c_void_p * (len(k.inputs) + len(k.inplace) + len(k.outputs))
         n = 1
         for s in k.shape:
             n *= s
         k._numel = n
-        _key, kern, _ = empty_kernel.lookup(_dispatch.CPU_KEYS)
-        k._empty = kern.fn
         k._lib = lib
     return plan, source
 

@@ -11,11 +11,14 @@ dispatcher would reach below Autograd), and the graph becomes straight-line Pyth
         ...
 
 No key-set computation, no autograd recording (the whole program runs with the
-Autograd keys excluded), no argument parsing. Memory plan: every intermediate is
+Autograd keys excluded), no argument parsing. Memory: what aten kernels return is
 released right after its last use (computed once, here), so the c10 CPU allocator's
-size-binned cache hands the same blocks to the next allocations of the same size:
-after the first run, a replay allocates no new memory. Mutated arguments get their
-version counter bumped, as the eager entry points do.
+size-binned cache hands the same blocks to the next allocations of the same size. What
+the program allocates itself (fused kernels' outputs) follows :func:`memory_plan`:
+values the caller never sees live in static buffers, allocated once per program and
+shared by values whose lives do not overlap; results are fresh tensors on every call.
+A program is therefore not re-entrant (one thread at a time). Mutated arguments get
+their version counter bumped, as the eager entry points do.
 
 The fused backend hands this module a plan in which some runs of nodes are replaced by
 one :class:`~ember.fx._fused.FusedKernel`; it is emitted as one more call.
@@ -52,6 +55,12 @@ def resolve_kernel(node: Node) -> Any:
             return functools.partial(fn, node.op, below)
         return functools.partial(fn, below)
     return fn
+
+
+def _empty_kernel(device: Any) -> Any:
+    """aten::empty_strided's backend kernel for `device` (the program's own allocations)."""
+    _key, kernel, _ = _dispatch.find_op("aten::empty_strided").lookup(_dispatch.device_keys(device))
+    return kernel.fn
 
 
 _LITERAL_TYPES = (bool, int, str, type(None))
@@ -115,6 +124,52 @@ def last_uses(graph: Graph, plan: list[Any]) -> dict[int, list[Value]]:
     return out
 
 
+def escaping_storages(graph: Graph) -> set[int]:
+    """Storages the caller can see: placeholders', the results', the ``.grad``s'."""
+    seen = [*graph.placeholders, *graph.output_values, *(v for _, v in graph.grad_effects if v is not None)]
+    return {v.storage for v in seen if isinstance(v, Value)}
+
+
+def memory_plan(graph: Graph, plan: list[Any]) -> dict[Value, int]:
+    """Static buffers for the values the program allocates itself (fused kernels' outputs).
+
+    A value gets a buffer when no value sharing its storage escapes the graph (the caller
+    never sees it, so the same memory can serve every replay). A buffer is reused by a later
+    value of the same shape, strides, dtype and device once every value on it has had its
+    last read -- strictly before the step that writes the new value, so a kernel never
+    writes a buffer it reads. Returns value -> buffer index (buffers numbered in order).
+    """
+    escaping = escaping_storages(graph)
+    last: dict[int, int] = {}
+    for i, step in enumerate(plan):
+        for v in step.input_values():
+            last[v.storage] = i
+    owner: dict[Value, int] = {}
+    buffers: list[tuple[Any, ...]] = []  # buffer -> its key
+    busy: list[tuple[int, int]] = []  # (last step, buffer) of buffers in use
+    free: dict[tuple[Any, ...], list[int]] = {}
+    for i, step in enumerate(plan):
+        if isinstance(step, Node):
+            continue
+        for end, b in [x for x in busy if x[0] < i]:
+            busy.remove((end, b))
+            free.setdefault(buffers[b], []).append(b)
+        for v in step.outputs:
+            m = v.meta
+            if v.storage in escaping or v.storage == 0 or m.numel == 0:
+                continue
+            key = (m.shape, m.stride, m.dtype, str(m.device))
+            pool = free.get(key)
+            if pool:
+                b = pool.pop()
+            else:
+                b = len(buffers)
+                buffers.append(key)
+            owner[v] = b
+            busy.append((last.get(v.storage, i), b))
+    return owner
+
+
 def generate(graph: Graph, plan: list[Any]) -> tuple[str, dict[str, Any]]:
     """Python source of the replay function for `plan` (Nodes and FusedKernels), and its globals."""
     e = _Emitter()
@@ -126,6 +181,12 @@ def generate(graph: Graph, plan: list[Any]) -> tuple[str, dict[str, Any]]:
     if graph.lifted:
         w(f"    {', '.join(local(v) for v in graph.lifted)}{',' if len(graph.lifted) == 1 else ''} = lifted")
     frees = last_uses(graph, plan)
+    planned = memory_plan(graph, plan)
+    buffers: dict[int, str] = {}
+    for v, b in planned.items():
+        if b not in buffers:
+            m = v.meta
+            buffers[b] = e.obj("buf", _empty_kernel(m.device)(m.shape, m.stride, m.dtype, None, m.device, None))
     for i, step in enumerate(plan):
         if isinstance(step, Node):
             k = e.obj("k", resolve_kernel(step))
@@ -143,16 +204,27 @@ def generate(graph: Graph, plan: list[Any]) -> tuple[str, dict[str, Any]]:
                 for v in a if isinstance(a, list) else [a]:
                     if isinstance(v, Value):
                         w(f"    _bump({local(v)})")
-        else:  # a FusedKernel
+        else:  # a FusedKernel: its outputs are planned buffers, or fresh tensors the caller may keep
+            for v in step.outputs:
+                if v in planned:
+                    w(f"    {local(v)} = {buffers[planned[v]]}")
+                else:
+                    m = v.meta
+                    alloc = e.obj("empty", _empty_kernel(m.device))
+                    dt, dev = e.const(m.dtype), e.const(m.device)
+                    w(f"    {local(v)} = {alloc}({m.shape!r}, {m.stride!r}, {dt}, None, {dev}, None)")
             f = e.obj("fused", step)
-            ins = ", ".join(local(v) for v in step.inputs)
-            outs = [local(v) for v in step.outputs]
-            w(f"    {', '.join(outs)}{',' if len(outs) == 1 else ''} = {f}({ins})  # fused: {step.summary()}")
+            operands = ", ".join(local(v) for v in (*step.inputs, *step.inplace, *step.outputs))
+            w(f"    {f}(({operands},))  # fused: {step.summary()}")
+            for v in step.inplace:
+                w(f"    _bump({local(v)})")
         dead = frees.get(i)
         if dead:
             w(f"    del {', '.join(local(v) for v in dead)}")
-    for owner, v in graph.grad_effects:
-        w(f"    {local(owner)}.grad = {local(v) if v is not None else 'None'}")
+    for owner, grad in graph.grad_effects:
+        # the owner requires grad (guarded), so it has autograd metadata; the value's shape and
+        # dtype are the captured ones, which Tensor.grad's setter checked at capture
+        w(f"    {local(owner)}._meta.grad = {local(grad) if grad is not None else 'None'}")
     result = ", ".join(local(v) for v in graph.output_values)
     w(f"    return ({result}{',' if len(graph.output_values) == 1 else ''})")
     return "\n".join(e.lines) + "\n", e.globals
@@ -165,6 +237,7 @@ class ReplayProgram:
         self.graph = graph
         self.plan = list(graph.nodes) if plan is None else plan
         self.source, glb = generate(graph, self.plan)
+        self.globals = glb  # the kernels, constants and planned buffers the source names
         code = compile(self.source, f"<ember.fx replay of {graph.name}>", "exec")
         exec(code, glb)
         self._fn = glb["replay"]

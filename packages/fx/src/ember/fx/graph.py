@@ -41,6 +41,10 @@ Its public API, kept stable:
     ``kind``          "input" | "lifted" | "node".
     ``node``          the producing Node (None for placeholders).
     ``view_of``       the Value this one is a view of (a view op's output), else None.
+    ``storage``       the address of the storage the tensor had at capture: values with the
+                      same ``storage`` alias (views, ``reshape`` of a contiguous tensor, an op
+                      that returned its input's memory); the memory plan and in-place fusion
+                      use it to prove that a buffer is not seen through another name.
 
 The graph is specialised to what capture saw: shapes, dtypes, devices, Python scalars
 and control flow. ``ember.fx.compile`` guards on those and recaptures on a change.
@@ -107,7 +111,7 @@ class TensorMeta(NamedTuple):
 class Value:
     """A tensor of the graph: a placeholder or one output of a node."""
 
-    __slots__ = ("kind", "meta", "name", "node", "source", "view_of")
+    __slots__ = ("kind", "meta", "name", "node", "source", "storage", "view_of")
 
     def __init__(self, name: str, meta: TensorMeta, kind: str, node: Node | None = None) -> None:
         self.name = name
@@ -116,6 +120,7 @@ class Value:
         self.node = node
         self.source: tuple[str, Any] | None = None
         self.view_of: Value | None = None
+        self.storage = 0
 
     def __repr__(self) -> str:
         return f"%{self.name}: {self.meta}"

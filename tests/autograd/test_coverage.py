@@ -54,8 +54,7 @@ NON_DIFFERENTIABLE: dict[str, list[str]] = {
         "_foreach_clamp_max_.ScalarList _foreach_lerp_.List _foreach_lerp_.Scalar _foreach_lerp_.ScalarList "
         "_foreach_pow_.List _foreach_pow_.Scalar _foreach_pow_.ScalarList _foreach_zero_ _foreach_copy_ "
     ).split(),
-    "special functions PyTorch declares non_differentiable (Bessel J / Y / K, spherical J0, orthogonal "
-    "polynomials)": (
+    "special functions PyTorch declares non_differentiable (Bessel J / Y / K, spherical J0, orthogonal polynomials)": (
         "special_modified_bessel_k0 special_modified_bessel_k1 special_scaled_modified_bessel_k0 "
         "special_scaled_modified_bessel_k1 special_bessel_j0 special_bessel_j1 special_bessel_y0 special_bessel_y1 "
         "special_spherical_bessel_j0 special_chebyshev_polynomial_t special_chebyshev_polynomial_u "

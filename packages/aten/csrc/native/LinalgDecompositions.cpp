@@ -27,9 +27,8 @@
 extern "C" {
 void scipy_ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const int* lda, float* w, float* work,
                    const int* lwork, int* iwork, const int* liwork, int* info, size_t jobz_len, size_t uplo_len);
-void scipy_dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w,
-                   double* work, const int* lwork, int* iwork, const int* liwork, int* info, size_t jobz_len,
-                   size_t uplo_len);
+void scipy_dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
+                   const int* lwork, int* iwork, const int* liwork, int* info, size_t jobz_len, size_t uplo_len);
 void scipy_sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
 void scipy_dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
 void scipy_spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info, size_t uplo_len);
@@ -151,8 +150,8 @@ void lu_unpack_pivots(const Tensor& pivots, const Tensor& P, int64_t m, bool bat
     for (int64_t i = 0; i < m; ++i) perm[i] = i;
     for (int64_t i = 0; i < k; ++i) {
       const int64_t to = piv[b * k + i] - 1;
-      EMBER_CHECK(to >= i && to < m, "lu_unpack: ", batch_prefix(batched, b), "the pivot ", to + 1, " at position ",
-                  i, " is out of range: pivots must lie in [", i + 1, ", ", m,
+      EMBER_CHECK(to >= i && to < m, "lu_unpack: ", batch_prefix(batched, b), "the pivot ", to + 1, " at position ", i,
+                  " is out of range: pivots must lie in [", i + 1, ", ", m,
                   "] (as torch.linalg.lu_factor returns them)");
       std::swap(perm[i], perm[to]);
     }
@@ -239,8 +238,7 @@ std::tuple<Tensor, Tensor> _linalg_eigh_out(const Tensor& A, const std::string& 
 }
 
 std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex_out(const Tensor& A, bool pivot, bool check_errors,
-                                                           const Tensor& LU, const Tensor& pivots,
-                                                           const Tensor& info) {
+                                                           const Tensor& LU, const Tensor& pivots, const Tensor& info) {
   check_matrix(A, "linalg.lu_factor");
   check_floating(A, "linalg.lu_factor");
   EMBER_CHECK(pivot, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
@@ -255,8 +253,8 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex_out(const Tensor& A, bool
   if (check_errors) {
     const int* ip = static_cast<const int*>(inf.data_ptr());
     for (int64_t b = 0; b < inf.numel(); ++b) {
-      EMBER_CHECK_LINALG(ip[b] <= 0, "torch.linalg.lu_factor_ex: ", batch_prefix(!batch.empty(), b), "U[", ip[b],
-                         ",", ip[b],
+      EMBER_CHECK_LINALG(ip[b] <= 0, "torch.linalg.lu_factor_ex: ", batch_prefix(!batch.empty(), b), "U[", ip[b], ",",
+                         ip[b],
                          "] is zero and using it on lu_solve would result in a division by zero. If you still want "
                          "to perform the factorization, consider calling linalg.lu(A, pivot) or "
                          "linalg.lu_factor_ex(A, pivot)");
@@ -268,8 +266,8 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex_out(const Tensor& A, bool
 std::tuple<Tensor, Tensor, Tensor> lu_unpack_out(const Tensor& LU_data, const Tensor& LU_pivots, bool unpack_data,
                                                  bool unpack_pivots, const Tensor& P, const Tensor& L,
                                                  const Tensor& U) {
-  EMBER_CHECK(LU_data.dim() >= 2, "torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: ",
-              LU_data.sizes(), " instead");
+  EMBER_CHECK(LU_data.dim() >= 2,
+              "torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: ", LU_data.sizes(), " instead");
   check_floating(LU_data, "torch.lu_unpack");
   EMBER_CHECK(LU_pivots.dtype() == ScalarType::Int,
               "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype. Note: this "
@@ -319,7 +317,8 @@ Tensor linalg_solve_triangular_out(const Tensor& A, const Tensor& B, bool upper,
   check_same_device("linalg.solve_triangular", A, B);
   check_square(A, "linalg.solve_triangular");
   const int64_t n = A.size(-1);
-  EMBER_CHECK(left ? B.size(-2) == n : B.size(-1) == n, "linalg.solve_triangular: Incompatible shapes of A and B for the ",
+  EMBER_CHECK(left ? B.size(-2) == n : B.size(-1) == n,
+              "linalg.solve_triangular: Incompatible shapes of A and B for the ",
               left ? "equation AX = B (" : "equation XA = B (", A.size(-2), "x", A.size(-1), " and ", B.size(-2), "x",
               B.size(-1), ")");
   const DimVector batch = broadcast_batch(batch_shape(B), batch_shape(A));

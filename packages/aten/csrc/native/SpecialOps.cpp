@@ -34,9 +34,7 @@ Tensor special_binary(const Tensor& a, const Tensor& b, const Tensor& out, Speci
 
 }  // namespace
 
-Tensor i0_out(const Tensor& self, const Tensor& out) {
-  return special_unary(self, out, SpecialUnary::I0, "i0");
-}
+Tensor i0_out(const Tensor& self, const Tensor& out) { return special_unary(self, out, SpecialUnary::I0, "i0"); }
 
 Tensor special_i0e_out(const Tensor& self, const Tensor& out) {
   return special_unary(self, out, SpecialUnary::I0e, "special.i0e");
@@ -106,9 +104,7 @@ Tensor special_entr_out(const Tensor& self, const Tensor& out) {
   return special_unary(self, out, SpecialUnary::Entr, "special.entr");
 }
 
-Tensor sinc_out(const Tensor& self, const Tensor& out) {
-  return special_unary(self, out, SpecialUnary::Sinc, "sinc");
-}
+Tensor sinc_out(const Tensor& self, const Tensor& out) { return special_unary(self, out, SpecialUnary::Sinc, "sinc"); }
 
 Tensor special_zeta_out(const Tensor& self, const Tensor& other, const Tensor& out) {
   return special_binary(self, other, out, SpecialBinary::Zeta, "special.zeta");

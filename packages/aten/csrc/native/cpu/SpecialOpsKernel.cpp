@@ -29,7 +29,8 @@ void special_binary_kernel(TensorIterator& iter, sm::SpecialBinary op) {
 
 void polygamma_kernel(TensorIterator& iter, int64_t n) {
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), "polygamma", [&] {
-    cpu_kernel(iter, [n](scalar_t a) -> scalar_t { return static_cast<scalar_t>(sm::polygamma(n, static_cast<double>(a))); });
+    cpu_kernel(iter,
+               [n](scalar_t a) -> scalar_t { return static_cast<scalar_t>(sm::polygamma(n, static_cast<double>(a))); });
   });
 }
 

@@ -993,7 +993,7 @@ def constant_pad_nd_backward(grad: Any, pad: Sequence[int]) -> Any:
 
 # the linear-algebra helpers (linalg_solve_backward, svd_backward, ...) live in their own module
 from ._formulas_linalg import *  # noqa: E402, F403
-from ._formulas_special import *  # noqa: E402, F403
 
 # the softmax / normalization / loss / embedding / dropout helpers
 from ._formulas_nnops import *  # noqa: E402, F403
+from ._formulas_special import *  # noqa: E402, F403

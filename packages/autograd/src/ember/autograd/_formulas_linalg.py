@@ -15,15 +15,15 @@ from ember.aten import _generated_ops as ops
 
 __all__ = [
     "cholesky_backward",
-    "linalg_eigh_backward",
-    "linalg_solve_triangular_backward",
-    "lu_factor_ex_backward",
-    "lu_unpack_backward",
     "linalg_cross",
     "linalg_det_backward",
+    "linalg_eigh_backward",
     "linalg_inv",
     "linalg_qr_backward",
     "linalg_solve_backward",
+    "linalg_solve_triangular_backward",
+    "lu_factor_ex_backward",
+    "lu_unpack_backward",
     "slogdet_backward",
     "svd_backward",
 ]

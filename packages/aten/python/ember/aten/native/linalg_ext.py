@@ -136,8 +136,7 @@ def linalg_lu_solve(LU: Any, pivots: Any, B: Any, left: bool, adjoint: bool) -> 
     if (B.shape[-2] if left else B.shape[-1]) != n:
         eq = "AX = B" if left else "XA = B"
         raise RuntimeError(
-            f"{name}: Incompatible shapes of A and B for the equation {eq} "
-            f"({n}x{n} and {B.shape[-2]}x{B.shape[-1]})"
+            f"{name}: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and {B.shape[-2]}x{B.shape[-1]})"
         )
     P, L, U = ops._call_lu_unpack(LU, pivots, True, True)
     if not left:  # X A = B  <=>  A^T X^T = B^T
@@ -255,13 +254,10 @@ def linalg_householder_product(input: Any, tau: Any) -> Any:
         )
     if tuple(tau.shape[:-1]) != tuple(input.shape[:-2]):
         raise RuntimeError(
-            f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
-            f"{list(tau.shape[:-1])}"
+            f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got {list(tau.shape[:-1])}"
         )
     if input.dtype != tau.dtype:
-        raise RuntimeError(
-            f"{name}: tau dtype {_st(tau.dtype)} does not match input dtype {_st(input.dtype)}"
-        )
+        raise RuntimeError(f"{name}: tau dtype {_st(tau.dtype)} does not match input dtype {_st(input.dtype)}")
     _check_floating(input, name)
     k = tau.shape[-1]
     # the reflectors: unit diagonal, zeros above it
@@ -289,9 +285,7 @@ def ormqr(self: Any, input2: Any, input3: Any, left: bool, transpose: bool) -> A
     m = self.shape[-2]
     other_dim = input3.shape[-2] if left else input3.shape[-1]
     if other_dim != m:
-        raise RuntimeError(
-            f"{name}: other.shape[{-2 if left else -1}] must be equal to input.shape[-2]"
-        )
+        raise RuntimeError(f"{name}: other.shape[{-2 if left else -1}] must be equal to input.shape[-2]")
     k = input2.shape[-1]
     if k > m:
         raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to tau.shape[-1]")
@@ -481,7 +475,7 @@ def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     a = (1,) * (n - len(a)) + a
     b = (1,) * (n - len(b)) + b
     out = []
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
         if x != y and x != 1 and y != 1:
             raise RuntimeError(
                 f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {i}"

@@ -75,7 +75,8 @@ CPU_CAPABILITY_FLAGS = {
 }
 TEST_REQUIREMENTS = ["pytest>=8", "numpy", "hypothesis"]
 # One session's extra test requirements (the references its tests compare against).
-LAYER_TEST_REQUIREMENTS: dict[str, list[str]] = {"distributions": ["scipy"]}
+# (aten: scipy.special is the reference of torch.special's functions)
+LAYER_TEST_REQUIREMENTS: dict[str, list[str]] = {"distributions": ["scipy"], "aten": ["scipy"]}
 # Exact versions: CI's verdict must not change with a tool's release (raise them on purpose).
 LINT_REQUIREMENTS = ["ruff==0.14.14", "mypy==2.4.1", "clang-format==23.1.5"]
 EXAMPLE_REQUIREMENTS = ["scikit-learn", "tqdm", "matplotlib"]

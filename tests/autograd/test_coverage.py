@@ -54,6 +54,15 @@ NON_DIFFERENTIABLE: dict[str, list[str]] = {
         "_foreach_clamp_max_.ScalarList _foreach_lerp_.List _foreach_lerp_.Scalar _foreach_lerp_.ScalarList "
         "_foreach_pow_.List _foreach_pow_.Scalar _foreach_pow_.ScalarList _foreach_zero_ _foreach_copy_ "
     ).split(),
+    "special functions PyTorch declares non_differentiable (Bessel J / Y / K, spherical J0, orthogonal polynomials)": (
+        "special_modified_bessel_k0 special_modified_bessel_k1 special_scaled_modified_bessel_k0 "
+        "special_scaled_modified_bessel_k1 special_bessel_j0 special_bessel_j1 special_bessel_y0 special_bessel_y1 "
+        "special_spherical_bessel_j0 special_chebyshev_polynomial_t special_chebyshev_polynomial_u "
+        "special_chebyshev_polynomial_v special_chebyshev_polynomial_w special_shifted_chebyshev_polynomial_t "
+        "special_shifted_chebyshev_polynomial_u special_shifted_chebyshev_polynomial_v "
+        "special_shifted_chebyshev_polynomial_w special_hermite_polynomial_h special_hermite_polynomial_he "
+        "special_laguerre_polynomial_l special_legendre_polynomial_p"
+    ).split(),
     "fused optimizer steps (PyTorch has no derivative for them either)": (
         "_fused_sgd_ _fused_sgd_.tensor_lr _fused_adam_ _fused_adam_.tensor_lr _fused_adamw_ _fused_adamw_.tensor_lr "
     ).split(),

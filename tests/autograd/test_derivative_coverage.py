@@ -230,6 +230,13 @@ def _foreach_cases() -> list[tuple[str, Callable[..., Any], Callable[[], tuple[A
 
 
 NOT_IMPLEMENTED_CASES += _foreach_cases()
+# the decompositions and special functions: gradchecked in test_linalg_special_grad.py
+from test_linalg_special_grad import CASES as _LINALG_SPECIAL_CASES  # noqa: E402
+
+NOT_IMPLEMENTED_CASES.append(("geqrf", lambda a: ea.geqrf(a).a, lambda: (_m(3, 2),)))
+NOT_IMPLEMENTED_CASES.append(
+    ("zeta", lambda s: ea.special.zeta(s, ea.tensor([1.0, 2.0], dtype=ea.float64)), lambda: (_m(2, low=2.0, high=3.0),))
+)
 NOT_IMPLEMENTED_CASES.append(
     (
         "_standard_gamma_grad",
@@ -335,7 +342,7 @@ def _opinfo_nodes() -> set[str]:
 
 def _case_nodes() -> set[str]:
     seen: set[str] = set()
-    for _, fn, make in GRADCHECK_CASES:
+    for _, fn, make in GRADCHECK_CASES + _LINALG_SPECIAL_CASES:
         seen |= nodes_of(fn, make())
     for _, fn, make in ZERO_GRAD_CASES + NOT_IMPLEMENTED_CASES + IMPLICIT_GRAD_CASES:
         seen |= nodes_of(fn, make(), double=False)

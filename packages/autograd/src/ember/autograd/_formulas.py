@@ -996,3 +996,4 @@ from ._formulas_linalg import *  # noqa: E402, F403
 
 # the softmax / normalization / loss / embedding / dropout helpers
 from ._formulas_nnops import *  # noqa: E402, F403
+from ._formulas_special import *  # noqa: E402, F403

@@ -17,9 +17,13 @@ __all__ = [
     "cholesky_backward",
     "linalg_cross",
     "linalg_det_backward",
+    "linalg_eigh_backward",
     "linalg_inv",
     "linalg_qr_backward",
     "linalg_solve_backward",
+    "linalg_solve_triangular_backward",
+    "lu_factor_ex_backward",
+    "lu_unpack_backward",
     "slogdet_backward",
     "svd_backward",
 ]
@@ -197,3 +201,102 @@ def svd_backward(gU: Any, gS: Any, gVh: Any, U: Any, S: Any, Vh: Any, full_matri
         proj = gV - V.matmul(_mT(V).matmul(gV))
         gA = gA + U.matmul(_mT(proj) / S.unsqueeze(-1))
     return gA
+
+
+# ---- decompositions (csrc/native/LinalgDecompositions.cpp) ----------------------------------------
+
+
+def _st(A: Any, B: Any, upper: bool, left: bool = True, unitriangular: bool = False) -> Any:
+    return ops._call_linalg_solve_triangular(A, B, upper, left, unitriangular)
+
+
+def linalg_eigh_backward(gL: Any, gV: Any, L: Any, V: Any) -> Any:
+    """A = V diag(L) V^T: gA = V (diag(gL) + skew(V^T gV) / E) V^T, E_ij = L_j - L_i.
+
+    Only the skew-symmetric part of V^T gV enters (the gauge of the eigenvectors leaves the
+    rest undetermined), which makes gA symmetric: the gradient of the symmetric input that
+    eigh reads one triangle of.
+    """
+    if gV is None and gL is None:
+        return None
+    n = L.shape[-1]
+    if gV is None:
+        inner = ops._call_diag_embed(gL, 0, -2, -1)
+    else:
+        VtgV = _mT(V).matmul(gV)
+        E = L.unsqueeze(-2) - L.unsqueeze(-1) + _eye_like(L, n)
+        inner = 0.5 * (VtgV - _mT(VtgV)) / E
+        if gL is not None:
+            inner = inner + ops._call_diag_embed(gL, 0, -2, -1)
+    return V.matmul(inner).matmul(_mT(V))
+
+
+def _lu_backward(gL: Any, gU: Any, P: Any, L: Any, U: Any) -> Any:
+    """A = P L U (L unit lower m x k, U upper k x n): the gradient of A.
+
+    Square: gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T. Tall (m > n), with L = [L1; L2]:
+    the top block as the square case with triu(gU U^T - L2^T gL2), the bottom gL2 U^-T.
+    Wide (m < n), with U = [U1 U2]: the left block with tril(L^T gL - gU2 U2^T, -1) and
+    triu(gU1 U1^T), the right block L^-T gU2.
+    """
+    m, n = L.shape[-2], U.shape[-1]
+    k = min(m, n)
+    if gL is None:
+        gL = ea.zeros_like(L)
+    if gU is None:
+        gU = ea.zeros_like(U)
+    if m == n:
+        M = _mT(L).matmul(gL).tril(-1) + gU.matmul(_mT(U)).triu()
+        return P.matmul(_st(_mT(L), _st(_mT(U), M, False, left=False), True, unitriangular=True))
+    if m > n:
+        L1, L2 = L[..., :k, :], L[..., k:, :]
+        gL1, gL2 = gL[..., :k, :], gL[..., k:, :]
+        M = _mT(L1).matmul(gL1).tril(-1) + (gU.matmul(_mT(U)) - _mT(L2).matmul(gL2)).triu()
+        top = _st(_mT(L1), _st(_mT(U), M, False, left=False), True, unitriangular=True)
+        bottom = _st(_mT(U), gL2, False, left=False)
+        return P.matmul(ops._call_cat([top, bottom], -2))
+    U1, U2 = U[..., :, :k], U[..., :, k:]
+    gU1, gU2 = gU[..., :, :k], gU[..., :, k:]
+    M = (_mT(L).matmul(gL) - gU2.matmul(_mT(U2))).tril(-1) + gU1.matmul(_mT(U1)).triu()
+    left = _st(_mT(L), _st(_mT(U1), M, False, left=False), True, unitriangular=True)
+    right = _st(_mT(L), gU2, True, unitriangular=True)
+    return P.matmul(ops._call_cat([left, right], -1))
+
+
+def lu_factor_ex_backward(grad: Any, LU: Any, pivots: Any) -> Any:
+    """The gradient of the packed LU (L - I + U): its strict lower part is gL, its upper part gU."""
+    P, L, U = ops._call_lu_unpack(LU, pivots, True, True)
+    k = min(LU.shape[-2], LU.shape[-1])
+    return _lu_backward(grad[..., :, :k].tril(-1), grad[..., :k, :].triu(), P, L, U)
+
+
+def lu_unpack_backward(gL: Any, gU: Any, shape: Sequence[int]) -> Any:
+    """L = tril(LU, -1) + I (m x k), U = triu(LU) (k x n): both gradients land back in the packed LU."""
+    m, n = shape[-2], shape[-1]
+    k = min(m, n)
+    parts = []
+    if gL is not None:
+        g = gL.tril(-1)
+        if n > k:  # wide: L is m x m, pad its gradient with zero columns
+            g = ops._call_cat([g, ea.zeros_like(g[..., :, :1]).expand(*g.shape[:-1], n - k)], -1)
+        parts.append(g)
+    if gU is not None:
+        g = gU.triu()
+        if m > k:  # tall: U is n x n, pad its gradient with zero rows
+            g = ops._call_cat([g, ea.zeros_like(g[..., :1, :]).expand(*g.shape[:-2], m - k, n)], -2)
+        parts.append(g)
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else parts[0] + parts[1]
+
+
+def linalg_solve_triangular_backward(
+    grad: Any, A: Any, X: Any, upper: bool, left: bool, unitriangular: bool, mask: Sequence[bool]
+) -> Any:
+    """AX = B: gB = A^-T G, gA = -gB X^T; XA = B: gB = G A^-T, gA = -X^T gB; gA kept to A's triangle."""
+    gB = _st(_mT(A), grad, not upper, left, unitriangular)
+    gA = None
+    if mask[0]:
+        gA = -(gB.matmul(_mT(X))) if left else -(_mT(X).matmul(gB))
+        gA = gA.triu(1 if unitriangular else 0) if upper else gA.tril(-1 if unitriangular else 0)
+    return gA, (gB if mask[1] else None)

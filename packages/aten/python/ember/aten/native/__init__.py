@@ -17,6 +17,8 @@ _MODULES = ("shape", "factories", "pointwise", "reductions", "indexing", "pointw
 _MODULES += ("attention", "sampling")  # type: ignore[assignment]
 # linear (nn layer)
 _MODULES += ("linear",)  # type: ignore[assignment]
+# torch.linalg's decompositions and solvers; torch.special's aliases
+_MODULES += ("linalg_ext", "special")  # type: ignore[assignment]
 
 
 def kernels() -> dict[str, Any]:

@@ -77,7 +77,11 @@ class Gamma(Distribution):
         return c - ea.log(self.rate) + ea.lgamma(c) + (1.0 - c) * ea.digamma(c)
 
     def cdf(self, value: Tensor) -> Tensor:
-        raise NotImplementedError("Gamma.cdf: ember has no regularised incomplete gamma function (igamma) yet")
+        # the regularised lower incomplete gamma function P(concentration, rate * x)
+        value = ea.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
+        if self._validate_args:
+            self._validate_sample(value)
+        return ea.special.gammainc(self.concentration, self.rate * value)
 
 
 class Exponential(Distribution):

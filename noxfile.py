@@ -44,10 +44,15 @@ LAYERS: dict[str, list[str]] = {
     "torch": ["c10py", "aten", "autograd", "data", "nn", "optim", "distributions"],
     "fx": ["c10py", "aten", "autograd", "nn", "optim"],
     "onnx": ["c10py", "aten", "autograd", "nn", "optim", "fx"],
+    # an operator package with its own C++/CUDA kernels; optim + fx: the capture test only
+    "vision": ["c10py", "aten", "autograd", "nn", "data", "optim", "fx"],
 }
 # Extras of a layer that its test session installs too (ember-distributed[mpi]: mpi4py + MPICH).
 LAYER_EXTRAS: dict[str, list[str]] = {"distributed": ["mpi"]}
 CPP_LAYERS = ("c10py", "aten")
+# C++ extension packages above aten: compiled by `build` (persistent build dir, CUDA when
+# nvcc is found) against the ember-aten installed in the build venv, like a third party.
+EXTENSION_LAYERS = ("vision",)
 BUILD_REQUIREMENTS = [
     "scikit-build-core>=1.1,<2",
     "pybind11==3.1.0",
@@ -75,7 +80,7 @@ CPU_CAPABILITY_FLAGS = {
 }
 TEST_REQUIREMENTS = ["pytest>=8", "numpy", "hypothesis"]
 # One session's extra test requirements (the references its tests compare against).
-LAYER_TEST_REQUIREMENTS: dict[str, list[str]] = {"distributions": ["scipy"]}
+LAYER_TEST_REQUIREMENTS: dict[str, list[str]] = {"distributions": ["scipy"], "vision": ["pillow"]}
 # Exact versions: CI's verdict must not change with a tool's release (raise them on purpose).
 LINT_REQUIREMENTS = ["ruff==0.14.14", "mypy==2.4.1", "clang-format==23.1.5"]
 EXAMPLE_REQUIREMENTS = ["scikit-learn", "tqdm", "matplotlib"]
@@ -206,6 +211,9 @@ def build(session: nox.Session) -> None:
         if layer in CPP_LAYERS:
             args.append(f"-Cbuild-dir={BUILD_DIR / _sanitise(layer)}")
             args += _cuda_architecture_args() + _cpu_capability_args()
+        elif layer in EXTENSION_LAYERS:
+            args.append(f"-Cbuild-dir={BUILD_DIR / _sanitise(layer)}")
+            args += _cuda_architecture_args()
         session.run(*args, str(ROOT / "packages" / layer), env=cache_env)
         if layer in CPP_LAYERS:
             _install_build_dependency(session, layer)  # the next C++ layer compiles against it
@@ -334,7 +342,7 @@ def lint(session: nox.Session) -> None:
     session.run("mypy", *packages, env={"MYPYPATH": os.pathsep.join(str(r) for r in roots)})
     cpp = [
         str(p)
-        for layer in CPP_LAYERS
+        for layer in (*CPP_LAYERS, *EXTENSION_LAYERS)
         for pattern in ("*.h", "*.cpp", "*.cu", "*.cuh")
         for p in (ROOT / "packages" / layer).rglob(pattern)
         if "build" not in p.relative_to(ROOT).parts

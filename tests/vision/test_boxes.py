@@ -3,11 +3,10 @@ references, including empty box sets and degenerate boxes; bad input raises."""
 
 from __future__ import annotations
 
+import ember.aten as ea
 import numpy as np
 import pytest
 import vision_refs as ref
-
-import ember.aten as ea
 from ember.autograd import gradcheck
 from ember.vision import ops
 
@@ -24,7 +23,9 @@ def _boxes(n: int, seed: int) -> np.ndarray:
 def test_nms_matches_numpy(device: str, dtype: object, n: int, threshold: float) -> None:
     b = _boxes(n, n)
     s = np.random.default_rng(n + 1).uniform(0, 1, n)
-    keep = ops.nms(ea.tensor(b.reshape(-1, 4), dtype=dtype, device=device), ea.tensor(s, dtype=dtype, device=device), threshold)
+    keep = ops.nms(
+        ea.tensor(b.reshape(-1, 4), dtype=dtype, device=device), ea.tensor(s, dtype=dtype, device=device), threshold
+    )
     assert keep.dtype == ea.int64
     assert keep.cpu().tolist() == ref.nms(b.reshape(-1, 4), s, threshold)
 

@@ -5,12 +5,11 @@ and clear errors for bad shapes."""
 
 from __future__ import annotations
 
+import ember.aten as ea
+import ember.nn.functional as F
 import numpy as np
 import pytest
 import vision_refs as ref
-
-import ember.aten as ea
-import ember.nn.functional as F
 from ember.autograd import gradcheck
 from ember.vision import ops
 

@@ -3,11 +3,10 @@ dispatcher's operators: the extension's operator is one of them), and replays it
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
-
 import ember.aten as ea
 import ember.nn as nn
+import numpy as np
+import pytest
 from ember.vision import ops
 
 fx = pytest.importorskip("ember.fx", reason="ember-fx is a test requirement of the vision session")

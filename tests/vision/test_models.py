@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import io
 
+import ember.aten as ea
 import numpy as np
 import pytest
-
-import ember.aten as ea
 from ember.autograd import no_grad
 from ember.vision import models
 
@@ -19,11 +18,26 @@ MODELS = [
     ("resnet18", 11_689_512, 64, ["layer1.0.conv1.weight", "layer2.0.downsample.1.running_var", "fc.bias"]),
     ("resnet34", 21_797_672, 64, ["layer3.5.bn2.num_batches_tracked", "layer4.2.conv2.weight"]),
     ("resnet50", 25_557_032, 64, ["layer1.0.conv3.weight", "layer4.0.downsample.0.weight", "fc.weight"]),
-    ("mobilenet_v2", 3_504_872, 32, ["features.0.0.weight", "features.1.conv.0.0.weight", "features.17.conv.3.weight",
-                                     "features.18.1.running_mean", "classifier.1.weight"]),
+    (
+        "mobilenet_v2",
+        3_504_872,
+        32,
+        [
+            "features.0.0.weight",
+            "features.1.conv.0.0.weight",
+            "features.17.conv.3.weight",
+            "features.18.1.running_mean",
+            "classifier.1.weight",
+        ],
+    ),
     ("vgg11", 132_863_336, 32, ["features.0.weight", "features.18.bias", "classifier.6.weight"]),
     ("alexnet", 61_100_840, 64, ["features.0.weight", "features.10.bias", "classifier.1.weight", "classifier.6.bias"]),
-    ("squeezenet1_1", 1_235_496, 64, ["features.3.squeeze.weight", "features.12.expand3x3.bias", "classifier.1.weight"]),
+    (
+        "squeezenet1_1",
+        1_235_496,
+        64,
+        ["features.3.squeeze.weight", "features.12.expand3x3.bias", "classifier.1.weight"],
+    ),
 ]
 
 

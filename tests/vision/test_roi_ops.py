@@ -4,11 +4,10 @@ sets, aligned / legacy and fixed / adaptive sampling; bad input raises."""
 
 from __future__ import annotations
 
+import ember.aten as ea
 import numpy as np
 import pytest
 import vision_refs as ref
-
-import ember.aten as ea
 from ember.autograd import gradcheck
 from ember.vision import ops
 
@@ -45,7 +44,9 @@ def _rois(name: str, dtype: object, device: str = "cpu") -> tuple[np.ndarray, ea
 
 @pytest.mark.parametrize("dtype", [ea.float32, ea.float64])
 @pytest.mark.parametrize(("boxes", "size", "scale", "ratio", "aligned"), ROI_ALIGN_CASES)
-def test_roi_align_forward(device: str, dtype: object, boxes: str, size: tuple, scale: float, ratio: int, aligned: bool) -> None:
+def test_roi_align_forward(
+    device: str, dtype: object, boxes: str, size: tuple, scale: float, ratio: int, aligned: bool
+) -> None:
     a, x = _input(dtype, device)
     r, rois = _rois(boxes, dtype, device)
     out = ops.roi_align(x, rois, size, scale, ratio, aligned)
@@ -64,7 +65,9 @@ def test_roi_align_gradcheck(device: str, boxes: str, size: tuple, scale: float,
 
 
 @pytest.mark.parametrize(("boxes", "size", "scale", "ratio", "aligned"), ROI_ALIGN_CASES)
-def test_roi_align_backward_float32_matches_float64(boxes: str, size: tuple, scale: float, ratio: int, aligned: bool) -> None:
+def test_roi_align_backward_float32_matches_float64(
+    boxes: str, size: tuple, scale: float, ratio: int, aligned: bool
+) -> None:
     grads = []
     for dtype in (ea.float32, ea.float64):
         _, x = _input(dtype)
@@ -89,7 +92,14 @@ def test_roi_align_list_of_boxes_equals_rois_tensor() -> None:
     assert "sampling_ratio=2" in repr(ops.RoIAlign(2, 1.0, 2))
 
 
-ROI_POOL_CASES = [("inside", (2, 2), 1.0), ("inside", (3, 2), 0.5), ("across_edge", (2, 3), 1.0), ("outside", (2, 2), 1.0), ("tiny", (2, 2), 1.0), ("empty", (2, 2), 1.0)]
+ROI_POOL_CASES = [
+    ("inside", (2, 2), 1.0),
+    ("inside", (3, 2), 0.5),
+    ("across_edge", (2, 3), 1.0),
+    ("outside", (2, 2), 1.0),
+    ("tiny", (2, 2), 1.0),
+    ("empty", (2, 2), 1.0),
+]
 
 
 @pytest.mark.parametrize("dtype", [ea.float32, ea.float64])

@@ -143,11 +143,14 @@ class Normalize:
 
 class Resize:
     """Resizes [..., C, H, W] to ``size`` (h, w), or with an int the smaller edge to ``size``
-    keeping the aspect ratio (``max_size`` caps the longer edge). Bilinear by default,
-    with antialiasing when downsampling, as torchvision's tensor path."""
+    keeping the aspect ratio (``max_size`` caps the longer edge). Bilinear by default.
+
+    One difference from torchvision: ``antialias`` defaults to False, because ember's
+    ``interpolate`` has no antialiased mode yet (``antialias=True`` raises when the image
+    is downsampled); halving with bilinear then averages 2 x 2 blocks."""
 
     def __init__(
-        self, size: Any, interpolation: str = "bilinear", max_size: int | None = None, antialias: bool = True
+        self, size: Any, interpolation: str = "bilinear", max_size: int | None = None, antialias: bool = False
     ) -> None:
         if interpolation not in ("nearest", "bilinear", "bicubic"):
             raise ValueError(f"Resize: unsupported interpolation {interpolation!r}")
@@ -179,7 +182,12 @@ class Resize:
             x = x.to(ea.float32)
         kwargs: dict[str, Any] = {}
         if self.interpolation != "nearest":
-            kwargs = {"align_corners": False, "antialias": self.antialias}
+            kwargs = {"align_corners": False}
+            if self.antialias and (out_h < h or out_w < w):
+                raise NotImplementedError(
+                    "Resize: antialias=True is not supported when downsampling (ember's interpolate has no "
+                    "antialiased mode); use antialias=False"
+                )
         y = F.interpolate(x, size=(out_h, out_w), mode=self.interpolation, **kwargs)
         if dtype != y.dtype:
             y = y.round().clamp(0, 255).to(dtype) if dtype == ea.uint8 else y.round().to(dtype)

@@ -592,3 +592,45 @@ def sanitize(session: nox.Session) -> None:
     session.run(
         "python", "-m", "pytest", *tests, "-ra", "--import-mode=importlib", "-p", "no:cacheprovider", "-x", "-q"
     )
+
+
+# -- ember-vision as a third party builds it, and against torchvision
+@nox.session(python=PYTHON, requires=["build"])
+def vision_clean_build(session: nox.Session) -> None:
+    """packages/vision built with build isolation from a fresh venv holding only the ember
+    wheels (ember-aten comes from build/wheels through --find-links, the CMake config from
+    its installed wheel): nothing of the monorepo but the package's own folder. Then the
+    built wheel is installed and one operator of each kind runs."""
+    out = BUILD_DIR / "vision-clean"
+    if out.exists():
+        shutil.rmtree(out)
+    env = {**_compiler_cache_env(session), "EMBER_CUDA": os.environ.get("EMBER_CUDA", "AUTO")}
+    session.run(
+        "pip", "wheel", "--no-deps", "--find-links", str(DEV_WHEELS), "-w", str(out),
+        *_cuda_architecture_args(), str(ROOT / "packages" / "vision"), env=env,
+    )  # fmt: skip
+    (wheel,) = out.glob("ember_vision-*.whl")
+    session.install("--find-links", str(DEV_WHEELS), str(wheel))
+    session.run(
+        "python",
+        "-c",
+        "import ember.aten as ea; from ember.vision import ops; "
+        "x = ea.randn(1, 2, 8, 8); "
+        "print(ops.roi_align(x, ea.tensor([[0, 1.0, 1.0, 6.0, 6.0]]), 2).shape, "
+        "ops.nms(ea.tensor([[0, 0, 4, 4.0], [0, 0, 4, 4.5]]), ea.tensor([0.9, 0.8]), 0.5).tolist(), "
+        "ops.deform_conv2d(x, ea.zeros(1, 18, 6, 6), ea.randn(3, 2, 3, 3)).shape)",
+    )
+
+
+@nox.session(python=PYTHON, requires=["build"])
+def vision_interop(session: nox.Session) -> None:
+    """Optional: ember.vision against torchvision -- every operator forward and backward on
+    the same inputs, and torchvision-saved resnet18 / mobilenet_v2 state_dicts loaded into
+    ember.vision.models (max abs error of the eval outputs reported). torchvision 0.29.1 and
+    torch 2.14.1 install from this machine's disk (~5.5 GB, once into this session's venv)."""
+    _install_layers(session, [*LAYERS["vision"], "vision"])
+    session.install("torch==2.14.1", "torchvision==0.29.1")
+    session.run(
+        "python", "-m", "pytest", "tests/vision_interop", "-ra", "-s", "--import-mode=importlib",
+        "-p", "no:cacheprovider", *session.posargs,
+    )  # fmt: skip

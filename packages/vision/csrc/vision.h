@@ -70,23 +70,22 @@ inline void check_deform_conv2d(const at::Tensor& input, const at::Tensor& weigh
                     a.stride_w, ")");
   EMBER_CHECK_VALUE(a.pad_h >= 0 && a.pad_w >= 0, op, ": padding must be non-negative, got (", a.pad_h, ", ", a.pad_w,
                     ")");
-  EMBER_CHECK_VALUE(a.dil_h > 0 && a.dil_w > 0, op, ": dilation must be positive, got (", a.dil_h, ", ", a.dil_w,
-                    ")");
+  EMBER_CHECK_VALUE(a.dil_h > 0 && a.dil_w > 0, op, ": dilation must be positive, got (", a.dil_h, ", ", a.dil_w, ")");
   EMBER_CHECK_VALUE(a.groups > 0 && a.offset_groups > 0, op, ": groups and offset_groups must be positive, got ",
                     a.groups, " and ", a.offset_groups);
   const int64_t n = input.sizes()[0], c_in = input.sizes()[1], h = input.sizes()[2], w = input.sizes()[3];
   const int64_t c_out = weight.sizes()[0], kh = weight.sizes()[2], kw = weight.sizes()[3];
-  EMBER_CHECK_VALUE(c_in % a.groups == 0 && c_out % a.groups == 0, op, ": in_channels (", c_in,
-                    ") and out_channels (", c_out, ") must be divisible by groups (", a.groups, ")");
+  EMBER_CHECK_VALUE(c_in % a.groups == 0 && c_out % a.groups == 0, op, ": in_channels (", c_in, ") and out_channels (",
+                    c_out, ") must be divisible by groups (", a.groups, ")");
   EMBER_CHECK_VALUE(weight.sizes()[1] * a.groups == c_in, op, ": weight ", weight.toString(), " expects ",
                     weight.sizes()[1] * a.groups, " input channels for groups=", a.groups, ", got input ",
                     input.toString());
-  EMBER_CHECK_VALUE(c_in % a.offset_groups == 0, op, ": in_channels (", c_in,
-                    ") must be divisible by offset_groups (", a.offset_groups, ")");
+  EMBER_CHECK_VALUE(c_in % a.offset_groups == 0, op, ": in_channels (", c_in, ") must be divisible by offset_groups (",
+                    a.offset_groups, ")");
   const int64_t h_out = conv_out_size(h, kh, a.stride_h, a.pad_h, a.dil_h);
   const int64_t w_out = conv_out_size(w, kw, a.stride_w, a.pad_w, a.dil_w);
-  EMBER_CHECK_VALUE(h_out > 0 && w_out > 0, op, ": the output would be empty (", h_out, " x ", w_out,
-                    ") for input ", input.toString(), " and weight ", weight.toString());
+  EMBER_CHECK_VALUE(h_out > 0 && w_out > 0, op, ": the output would be empty (", h_out, " x ", w_out, ") for input ",
+                    input.toString(), " and weight ", weight.toString());
   EMBER_CHECK_VALUE(offset.sizes()[0] == n && offset.sizes()[1] == 2 * a.offset_groups * kh * kw &&
                         offset.sizes()[2] == h_out && offset.sizes()[3] == w_out,
                     op, ": expected offset of shape [", n, ", ", 2 * a.offset_groups * kh * kw, ", ", h_out, ", ",

@@ -179,8 +179,8 @@ void forward(const Shape& s, const T* in, const T* weight, const T* offset, cons
 }
 
 template <typename T>
-void backward(const Shape& s, const T* grad, const T* in, const T* weight, const T* offset, const T* mask,
-              T* grad_in, T* grad_weight, T* grad_offset, T* grad_mask, T* grad_bias) {
+void backward(const Shape& s, const T* grad, const T* in, const T* weight, const T* offset, const T* mask, T* grad_in,
+              T* grad_weight, T* grad_offset, T* grad_mask, T* grad_bias) {
   const int64_t L = s.plane_out(), K = s.taps(), hw = s.h * s.w;
   const int64_t cg_in = s.c_in / s.groups, cg_out = s.c_out / s.groups, rows = cg_in * K;
   const int64_t c_per_og = s.c_in / s.offset_groups;
@@ -262,8 +262,8 @@ void backward(const Shape& s, const T* grad, const T* in, const T* weight, const
   }
 }
 
-DeformConvArgs make_args(int64_t stride_h, int64_t stride_w, int64_t pad_h, int64_t pad_w, int64_t dil_h,
-                         int64_t dil_w, int64_t groups, int64_t offset_groups, bool use_mask) {
+DeformConvArgs make_args(int64_t stride_h, int64_t stride_w, int64_t pad_h, int64_t pad_w, int64_t dil_h, int64_t dil_w,
+                         int64_t groups, int64_t offset_groups, bool use_mask) {
   return {stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, groups, offset_groups, use_mask};
 }
 

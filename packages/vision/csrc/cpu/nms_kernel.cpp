@@ -40,18 +40,19 @@ std::vector<int64_t> nms_loop(const T* boxes, const T* scores, int64_t n, double
 }
 
 at::Tensor nms_cpu(const at::Tensor& dets_, const at::Tensor& scores_, double iou_threshold) {
-  EMBER_CHECK_VALUE(dets_.dim() == 2 && dets_.sizes()[1] == 4, "nms: expected boxes of shape [N, 4] (x1, y1, x2, y2), got ",
-                    dets_.toString());
-  EMBER_CHECK_VALUE(scores_.dim() == 1 && scores_.sizes()[0] == dets_.sizes()[0],
-                    "nms: expected scores of shape [", dets_.sizes()[0], "] (one per box), got ", scores_.toString());
+  EMBER_CHECK_VALUE(dets_.dim() == 2 && dets_.sizes()[1] == 4,
+                    "nms: expected boxes of shape [N, 4] (x1, y1, x2, y2), got ", dets_.toString());
+  EMBER_CHECK_VALUE(scores_.dim() == 1 && scores_.sizes()[0] == dets_.sizes()[0], "nms: expected scores of shape [",
+                    dets_.sizes()[0], "] (one per box), got ", scores_.toString());
   check_floating("nms", "boxes", dets_);
   EMBER_CHECK_TYPE(dets_.dtype() == scores_.dtype(), "nms: expected boxes and scores of one dtype, got ",
                    dets_.toString(), " and ", scores_.toString());
   const at::Tensor dets = dets_.contiguous(), scores = scores_.contiguous();
   const int64_t n = dets.sizes()[0];
-  const std::vector<int64_t> keep = dets.dtype() == at::ScalarType::Float
-                                        ? nms_loop(dets.data_ptr<float>(), scores.data_ptr<float>(), n, iou_threshold)
-                                        : nms_loop(dets.data_ptr<double>(), scores.data_ptr<double>(), n, iou_threshold);
+  const std::vector<int64_t> keep =
+      dets.dtype() == at::ScalarType::Float
+          ? nms_loop(dets.data_ptr<float>(), scores.data_ptr<float>(), n, iou_threshold)
+          : nms_loop(dets.data_ptr<double>(), scores.data_ptr<double>(), n, iou_threshold);
   at::Tensor out = at::empty({static_cast<int64_t>(keep.size())}, at::ScalarType::Long);
   std::copy(keep.begin(), keep.end(), out.data_ptr<int64_t>());
   return out;

@@ -82,8 +82,8 @@ RoiGeometry<T> roi_geometry(const T* roi, T spatial_scale, int64_t ph, int64_t p
 
 template <typename T>
 void check_batch_index(const char* op, int64_t b, int64_t n, int64_t k) {
-  EMBER_CHECK_INDEX(b >= 0 && b < n, op, ": rois[", k, ", 0] = ", b, " is not a batch index of input (batch size ",
-                    n, ")");
+  EMBER_CHECK_INDEX(b >= 0 && b < n, op, ": rois[", k, ", 0] = ", b, " is not a batch index of input (batch size ", n,
+                    ")");
 }
 
 template <typename T>
@@ -164,8 +164,8 @@ at::Tensor roi_align_cpu(const at::Tensor& input_, const at::Tensor& rois_, doub
     roi_align_forward<float>(input.data_ptr<float>(), rois.data_ptr<float>(), out.data_ptr<float>(), n, c, h, w, k,
                              static_cast<float>(spatial_scale), ph, pw, sampling_ratio, aligned);
   else
-    roi_align_forward<double>(input.data_ptr<double>(), rois.data_ptr<double>(), out.data_ptr<double>(), n, c, h, w,
-                              k, spatial_scale, ph, pw, sampling_ratio, aligned);
+    roi_align_forward<double>(input.data_ptr<double>(), rois.data_ptr<double>(), out.data_ptr<double>(), n, c, h, w, k,
+                              spatial_scale, ph, pw, sampling_ratio, aligned);
   return out;
 }
 
@@ -186,8 +186,8 @@ at::Tensor roi_align_backward_cpu(const at::Tensor& grad_, const at::Tensor& roi
     roi_align_backward<float>(grad.data_ptr<float>(), rois.data_ptr<float>(), gin.data_ptr<float>(), n, c, h, w, k,
                               static_cast<float>(spatial_scale), ph, pw, sampling_ratio, aligned);
   else
-    roi_align_backward<double>(grad.data_ptr<double>(), rois.data_ptr<double>(), gin.data_ptr<double>(), n, c, h, w,
-                               k, spatial_scale, ph, pw, sampling_ratio, aligned);
+    roi_align_backward<double>(grad.data_ptr<double>(), rois.data_ptr<double>(), gin.data_ptr<double>(), n, c, h, w, k,
+                               spatial_scale, ph, pw, sampling_ratio, aligned);
   return gin;
 }
 

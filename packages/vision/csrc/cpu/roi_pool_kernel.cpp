@@ -62,8 +62,8 @@ void roi_pool_forward(const T* in, const T* rois, T* out, int64_t* argmax, int64
   });
 }
 
-std::tuple<at::Tensor, at::Tensor> roi_pool_cpu(const at::Tensor& input_, const at::Tensor& rois_,
-                                                double spatial_scale, int64_t ph, int64_t pw) {
+std::tuple<at::Tensor, at::Tensor> roi_pool_cpu(const at::Tensor& input_, const at::Tensor& rois_, double spatial_scale,
+                                                int64_t ph, int64_t pw) {
   check_rois("roi_pool", input_, rois_);
   EMBER_CHECK_VALUE(ph > 0 && pw > 0, "roi_pool: output_size must be positive, got (", ph, ", ", pw, ")");
   const at::Tensor input = input_.contiguous(), rois = rois_.contiguous();
@@ -105,14 +105,16 @@ at::Tensor roi_pool_backward_cpu(const at::Tensor& grad_, const at::Tensor& rois
   const int64_t k = rois_.sizes()[0];
   EMBER_CHECK_VALUE(grad_.dim() == 4 && grad_.sizes()[0] == k && grad_.sizes()[1] == c && grad_.sizes()[2] == ph &&
                         grad_.sizes()[3] == pw && argmax_.sizes() == grad_.sizes(),
-                    "roi_pool_backward: expected grad and argmax of shape [", k, ", ", c, ", ", ph, ", ", pw,
-                    "], got ", grad_.toString(), " and ", argmax_.toString());
+                    "roi_pool_backward: expected grad and argmax of shape [", k, ", ", c, ", ", ph, ", ", pw, "], got ",
+                    grad_.toString(), " and ", argmax_.toString());
   const at::Tensor grad = grad_.contiguous(), rois = rois_.contiguous(), argmax = argmax_.contiguous();
   at::Tensor gin = at::zeros({n, c, h, w}, grad.dtype());
   if (grad.numel() == 0) return gin;
   for (int64_t r = 0; r < k; ++r) {
-    const double b = grad.dtype() == at::ScalarType::Float ? rois.data_ptr<float>()[r * 5] : rois.data_ptr<double>()[r * 5];
-    EMBER_CHECK_INDEX(b >= 0 && b < n, "roi_pool_backward: rois[", r, ", 0] = ", b, " is not a batch index (batch size ", n, ")");
+    const double b =
+        grad.dtype() == at::ScalarType::Float ? rois.data_ptr<float>()[r * 5] : rois.data_ptr<double>()[r * 5];
+    EMBER_CHECK_INDEX(b >= 0 && b < n, "roi_pool_backward: rois[", r, ", 0] = ", b,
+                      " is not a batch index (batch size ", n, ")");
   }
   if (grad.dtype() == at::ScalarType::Float)
     roi_pool_backward<float>(grad.data_ptr<float>(), rois.data_ptr<float>(), argmax.data_ptr<int64_t>(),

@@ -595,19 +595,24 @@ def sanitize(session: nox.Session) -> None:
 
 
 # -- ember-vision as a third party builds it, and against torchvision
-@nox.session(python=PYTHON, requires=["build"])
+@nox.session(python=PYTHON)
 def vision_clean_build(session: nox.Session) -> None:
     """packages/vision built with build isolation from a fresh venv holding only the ember
     wheels (ember-aten comes from build/wheels through --find-links, the CMake config from
     its installed wheel): nothing of the monorepo but the package's own folder. Then the
-    built wheel is installed and one operator of each kind runs."""
+    built wheel is installed and one operator of each kind runs. It takes the wheels of a
+    previous `build` as they are (run that first); CUDA sources compile when nvcc is found
+    (EMBER_VISION_CUDA=OFF skips them, independently of how aten was built)."""
+    for layer in ("c10py", "aten", "autograd", "nn", "data"):
+        _wheel(layer)  # fails with a clear message when `build` has not run
     out = BUILD_DIR / "vision-clean"
     if out.exists():
         shutil.rmtree(out)
-    env = {**_compiler_cache_env(session), "EMBER_CUDA": os.environ.get("EMBER_CUDA", "AUTO")}
+    env = {**_compiler_cache_env(session), "EMBER_CUDA": os.environ.get("EMBER_VISION_CUDA", "AUTO")}
     session.run(
         "pip", "wheel", "--no-deps", "--find-links", str(DEV_WHEELS), "-w", str(out),
-        *_cuda_architecture_args(), str(ROOT / "packages" / "vision"), env=env,
+        *(_cuda_architecture_args() if env["EMBER_CUDA"] != "OFF" else []), str(ROOT / "packages" / "vision"),
+        env=env,
     )  # fmt: skip
     (wheel,) = out.glob("ember_vision-*.whl")
     session.install("--find-links", str(DEV_WHEELS), str(wheel))

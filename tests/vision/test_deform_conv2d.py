@@ -136,3 +136,16 @@ def test_bad_input_raises() -> None:
         ops.deform_conv2d(ea.randn(1, 2, 2, 2), off, w)
     with pytest.raises(TypeError, match=r"deform_conv2d: stride must be an int or a pair of ints"):
         ops.deform_conv2d(x, off, w, stride=(1, 2, 3))
+
+
+def test_module_backward_reaches_its_parameters() -> None:
+    ea.manual_seed(1)
+    m = ops.DeformConv2d(2, 3, 3, padding=1)
+    x = ea.randn(1, 2, 5, 5, requires_grad=True)
+    off = ea.randn(1, 18, 5, 5, requires_grad=True)
+    out = m(x, off)
+    out.sum().backward()
+    for t in (x, off, m.weight, m.bias):
+        assert t.grad is not None and tuple(t.grad.shape) == tuple(t.shape)
+    # the bias gradient of a sum is the number of output pixels per channel
+    np.testing.assert_allclose(m.bias.grad.numpy(), np.full(3, 25.0), rtol=1e-6)

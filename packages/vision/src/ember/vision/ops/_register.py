@@ -53,7 +53,9 @@ def _roi_pool_backward(ctx: Any, grad: Any, _grad_argmax: Any) -> tuple[Any, ...
 
 def _deform_conv2d_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     input, weight, offset, mask, bias, *args = inputs
-    ctx.save_for_backward(input, weight, offset, mask, bias)
+    # detached: the backward operator only reads them (no double backward), and ember's
+    # saved-tensor check does not accept a Parameter (a Tensor subclass) as a saved input yet
+    ctx.save_for_backward(*(t.detach() for t in (input, weight, offset, mask, bias)))
     ctx.args = tuple(args)
 
 

@@ -7,6 +7,19 @@
 namespace ember::vision::cuda {
 namespace {
 
+// The lowest finite value of T (std::numeric_limits is not usable in device code without
+// --expt-relaxed-constexpr).
+template <typename T>
+struct Lowest;
+template <>
+struct Lowest<float> {
+  static constexpr float value = -FLT_MAX;
+};
+template <>
+struct Lowest<double> {
+  static constexpr double value = -DBL_MAX;
+};
+
 template <typename T>
 __global__ void forward_kernel(const T* in, const T* rois, T* out, int64_t* argmax, int64_t total, int64_t c, int64_t h,
                                int64_t w, T scale, int64_t ph, int64_t pw) {
@@ -25,7 +38,7 @@ __global__ void forward_kernel(const T* in, const T* rois, T* out, int64_t* argm
     ws = min(max(ws, int64_t(0)), w);
     we = min(max(we, int64_t(0)), w);
     const bool empty = he <= hs || we <= ws;
-    T best = empty ? T(0) : T(-DBL_MAX);
+    T best = empty ? T(0) : Lowest<T>::value;
     int64_t best_idx = -1;
     const T* plane = in + (b * c + ch) * h * w;
     for (int64_t y = hs; y < he; ++y)

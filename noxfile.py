@@ -44,10 +44,15 @@ LAYERS: dict[str, list[str]] = {
     "torch": ["c10py", "aten", "autograd", "data", "nn", "optim", "distributions"],
     "fx": ["c10py", "aten", "autograd", "nn", "optim"],
     "onnx": ["c10py", "aten", "autograd", "nn", "optim", "fx"],
+    # an operator package with its own C++/CUDA kernels; optim + fx: the capture test only
+    "vision": ["c10py", "aten", "autograd", "nn", "data", "optim", "fx"],
 }
 # Extras of a layer that its test session installs too (ember-distributed[mpi]: mpi4py + MPICH).
 LAYER_EXTRAS: dict[str, list[str]] = {"distributed": ["mpi"]}
 CPP_LAYERS = ("c10py", "aten")
+# C++ extension packages above aten: compiled by `build` (persistent build dir, CUDA when
+# nvcc is found) against the ember-aten installed in the build venv, like a third party.
+EXTENSION_LAYERS = ("vision",)
 BUILD_REQUIREMENTS = [
     "scikit-build-core>=1.1,<2",
     "pybind11==3.1.0",
@@ -76,7 +81,7 @@ CPU_CAPABILITY_FLAGS = {
 TEST_REQUIREMENTS = ["pytest>=8", "numpy", "hypothesis"]
 # One session's extra test requirements (the references its tests compare against).
 # (aten: scipy.special is the reference of torch.special's functions)
-LAYER_TEST_REQUIREMENTS: dict[str, list[str]] = {"distributions": ["scipy"], "aten": ["scipy"]}
+LAYER_TEST_REQUIREMENTS: dict[str, list[str]] = {"distributions": ["scipy"], "aten": ["scipy"], "vision": ["pillow"]}
 # Exact versions: CI's verdict must not change with a tool's release (raise them on purpose).
 LINT_REQUIREMENTS = ["ruff==0.14.14", "mypy==2.4.1", "clang-format==23.1.5"]
 EXAMPLE_REQUIREMENTS = ["scikit-learn", "tqdm", "matplotlib"]
@@ -207,6 +212,9 @@ def build(session: nox.Session) -> None:
         if layer in CPP_LAYERS:
             args.append(f"-Cbuild-dir={BUILD_DIR / _sanitise(layer)}")
             args += _cuda_architecture_args() + _cpu_capability_args()
+        elif layer in EXTENSION_LAYERS:
+            args.append(f"-Cbuild-dir={BUILD_DIR / _sanitise(layer)}")
+            args += _cuda_architecture_args()
         session.run(*args, str(ROOT / "packages" / layer), env=cache_env)
         if layer in CPP_LAYERS:
             _install_build_dependency(session, layer)  # the next C++ layer compiles against it
@@ -335,7 +343,7 @@ def lint(session: nox.Session) -> None:
     session.run("mypy", *packages, env={"MYPYPATH": os.pathsep.join(str(r) for r in roots)})
     cpp = [
         str(p)
-        for layer in CPP_LAYERS
+        for layer in (*CPP_LAYERS, *EXTENSION_LAYERS)
         for pattern in ("*.h", "*.cpp", "*.cu", "*.cuh")
         for p in (ROOT / "packages" / layer).rglob(pattern)
         if "build" not in p.relative_to(ROOT).parts
@@ -585,3 +593,50 @@ def sanitize(session: nox.Session) -> None:
     session.run(
         "python", "-m", "pytest", *tests, "-ra", "--import-mode=importlib", "-p", "no:cacheprovider", "-x", "-q"
     )
+
+
+# -- ember-vision as a third party builds it, and against torchvision
+@nox.session(python=PYTHON)
+def vision_clean_build(session: nox.Session) -> None:
+    """packages/vision built with build isolation from a fresh venv holding only the ember
+    wheels (ember-aten comes from build/wheels through --find-links, the CMake config from
+    its installed wheel): nothing of the monorepo but the package's own folder. Then the
+    built wheel is installed and one operator of each kind runs. It takes the wheels of a
+    previous `build` as they are (run that first); CUDA sources compile when nvcc is found
+    (EMBER_VISION_CUDA=OFF skips them, independently of how aten was built)."""
+    for layer in ("c10py", "aten", "autograd", "nn", "data"):
+        _wheel(layer)  # fails with a clear message when `build` has not run
+    out = BUILD_DIR / "vision-clean"
+    if out.exists():
+        shutil.rmtree(out)
+    env = {**_compiler_cache_env(session), "EMBER_CUDA": os.environ.get("EMBER_VISION_CUDA", "AUTO")}
+    session.run(
+        "pip", "wheel", "--no-deps", "--find-links", str(DEV_WHEELS), "-w", str(out),
+        *(_cuda_architecture_args() if env["EMBER_CUDA"] != "OFF" else []), str(ROOT / "packages" / "vision"),
+        env=env,
+    )  # fmt: skip
+    (wheel,) = out.glob("ember_vision-*.whl")
+    session.install("--find-links", str(DEV_WHEELS), str(wheel))
+    session.run(
+        "python",
+        "-c",
+        "import ember.aten as ea; from ember.vision import ops; "
+        "x = ea.randn(1, 2, 8, 8); "
+        "print(ops.roi_align(x, ea.tensor([[0, 1.0, 1.0, 6.0, 6.0]]), 2).shape, "
+        "ops.nms(ea.tensor([[0, 0, 4, 4.0], [0, 0, 4, 4.5]]), ea.tensor([0.9, 0.8]), 0.5).tolist(), "
+        "ops.deform_conv2d(x, ea.zeros(1, 18, 6, 6), ea.randn(3, 2, 3, 3)).shape)",
+    )
+
+
+@nox.session(python=PYTHON, requires=["build"])
+def vision_interop(session: nox.Session) -> None:
+    """Optional: ember.vision against torchvision -- every operator forward and backward on
+    the same inputs, and torchvision-saved resnet18 / mobilenet_v2 state_dicts loaded into
+    ember.vision.models (max abs error of the eval outputs reported). torchvision 0.29.1 and
+    torch 2.14.1 install from this machine's disk (~5.5 GB, once into this session's venv)."""
+    _install_layers(session, [*LAYERS["vision"], "vision"])
+    session.install("torch==2.14.1", "torchvision==0.29.1")
+    session.run(
+        "python", "-m", "pytest", "tests/vision_interop", "-ra", "-s", "--import-mode=importlib",
+        "-p", "no:cacheprovider", *session.posargs,
+    )  # fmt: skip

@@ -112,8 +112,7 @@ inline void vectorized_loop(char** data, int64_t n, int scalar_idx, const func_t
   const std::tuple<decltype((void)I, Vec())...> bcast{Vec(std::get<I>(scalar))...};
   for (; i + 2 * W <= n; i += 2 * W) {
     Vec r0 = vop((scalar_idx == static_cast<int>(I) + 1 ? std::get<I>(bcast) : Vec::loadu(std::get<I>(in) + i))...);
-    Vec r1 =
-        vop((scalar_idx == static_cast<int>(I) + 1 ? std::get<I>(bcast) : Vec::loadu(std::get<I>(in) + i + W))...);
+    Vec r1 = vop((scalar_idx == static_cast<int>(I) + 1 ? std::get<I>(bcast) : Vec::loadu(std::get<I>(in) + i + W))...);
     r0.store(out + i);
     r1.store(out + i + W);
   }

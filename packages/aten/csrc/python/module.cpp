@@ -30,6 +30,7 @@ void set_cublas_allow_bf16_reduced_precision_reduction(bool v);
 void init_tensor_new(py::module_& m);
 void init_dlpack(py::module_& m);
 void init_dispatch_entry(py::module_& m);
+void init_serialization(py::module_& m);  // csrc/python/serialization.cpp
 #ifdef EMBER_WITH_CUDA
 // Declared in csrc/native/cuda/CUDAUtils.cuh, which needs cuda_runtime.h (not included
 // outside csrc/native/cuda/).
@@ -341,6 +342,7 @@ PYBIND11_MODULE(_C, m) {
   init_tensor_new(m);
   init_dlpack(m);
   init_dispatch_entry(m);
+  init_serialization(m);
   m.def(
       "_item", [](const Tensor& t) { return t.item(); }, py::arg("tensor"),
       "The value of a one-element tensor as a Python number (RuntimeError otherwise).");

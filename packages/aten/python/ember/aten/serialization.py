@@ -36,7 +36,6 @@ import struct
 import sys
 import warnings
 import zipfile
-import zlib
 from collections.abc import Callable
 from typing import IO, Any, ClassVar
 
@@ -44,7 +43,7 @@ from ember.c10py import StorageImpl, TensorImpl
 from ember.c10py import device as _device_cls
 from ember.c10py import dtype as _dtype_cls
 
-from . import _dtypes, _weights_only_unpickler
+from . import _C, _dtypes, _weights_only_unpickler
 from ._tensor import Size, Tensor, _wrap
 from ._weights_only_unpickler import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 
@@ -370,6 +369,7 @@ def _build_tensor_state(inst: Any, state: Any) -> bool:
 # ---- the zip archive ---------------------------------------------------------------------
 _LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")  # 30 bytes
 _PAD_EXTRA_ID = 0x4246  # "FB": PyTorch's padding extra field
+_READ_CHUNK = 1 << 20  # bytes read (then checksummed while in the cache) at a time
 
 
 class _ArchiveReader:
@@ -474,26 +474,43 @@ class _ArchiveReader:
         return self.spans[name]
 
     def check_crc(self, name: str, data: Any) -> None:
-        if zlib.crc32(data) != self.records[name].CRC:
+        self._check_crc_value(name, _C._crc32(data))
+
+    def _check_crc_value(self, name: str, crc: int) -> None:
+        if crc != self.records[name].CRC:
             raise RuntimeError(f"PytorchStreamReader failed reading file {name}: invalid crc (the data is corrupt)")
 
     def read_into(self, name: str, buf: Any) -> None:
-        """Reads the record straight into ``buf`` (a storage's memory: no intermediate copy), then checks its CRC."""
+        """Reads the record straight into ``buf`` (a storage's memory), checking its CRC on the way.
+
+        From an in-memory file (``io.BytesIO``) the bytes are copied and checksummed in one
+        pass; from other files they are read in chunks that are checksummed while still in
+        the cache, so that the check costs no second trip through memory.
+        """
         start, n = self.span(name)
-        self.f.seek(start)
         view = memoryview(buf).cast("B")
+        if n != len(view):
+            raise RuntimeError(f"PytorchStreamReader: record {name} holds {n} bytes, the storage {len(view)}")
+        if type(self.f) is io.BytesIO:
+            with self.f.getbuffer() as whole:
+                self._check_crc_value(name, _C._copy_crc32(view, whole[start : start + n]))
+            return
+        self.f.seek(start)
+        crc = 0
         got = 0
         while got < n:
+            chunk = view[got : min(n, got + _READ_CHUNK)]
             if hasattr(self.f, "readinto"):
-                k = self.f.readinto(view[got:])
+                k = self.f.readinto(chunk)
             else:  # a file-like object with read() only
-                chunk = self.f.read(n - got)
-                k = len(chunk)
-                view[got : got + k] = chunk
+                data = self.f.read(len(chunk))
+                k = len(data)
+                chunk[:k] = data
             if not k:
                 raise RuntimeError(f"PytorchStreamReader failed reading file {name}: unexpected end of file")
+            crc = _C._crc32(chunk[:k], crc)
             got += k
-        self.check_crc(name, view)
+        self._check_crc_value(name, crc)
 
     def get_record(self, name: str) -> bytes:
         start, n = self.span(name)

@@ -89,25 +89,35 @@ inline void vectorized_loop(char** data, int64_t n, int scalar_idx, const func_t
   using R = typename traits::result_type;
   using Vec = vec::Vectorized<R>;
   constexpr int64_t W = Vec::size();
-  R* out = reinterpret_cast<R*>(data[0]);
+  // Operand pointers and the broadcast scalar are read once, before the loop: the
+  // output may alias any input, so the compiler could not hoist them itself (it
+  // reloaded data[k] and rebuilt the broadcast vector on every iteration).
+  R* const out = reinterpret_cast<R*>(data[0]);
+  const std::tuple<const std::tuple_element_t<I, typename traits::args_tuple>*...> in{
+      reinterpret_cast<const std::tuple_element_t<I, typename traits::args_tuple>*>(data[I + 1])...};
+  const std::tuple<std::tuple_element_t<I, typename traits::args_tuple>...> scalar{
+      (scalar_idx == static_cast<int>(I) + 1 ? *std::get<I>(in)
+                                             : std::tuple_element_t<I, typename traits::args_tuple>(0))...};
   int64_t i = 0;
+  if (scalar_idx == 0) {
+    for (; i + 2 * W <= n; i += 2 * W) {
+      Vec r0 = vop(Vec::loadu(std::get<I>(in) + i)...);
+      Vec r1 = vop(Vec::loadu(std::get<I>(in) + i + W)...);
+      r0.store(out + i);
+      r1.store(out + i + W);
+    }
+    for (; i < n; ++i) out[i] = op(std::get<I>(in)[i]...);
+    return;
+  }
+  const std::tuple<decltype((void)I, Vec())...> bcast{Vec(std::get<I>(scalar))...};
   for (; i + 2 * W <= n; i += 2 * W) {
-    Vec r0 = vop(
-        (scalar_idx == static_cast<int>(I) + 1
-             ? Vec(*reinterpret_cast<const std::tuple_element_t<I, typename traits::args_tuple>*>(data[I + 1]))
-             : Vec::loadu(reinterpret_cast<const std::tuple_element_t<I, typename traits::args_tuple>*>(data[I + 1]) +
-                          i))...);
-    Vec r1 = vop(
-        (scalar_idx == static_cast<int>(I) + 1
-             ? Vec(*reinterpret_cast<const std::tuple_element_t<I, typename traits::args_tuple>*>(data[I + 1]))
-             : Vec::loadu(reinterpret_cast<const std::tuple_element_t<I, typename traits::args_tuple>*>(data[I + 1]) +
-                          i + W))...);
+    Vec r0 = vop((scalar_idx == static_cast<int>(I) + 1 ? std::get<I>(bcast) : Vec::loadu(std::get<I>(in) + i))...);
+    Vec r1 = vop((scalar_idx == static_cast<int>(I) + 1 ? std::get<I>(bcast) : Vec::loadu(std::get<I>(in) + i + W))...);
     r0.store(out + i);
     r1.store(out + i + W);
   }
   for (; i < n; ++i) {
-    out[i] = op(load_or_broadcast<std::tuple_element_t<I, typename traits::args_tuple>>(
-        data[I + 1], i, scalar_idx == static_cast<int>(I) + 1)...);
+    out[i] = op((scalar_idx == static_cast<int>(I) + 1 ? std::get<I>(scalar) : std::get<I>(in)[i])...);
   }
 }
 

@@ -30,7 +30,12 @@ struct Vectorized {
   static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, "Vectorized holds arithmetic types");
   static constexpr int kBytes = EMBER_VEC_BYTES;
   static constexpr int size() { return kBytes / static_cast<int>(sizeof(T)); }
-  typedef T V __attribute__((vector_size(EMBER_VEC_BYTES), aligned(alignof(T))));
+  // Naturally aligned (to its size): loads and stores go through memcpy, so memory
+  // needs no alignment, and a register-sized type keeps the value in a register. An
+  // under-aligned V (aligned(alignof(T))) made GCC 12 copy every loaded vector through
+  // the stack as two 128-bit halves and read it back whole, a store-forwarding stall
+  // per operand that made AVX2 kernels ~8x slower than their memory traffic.
+  typedef T V __attribute__((vector_size(EMBER_VEC_BYTES)));
 
   V v;
 
@@ -41,9 +46,9 @@ struct Vectorized {
     r.v = x;
     return r;
   }
-  Vectorized(T s) {
-    for (int i = 0; i < size(); ++i) v[i] = s;
-  }
+  // s - 0 is s exactly (-0.0 too): GCC makes it one broadcast, where a loop over the
+  // lanes became one insert per lane in the inner loops that broadcast a scalar.
+  Vectorized(T s) { v = s - V{}; }
 
   static Vectorized loadu(const void* p) {
     Vectorized r;

@@ -76,8 +76,9 @@ inline void gemm_rows(int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_
 template <typename T>
 void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs, const T* b, int64_t ldb, T* c,
           int64_t ldc, bool acc) {
-  // 8 rows x 2 vectors of accumulators fit AVX-512's 32 registers; 4 rows the 16 of AVX2 / SSE
-  constexpr int MR = EMBER_VEC_BYTES >= 64 ? 8 : 4;
+  // 8 rows x 2 vectors of accumulators fit AVX-512's 32 registers; 6 rows (12 accumulators, 2 rows of
+  // B and a broadcast) the 16 of AVX2; 4 rows SSE's
+  constexpr int MR = EMBER_VEC_BYTES >= 64 ? 8 : (EMBER_VEC_BYTES >= 32 ? 6 : 4);
   int64_t i = 0;
   for (; i + MR <= m; i += MR) gemm_rows<T, MR>(n, k, a + i * a_rs, a_rs, a_cs, b, ldb, c + i * ldc, ldc, acc);
   for (; i + 4 <= m; i += 4) gemm_rows<T, 4>(n, k, a + i * a_rs, a_rs, a_cs, b, ldb, c + i * ldc, ldc, acc);

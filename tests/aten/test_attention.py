@@ -51,6 +51,19 @@ def test_fused_matches_math_and_reference(case: tuple[Any, ...]) -> None:
     np.testing.assert_allclose(f64(lse), ref_lse, atol=3e-5, rtol=3e-5)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_long_keys_transposed_block_by_block(causal: bool) -> None:
+    # E * S above the kernel's per-head K^T budget (2^20 elements): the keys are transposed
+    # one block at a time instead of once per head; both give the same attention. Two heads
+    # of a batch broadcast (stride 0) and a non-contiguous query exercise the strides.
+    S, E = 16450, 64
+    q = t(1, 2, 70, 2 * E)[..., ::2]
+    k, v = t(1, 1, S, E).expand(1, 2, S, E), t(1, 1, S, 8).expand(1, 2, S, 8)
+    got = ea.nn.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    expected = ref_sdpa(f64(q), f64(k), f64(v), None, 0.0, causal, None, False)
+    np.testing.assert_allclose(f64(got), expected, atol=3e-5, rtol=3e-5)
+
+
 def test_rows_with_every_key_masked_are_zero() -> None:
     q, k, v = t(1, 2, 5, 4), t(1, 2, 6, 4), t(1, 2, 6, 3)
     mask = ea.ones(5, 6, dtype=ea.bool)

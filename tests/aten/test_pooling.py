@@ -53,6 +53,13 @@ MAX_CONFIGS = [
     (2, (1, 1, 4, 4), 4, 1, 2, 1, False),
     (3, (1, 2, 5, 6, 4), (2, 3, 2), (2, 2, 1), (1, 1, 0), (1, 1, 2), True),
     (3, (2, 4, 4, 4), 2, 2, 0, 1, False),
+    # wide rows: columns whose windows lie inside the row take the kernel's unclipped path,
+    # the padded / dilated / ceil_mode ones at either end the clipped one
+    (2, (2, 3, 5, 37), 3, 1, 1, 1, False),
+    (2, (1, 2, 6, 41), (2, 5), (1, 3), (1, 2), (1, 2), True),
+    (2, (1, 1, 4, 33), (1, 7), (1, 2), (0, 3), (1, 3), True),
+    (2, (1, 1, 3, 5), (2, 5), 1, (0, 2), 1, False),  # every column clipped
+    (3, (1, 1, 3, 4, 29), (2, 2, 3), (1, 2, 2), (1, 0, 1), (1, 1, 2), False),
 ]
 
 
@@ -91,6 +98,19 @@ def test_max_pool_nan_ties_and_infinities() -> None:
     assert v[0, 1] == 3.0 and i[0, 1] == 2  # ties: the first maximum
     assert v[1, 0] == -inf and i[1, 0] == 8  # all -inf: the first element
     assert v[1, 1] == 5.0 and i[1, 1] == 10
+    # the same rules in the middle of a wide row (the windows there are never clipped)
+    row = np.arange(40, dtype=np.float64) % 5
+    row[17] = nan
+    row[22] = 9.0
+    row[23] = 9.0
+    wide = np.tile(row, (2, 1))
+    wide[1, 16] = nan
+    wide[1, 17] = 0.0
+    v, i = ea.nn.max_pool2d_with_indices(t(wide[None, None]), 2, 2)
+    v, i = v.numpy()[0, 0, 0], i.numpy()[0, 0, 0]
+    assert np.isnan(v[8]) and i[8] == 40 + 16  # the NaN of row 1 comes after row 0's NaN (17)
+    assert v[11] == 9.0 and i[11] == 22  # a tie: the first one
+    assert v[4] == 4.0 and i[4] == 9  # the same maximum in both rows: row 0's
     # integers: the smallest value of the dtype can be a maximum
     xi = ea.tensor([[[-128, -128], [-128, -128]]], dtype=ea.int8)
     vi, ii = ea.nn.max_pool2d_with_indices(xi, 2)

@@ -16,8 +16,9 @@ namespace {
 
 using vec::Vectorized;
 
-constexpr int64_t BQ = 64;  // query rows per block
-constexpr int64_t BK = 64;  // keys per block
+constexpr int64_t BQ = 64;                             // query rows per block
+constexpr int64_t BK = 64;                             // keys per block
+constexpr int64_t kHeadKeysBudget = int64_t(1) << 20;  // elements of one head's K^T kept per thread (forward)
 
 // C[i, j] (+)= sum_p A[i * a_rs + p * a_cs] * B[p * ldb + j] for MR rows of C: MR x 2
 // vector registers of accumulators, B's rows contiguous, A read one scalar at a time (so a
@@ -76,8 +77,9 @@ inline void gemm_rows(int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_
 template <typename T>
 void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs, const T* b, int64_t ldb, T* c,
           int64_t ldc, bool acc) {
-  // 8 rows x 2 vectors of accumulators fit AVX-512's 32 registers; 4 rows the 16 of AVX2 / SSE
-  constexpr int MR = EMBER_VEC_BYTES >= 64 ? 8 : 4;
+  // 8 rows x 2 vectors of accumulators fit AVX-512's 32 registers; 6 rows (12 accumulators, 2 rows of
+  // B and a broadcast) the 16 of AVX2; 4 rows SSE's
+  constexpr int MR = EMBER_VEC_BYTES >= 64 ? 8 : (EMBER_VEC_BYTES >= 32 ? 6 : 4);
   int64_t i = 0;
   for (; i + MR <= m; i += MR) gemm_rows<T, MR>(n, k, a + i * a_rs, a_rs, a_cs, b, ldb, c + i * ldc, ldc, acc);
   for (; i + 4 <= m; i += 4) gemm_rows<T, 4>(n, k, a + i * a_rs, a_rs, a_cs, b, ldb, c + i * ldc, ldc, acc);
@@ -158,7 +160,15 @@ void forward_impl(const AttentionParams& p, const T* q, const T* k, const T* v, 
   const T scale = static_cast<T>(p.scale);
   constexpr T ninf = -std::numeric_limits<T>::infinity();
   parallel_for(0, tasks, 1, [&](int64_t tb, int64_t te) {
-    std::vector<T> qs(BQ * E), kt(E * BK), s(BQ * BK), acc(BQ * Ev), m(BQ), l(BQ);
+    // K^T of a whole head (E x S), made once per head: a thread's tasks are consecutive
+    // query blocks of the same heads, which all read it. A head too large for that is
+    // transposed block by block instead.
+    const bool whole_head = E * p.S <= kHeadKeysBudget;
+    // (a row stride of a multiple of 1 KiB would put the rows one product reads on the same
+    // few cache sets: a cache line more spreads them)
+    const int64_t ldk = whole_head ? p.S + 64 / static_cast<int64_t>(sizeof(T)) : BK;
+    std::vector<T> qs(BQ * E), kt(E * ldk), s(BQ * BK), acc(BQ * Ev), m(BQ), l(BQ);
+    int64_t kt_head = -1;  // the (batch, kv head) whose keys kt holds
     for (int64_t t = tb; t < te; ++t) {
       const int64_t bh = t / nqb, b = bh / p.q_heads, h = bh % p.q_heads, hk = h / group;
       const int64_t i0 = zigzag(t % nqb, nqb) * BQ, nq = std::min(BQ, L - i0);
@@ -172,13 +182,22 @@ void forward_impl(const AttentionParams& p, const T* q, const T* k, const T* v, 
       std::fill(l.begin(), l.end(), T(0));
       std::fill(acc.begin(), acc.end(), T(0));
       const int64_t kend = key_end(p, i0, nq);
+      if (whole_head && kt_head != b * p.kv_heads + hk) {
+        kt_head = b * p.kv_heads + hk;
+        for (int64_t c = 0; c < p.S; ++c) {
+          const T* kr = kp + c * p.k_stride[2];
+          for (int64_t e = 0; e < E; ++e) kt[e * ldk + c] = kr[e];
+        }
+      }
       for (int64_t j0 = 0; j0 < kend; j0 += BK) {
         const int64_t nk = std::min(BK, kend - j0);
-        for (int64_t c = 0; c < nk; ++c) {
-          const T* kr = kp + (j0 + c) * p.k_stride[2];
-          for (int64_t e = 0; e < E; ++e) kt[e * BK + c] = kr[e];
+        if (!whole_head) {
+          for (int64_t c = 0; c < nk; ++c) {
+            const T* kr = kp + (j0 + c) * p.k_stride[2];
+            for (int64_t e = 0; e < E; ++e) kt[e * ldk + c] = kr[e];
+          }
         }
-        gemm<T>(nq, nk, E, qs.data(), E, 1, kt.data(), BK, s.data(), BK, false);
+        gemm<T>(nq, nk, E, qs.data(), E, 1, kt.data() + (whole_head ? j0 : 0), ldk, s.data(), BK, false);
         mask_block(p, b, h, i0, j0, nq, nk, s.data());
         for (int64_t r = 0; r < nq; ++r) {
           T* sr = s.data() + r * BK;

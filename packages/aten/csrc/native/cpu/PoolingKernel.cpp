@@ -1,4 +1,5 @@
 // CPU pooling kernels (see ../Pooling.h for the layout, index and dtype rules).
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -38,13 +39,36 @@ int64_t plane_grain(int64_t work_per_plane) {
 
 // ---- max pooling --------------------------------------------------------------------------
 
+// The first element wins ties; a NaN wins over everything (later NaNs too), as PyTorch's.
+template <typename T>
+inline void take_max(T v, int64_t i, T& best, int64_t& best_i) {
+  if (v > best || is_nan(v)) {
+    best = v;
+    best_i = i;
+  }
+}
+
+// Output columns [lo, hi) of one row whose windows lie wholly inside [0, size): their
+// start ow * stride - pad >= 0 and their last element start + (kernel - 1) dil < size.
+inline void interior_columns(int64_t out, int64_t size, int64_t kernel, int64_t stride, int64_t pad, int64_t dil,
+                             int64_t& lo, int64_t& hi) {
+  lo = std::min(ceil_div(pad, stride), out);
+  const int64_t last = size - 1 - (kernel - 1) * dil + pad;  // the largest start + pad that fits
+  hi = last < 0 ? lo : std::max(lo, std::min(out, last / stride + 1));
+}
+
 template <typename T>
 void max_pool_impl(const T* input, T* output, int64_t* indices, int64_t planes, const PoolGeometry& g) {
   const int64_t iD = g.input[0], iH = g.input[1], iW = g.input[2];
   const int64_t oD = g.output[0], oH = g.output[1], oW = g.output[2];
+  const int64_t kW = g.kernel[2], sW = g.stride[2], pW = g.padding[2], dW = g.dilation[2];
   const int64_t in_n = g.input_numel(), out_n = g.output_numel();
   const T lowest = std::is_floating_point_v<T> ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
-  parallel_for(0, planes, plane_grain(out_n * g.kernel[0] * g.kernel[1] * g.kernel[2]), [&](int64_t pb, int64_t pe) {
+  // Columns whose window is inside the row skip the clipping: their inner loop has a fixed
+  // trip count (kW), no per-element bounds, and starts from the window's first element.
+  int64_t ow_lo, ow_hi;
+  interior_columns(oW, iW, kW, sW, pW, dW, ow_lo, ow_hi);
+  parallel_for(0, planes, plane_grain(out_n * g.kernel[0] * g.kernel[1] * kW), [&](int64_t pb, int64_t pe) {
     for (int64_t p = pb; p < pe; ++p) {
       const T* in = input + p * in_n;
       T* out = output + p * out_n;
@@ -53,34 +77,55 @@ void max_pool_impl(const T* input, T* output, int64_t* indices, int64_t planes, 
         const int64_t d0 = od * g.stride[0] - g.padding[0];
         int64_t kd0, kd1;
         window_range(d0, iD, g.kernel[0], g.dilation[0], kd0, kd1);
-        for (int64_t oh = 0; oh < oH; ++oh) {
+        for (int64_t oh = 0; oh < oH; ++oh, out += oW, idx += oW) {
           const int64_t h0 = oh * g.stride[1] - g.padding[1];
           int64_t kh0, kh1;
           window_range(h0, iH, g.kernel[1], g.dilation[1], kh0, kh1);
-          for (int64_t ow = 0; ow < oW; ++ow, ++out, ++idx) {
-            const int64_t w0 = ow * g.stride[2] - g.padding[2];
+          // one column with its window clipped to the row (best_i stays -1 for an empty one)
+          auto clipped = [&](int64_t ow) {
+            const int64_t w0 = ow * sW - pW;
             int64_t kw0, kw1;
-            window_range(w0, iW, g.kernel[2], g.dilation[2], kw0, kw1);
-            // the first element wins ties; a NaN wins over everything (later NaNs too), as PyTorch's
+            window_range(w0, iW, kW, dW, kw0, kw1);
             T best = lowest;
-            int64_t best_i = -1;  // stays -1 only for a window with no input element
+            int64_t best_i = -1;
             for (int64_t kd = kd0; kd < kd1; ++kd) {
               const int64_t id = d0 + kd * g.dilation[0];
               for (int64_t kh = kh0; kh < kh1; ++kh) {
                 const int64_t row = (id * iH + h0 + kh * g.dilation[1]) * iW;
                 for (int64_t kw = kw0; kw < kw1; ++kw) {
-                  const int64_t i = row + w0 + kw * g.dilation[2];
-                  const T v = in[i];
-                  if (best_i < 0 || v > best || is_nan(v)) {
-                    best = v;
+                  const int64_t i = row + w0 + kw * dW;
+                  if (best_i < 0 || in[i] > best || is_nan(in[i])) {
+                    best = in[i];
                     best_i = i;
                   }
                 }
               }
             }
-            *out = best;
-            *idx = best_i;
+            out[ow] = best;
+            idx[ow] = best_i;
+          };
+          const bool rows_inside = kd1 > kd0 && kh1 > kh0;
+          const int64_t lo = rows_inside ? ow_lo : oW, hi = rows_inside ? ow_hi : oW;
+          for (int64_t ow = 0; ow < lo; ++ow) clipped(ow);
+          if (lo < hi) {
+            const int64_t first_row = ((d0 + kd0 * g.dilation[0]) * iH + h0 + kh0 * g.dilation[1]) * iW;
+            for (int64_t ow = lo; ow < hi; ++ow) {
+              const int64_t w0 = ow * sW - pW;
+              int64_t best_i = first_row + w0;
+              T best = in[best_i];
+              for (int64_t kd = kd0; kd < kd1; ++kd) {
+                const int64_t id = d0 + kd * g.dilation[0];
+                for (int64_t kh = kh0; kh < kh1; ++kh) {
+                  const int64_t row = (id * iH + h0 + kh * g.dilation[1]) * iW + w0;
+                  const T* r = in + row;
+                  for (int64_t kw = 0; kw < kW; ++kw) take_max(r[kw * dW], row + kw * dW, best, best_i);
+                }
+              }
+              out[ow] = best;
+              idx[ow] = best_i;
+            }
           }
+          for (int64_t ow = hi; ow < oW; ++ow) clipped(ow);
         }
       }
     }

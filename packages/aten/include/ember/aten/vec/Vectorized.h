@@ -46,9 +46,9 @@ struct Vectorized {
     r.v = x;
     return r;
   }
-  Vectorized(T s) {
-    for (int i = 0; i < size(); ++i) v[i] = s;
-  }
+  // s - 0 is s exactly (-0.0 too): GCC makes it one broadcast, where a loop over the
+  // lanes became one insert per lane in the inner loops that broadcast a scalar.
+  Vectorized(T s) { v = s - V{}; }
 
   static Vectorized loadu(const void* p) {
     Vectorized r;

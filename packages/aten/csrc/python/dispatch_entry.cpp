@@ -130,9 +130,13 @@ void tls_dealloc(PyObject* self) {
 
 PyObject* tls_repr(PyObject*) {
   const LocalKeys& k = local_keys();
-  return PyUnicode_FromFormat("<dispatch tls include=0x%llx exclude_not=0x%llx>",
-                              static_cast<unsigned long long>(k.include),
-                              static_cast<unsigned long long>(k.exclude_not));
+  py::object inc = py::reinterpret_steal<py::object>(PyLong_FromUnsignedLongLong(k.include));
+  py::object exc = py::reinterpret_steal<py::object>(PyLong_FromUnsignedLongLong(k.exclude_not));
+  if (!inc || !exc) return nullptr;
+  py::object inc_hex = py::reinterpret_steal<py::object>(PyNumber_ToBase(inc.ptr(), 16));
+  py::object exc_hex = py::reinterpret_steal<py::object>(PyNumber_ToBase(exc.ptr(), 16));
+  if (!inc_hex || !exc_hex) return nullptr;
+  return PyUnicode_FromFormat("<dispatch tls include=%U exclude_not=%U>", inc_hex.ptr(), exc_hex.ptr());
 }
 
 PyTypeObject DispatchTLSType = [] {

@@ -172,6 +172,88 @@ def test_cpp_entries_see_registered_python_kernels(lib: Library) -> None:
     assert seen == ["neg", "mul"]
 
 
+def test_thread_local_key_sets_are_per_thread() -> None:
+    # _dispatch.tls: include / exclude_not in C++ (DispatchTLS; EMBER_PYTHON_DISPATCH=1: a
+    # threading.local), every other attribute per thread too; a new thread starts from the defaults
+    import threading
+
+    from ember.aten import _C
+
+    tls = _dispatch.tls
+    assert isinstance(tls, _dispatch._TLS if _dispatch.PYTHON_DISPATCH else _C.DispatchTLS)
+    seen: list[Any] = []
+
+    def other_thread() -> None:
+        seen.append((tls.include, tls.exclude_not, tls.view_creation))
+        tls.include = PYTHON  # on this thread only
+        tls.view_creation = "other"
+
+    before = tls.view_creation
+    with _dispatch.IncludeKeys(TRACER), _dispatch.ExcludeKeys(CPU):
+        tls.view_creation = "main"
+        try:
+            assert tls.include == TRACER and tls.exclude_not == _dispatch.ALL_BITS & ~CPU
+            t = threading.Thread(target=other_thread)
+            t.start()
+            t.join()
+            assert tls.include == TRACER and tls.view_creation == "main"
+        finally:
+            tls.view_creation = before
+    assert seen == [(0, _dispatch.ALL_BITS, _dispatch._TLS.view_creation)]  # the class default
+    assert tls.include == 0 and tls.exclude_not == _dispatch.ALL_BITS
+    if not _dispatch.PYTHON_DISPATCH:
+        assert "include=0x0" in repr(tls) and "exclude_not=0xffffffffffffffff" in repr(tls)
+        tls.include = TRACER
+        del tls.include  # back to the default, as a threading.local's class attribute
+        assert tls.include == 0
+        with pytest.raises(TypeError, match=r"tls\.include must be an int .*got str"):
+            tls.include = "x"
+        with pytest.raises(OverflowError):
+            tls.exclude_not = -1
+        assert tls.exclude_not == _dispatch.ALL_BITS
+        assert _C._dispatch_tls(0, _dispatch.ALL_BITS, _dispatch._TLS()) is tls  # one instance
+        with pytest.raises(ValueError, match="other defaults"):
+            _C._dispatch_tls(1, _dispatch.ALL_BITS, _dispatch._TLS())
+
+
+def test_redispatch_excluding_keys_only_during_the_call(lib: Library) -> None:
+    # redispatcher(op, exclude=bits): the kernel and everything it calls run with `bits` excluded
+    # (an Autograd kernel running its op below itself); the set is restored after, on error too
+    seen: list[str] = []
+
+    def spy(op: Any, keyset: int, *args: Any) -> Any:
+        seen.append(op.name)
+        return op.redispatch(keyset, *args)
+
+    def nested(x: Any) -> Any:
+        if x.numel() == 0:
+            raise ValueError("nested: empty")
+        return x + 1  # an aten call from inside the kernel: the spy sees it unless Python is excluded
+
+    lib.define("nested(Tensor x) -> Tensor")
+    lib.impl("nested", nested, "CPU")
+    op = _dispatch.find_op("emtest::nested")
+    plain, below = _dispatch.redispatcher(op), _dispatch.redispatcher(op, exclude=PYTHON)
+    x = ea.tensor([1.0])
+    spies = Library("aten", "IMPL")
+    spies.fallback(spy, "Python")
+    try:
+        with _dispatch.IncludeKeys(PYTHON):
+            assert plain(CPU, x).tolist() == [2.0]
+            assert seen == ["add"]
+            seen.clear()
+            assert below(CPU, x).tolist() == [2.0]
+            assert seen == []
+            assert _dispatch.tls.exclude_not == _dispatch.ALL_BITS
+            with pytest.raises(ValueError, match="nested: empty"):
+                below(CPU, ea.tensor([]))
+            assert _dispatch.tls.exclude_not == _dispatch.ALL_BITS
+            _ = x + 1
+        assert seen == ["add"]
+    finally:
+        spies._destroy()
+
+
 def test_unknown_operator() -> None:
     with pytest.raises(AttributeError, match="no operator emtest::does_not_exist"):
         ea.ops.emtest.does_not_exist  # noqa: B018

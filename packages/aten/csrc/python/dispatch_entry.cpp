@@ -17,8 +17,14 @@
 // The same type serves three other uses:
 //   mode "dunder" / "rdunder": a Tensor operator (a + b, 2 - a) appending constant extra
 //     arguments (alpha=1), returning NotImplemented for an operand no op accepts;
-//   mode "redispatch": op.redispatch(ks, *args), the call an Autograd kernel makes below itself.
+//   mode "redispatch": op.redispatch(ks, *args), the call an Autograd kernel makes below itself;
+//   mode "redispatch_below": the same with keys excluded on this thread during the call
+//     (`extra` is their bits: an Autograd kernel's "run the op with Autograd excluded").
 // Instances are method descriptors, so `Tensor.__add__ = entry` binds like a function.
+//
+// The thread-local include / exclude sets live in C++ (DispatchTLS below, `_dispatch.tls`): the
+// entry reads them as two integers instead of two attribute lookups on a threading.local, and
+// the Autograd kernels' `tls.exclude_not = ...` writes one.
 //
 // Below it, two helpers of the autograd engine's hot path (_input_meta, _meta_matches).
 #include <ember/aten/python/casters.h>
@@ -34,6 +40,118 @@ Py_ssize_t tensor_keys_offset();  // python_glue/casters.cpp: where a Tensor kee
 
 namespace {
 
+// ---------------------------------------------------------------------------
+// DispatchTLS: ember.aten._dispatch.tls, the thread-local key sets of the dispatcher.
+//
+// `include` (keys added to every call on this thread: Tracer, Profiler, Python, autocast) and
+// `exclude_not` (the complement of the excluded keys: no_grad clears the Autograd bits) are
+// raw DispatchKeySet bits in a C++ thread_local, read by the C++ entries without entering
+// Python. Every other attribute (view_creation, ...) is kept per thread by a Python
+// threading.local given at creation. There is one instance (the C++ sets are per thread,
+// not per object); a new thread starts from the defaults given at creation.
+// ---------------------------------------------------------------------------
+
+struct LocalKeys {
+  bool init = false;
+  uint64_t include = 0;
+  uint64_t exclude_not = 0;
+};
+thread_local LocalKeys t_keys;
+uint64_t g_default_include = 0;
+uint64_t g_default_exclude_not = ~uint64_t{0};
+
+inline LocalKeys& local_keys() {
+  LocalKeys& k = t_keys;
+  if (!k.init) {
+    k.init = true;
+    k.include = g_default_include;
+    k.exclude_not = g_default_exclude_not;
+  }
+  return k;
+}
+
+struct DispatchTLS {
+  PyObject_HEAD PyObject* rest;  // threading.local: the attributes other than the two key sets
+};
+
+PyObject* s_tls_include = nullptr;
+PyObject* s_tls_exclude_not = nullptr;
+PyObject* g_tls = nullptr;  // the one instance
+
+// 1: include, 2: exclude_not, 0: another name
+int tls_field(PyObject* name) {
+  if (name == s_tls_include) return 1;
+  if (name == s_tls_exclude_not) return 2;
+  if (!PyUnicode_Check(name)) return 0;
+  if (PyUnicode_Compare(name, s_tls_include) == 0) return 1;
+  if (PyUnicode_Compare(name, s_tls_exclude_not) == 0) return 2;
+  return 0;
+}
+
+PyObject* tls_getattro(PyObject* self, PyObject* name) {
+  switch (tls_field(name)) {
+    case 1:
+      return PyLong_FromUnsignedLongLong(local_keys().include);
+    case 2:
+      return PyLong_FromUnsignedLongLong(local_keys().exclude_not);
+    default:
+      break;
+  }
+  PyObject* r = PyObject_GenericGetAttr(self, name);  // __class__, __repr__, ...
+  if (r || !PyErr_ExceptionMatches(PyExc_AttributeError)) return r;
+  PyErr_Clear();
+  return PyObject_GetAttr(reinterpret_cast<DispatchTLS*>(self)->rest, name);
+}
+
+int tls_setattro(PyObject* self, PyObject* name, PyObject* value) {
+  const int field = tls_field(name);
+  if (field == 0) return PyObject_SetAttr(reinterpret_cast<DispatchTLS*>(self)->rest, name, value);
+  LocalKeys& k = local_keys();
+  uint64_t bits;
+  if (value == nullptr) {  // del tls.include: back to the default, as a threading.local's class attribute
+    bits = field == 1 ? g_default_include : g_default_exclude_not;
+  } else {
+    if (!PyLong_Check(value)) {
+      PyErr_Format(PyExc_TypeError, "dispatch tls.%U must be an int (a raw DispatchKeySet), got %s", name,
+                   Py_TYPE(value)->tp_name);
+      return -1;
+    }
+    bits = PyLong_AsUnsignedLongLong(value);
+    if (bits == static_cast<uint64_t>(-1) && PyErr_Occurred()) return -1;
+  }
+  (field == 1 ? k.include : k.exclude_not) = bits;
+  return 0;
+}
+
+void tls_dealloc(PyObject* self) {
+  Py_XDECREF(reinterpret_cast<DispatchTLS*>(self)->rest);
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* tls_repr(PyObject*) {
+  const LocalKeys& k = local_keys();
+  py::object inc = py::reinterpret_steal<py::object>(PyLong_FromUnsignedLongLong(k.include));
+  py::object exc = py::reinterpret_steal<py::object>(PyLong_FromUnsignedLongLong(k.exclude_not));
+  if (!inc || !exc) return nullptr;
+  py::object inc_hex = py::reinterpret_steal<py::object>(PyNumber_ToBase(inc.ptr(), 16));
+  py::object exc_hex = py::reinterpret_steal<py::object>(PyNumber_ToBase(exc.ptr(), 16));
+  if (!inc_hex || !exc_hex) return nullptr;
+  return PyUnicode_FromFormat("<dispatch tls include=%U exclude_not=%U>", inc_hex.ptr(), exc_hex.ptr());
+}
+
+PyTypeObject DispatchTLSType = [] {
+  PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
+  t.tp_name = "ember.aten._C.DispatchTLS";
+  t.tp_basicsize = sizeof(DispatchTLS);
+  t.tp_dealloc = tls_dealloc;
+  t.tp_repr = tls_repr;
+  t.tp_getattro = tls_getattro;
+  t.tp_setattro = tls_setattro;
+  t.tp_flags = Py_TPFLAGS_DEFAULT;
+  t.tp_doc = "The dispatcher's thread-local key sets (include, exclude_not) in C++; other attributes per thread.";
+  return t;
+}();
+
 enum class Mode : int { Call = 0, Dunder = 1, ReflectedDunder = 2, Redispatch = 3 };
 
 constexpr int kMaxArgs = 24;
@@ -48,7 +166,8 @@ struct DispatchEntry {
   PyObject* is_operand;  // dunders: callable telling a foreign operand (-> NotImplemented)
   PyObject* name;        // __name__
   Mode mode;
-  Py_ssize_t nargs;  // schema arguments (Call/Redispatch without ks)
+  uint64_t below_exclude_not;  // Redispatch: exclude_not is ANDed with this during the call
+  Py_ssize_t nargs;            // schema arguments (Call/Redispatch without ks)
   int ntensors;
   int tensor_pos[kMaxArgs];
   int nintlists;
@@ -97,6 +216,11 @@ bool call_keys(DispatchEntry* e, PyObject* const* args, uint64_t& ks) {
       return false;
     }
     k |= bits;
+  }
+  if (e->tls == g_tls) {  // the C++ thread-local sets (always, unless a test passes its own object)
+    const LocalKeys& lk = local_keys();
+    ks = (k | lk.include) & lk.exclude_not;
+    return true;
   }
   PyObject* inc = PyObject_GetAttr(e->tls, s_include);
   PyObject* exc = PyObject_GetAttr(e->tls, s_exclude_not);
@@ -176,7 +300,16 @@ PyObject* entry_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObj
     if (!read_u64(args[0], ks)) return nullptr;
     PyObject* fn = kernel_for(e, ks);
     if (!fn) return nullptr;
-    PyObject* r = PyObject_Vectorcall(fn, args + 1, static_cast<size_t>(n - 1), nullptr);
+    PyObject* r;
+    if (e->below_exclude_not == ~uint64_t{0}) {
+      r = PyObject_Vectorcall(fn, args + 1, static_cast<size_t>(n - 1), nullptr);
+    } else {
+      LocalKeys& lk = local_keys();
+      const uint64_t prev = lk.exclude_not;
+      lk.exclude_not = prev & e->below_exclude_not;
+      r = PyObject_Vectorcall(fn, args + 1, static_cast<size_t>(n - 1), nullptr);
+      local_keys().exclude_not = prev;  // restored as a `finally:` would, on error too
+    }
     Py_DECREF(fn);
     return r;
   }
@@ -407,6 +540,31 @@ void init_dispatch_entry(py::module_& m) {
   s_slow = PyUnicode_InternFromString("_slow");
   s_type_error = PyUnicode_InternFromString("_type_error");
   init_tensor_meta(m);
+  if (PyType_Ready(&DispatchTLSType) < 0) throw py::error_already_set();
+  s_tls_include = PyUnicode_InternFromString("include");
+  s_tls_exclude_not = PyUnicode_InternFromString("exclude_not");
+  m.attr("DispatchTLS") = py::handle(reinterpret_cast<PyObject*>(&DispatchTLSType));
+  m.def(
+      "_dispatch_tls",
+      [](uint64_t default_include, uint64_t default_exclude_not, py::object rest) {
+        if (g_tls != nullptr) {  // one instance: the sets are per thread, not per object
+          if (default_include != g_default_include || default_exclude_not != g_default_exclude_not) {
+            throw ember::c10::ValueError("_dispatch_tls: already created with other defaults");
+          }
+          return py::reinterpret_borrow<py::object>(g_tls);
+        }
+        auto* t = PyObject_New(DispatchTLS, &DispatchTLSType);
+        if (!t) throw py::error_already_set();
+        t->rest = Py_NewRef(rest.ptr());
+        g_default_include = default_include;
+        g_default_exclude_not = default_exclude_not;
+        g_tls = reinterpret_cast<PyObject*>(t);
+        Py_INCREF(g_tls);  // kept for the process: entries compare their tls with it
+        return py::reinterpret_steal<py::object>(g_tls);
+      },
+      py::arg("default_include"), py::arg("default_exclude_not"), py::arg("rest"),
+      "The dispatcher's thread-local key sets (`_dispatch.tls`): include / exclude_not in C++, other "
+      "attributes on `rest` (a threading.local).");
   m.attr("DispatchEntry") = py::handle(reinterpret_cast<PyObject*>(&DispatchEntryType));
   m.def(
       "_dispatch_entry",
@@ -433,7 +591,7 @@ void init_dispatch_entry(py::module_& m) {
           e->mode = Mode::Dunder;
         } else if (mode == "rdunder") {
           e->mode = Mode::ReflectedDunder;
-        } else if (mode == "redispatch") {
+        } else if (mode == "redispatch" || mode == "redispatch_below") {
           e->mode = Mode::Redispatch;
         } else {
           Py_DECREF(e);
@@ -442,6 +600,19 @@ void init_dispatch_entry(py::module_& m) {
         if ((e->mode == Mode::Dunder || e->mode == Mode::ReflectedDunder) && !e->is_operand) {
           Py_DECREF(e);
           throw ember::c10::ValueError("_dispatch_entry: a dunder needs is_operand");
+        }
+        e->below_exclude_not = ~uint64_t{0};
+        if (mode == "redispatch_below") {
+          if (tls.ptr() != g_tls || e->extra == nullptr || !PyLong_Check(e->extra)) {
+            Py_DECREF(e);
+            throw ember::c10::ValueError("_dispatch_entry: redispatch_below needs the C++ tls and the excluded bits");
+          }
+          const uint64_t bits = PyLong_AsUnsignedLongLong(e->extra);
+          if (bits == static_cast<uint64_t>(-1) && PyErr_Occurred()) {
+            Py_DECREF(e);
+            throw py::error_already_set();
+          }
+          e->below_exclude_not = ~bits;
         }
         e->nargs = nargs;
         e->ntensors = static_cast<int>(tensor_pos.size());

@@ -76,7 +76,20 @@ class _TLS(threading.local):
     view_creation: Any = None
 
 
-tls = _TLS()
+def _make_tls() -> Any:
+    """The thread-local sets: `include` and `exclude_not` in C++ (csrc/python/dispatch_entry.cpp,
+    DispatchTLS: the C++ entries read them with no attribute lookup), every other attribute on a
+    _TLS. Under EMBER_PYTHON_DISPATCH=1, or without aten's _C, a plain _TLS (the reference)."""
+    if os.environ.get("EMBER_PYTHON_DISPATCH") == "1":
+        return _TLS()
+    try:
+        from ember.aten import _C
+    except ImportError:
+        return _TLS()
+    return _C._dispatch_tls(0, ALL_BITS, _TLS())
+
+
+tls: Any = _make_tls()
 
 
 def excluded_keys() -> int:
@@ -641,16 +654,41 @@ def dunder_entry(
     )
 
 
-def redispatcher(op: OpOverload) -> Callable[..., Any]:
-    """``op.redispatch`` (ks, *args) in C++: what a kernel registered with_keyset calls below itself."""
-    if PYTHON_DISPATCH:
-        return op.redispatch
+def redispatcher(op: OpOverload, exclude: int = 0) -> Callable[..., Any]:
+    """``op.redispatch`` (ks, *args) in C++: what a kernel registered with_keyset calls below itself.
+    With `exclude` (key bits), those keys are excluded on this thread during the call, as
+    ``with ExcludeKeys(exclude): op.redispatch(ks, *args)`` (an Autograd kernel running the op below
+    itself)."""
+    python_entry = op.redispatch if not exclude else _redispatch_excluding(op, exclude)
+    if PYTHON_DISPATCH or tls.__class__ is _TLS:
+        return python_entry
     from ember.aten import _C
 
     nargs = len(_schema_params(op.schema)[0])
+    if not exclude:
+        return _C._dispatch_entry(  # type: ignore[no-any-return]
+            op, tls, op.redispatch, "redispatch", nargs, [], [], None, None, f"redispatch[{op.full_name}]"
+        )
     return _C._dispatch_entry(  # type: ignore[no-any-return]
-        op, tls, op.redispatch, "redispatch", nargs, [], [], None, None, f"redispatch[{op.full_name}]"
+        op, tls, python_entry, "redispatch_below", nargs, [], [], exclude, None, f"redispatch[{op.full_name}]"
     )
+
+
+def _redispatch_excluding(op: OpOverload, exclude: int) -> Callable[..., Any]:
+    """The Python reference of a "redispatch_below" entry."""
+    redispatch = op.redispatch
+    keep = ALL_BITS & ~exclude
+
+    def below(ks: int, *args: Any) -> Any:
+        prev = tls.exclude_not
+        tls.exclude_not = prev & keep
+        try:
+            return redispatch(ks, *args)
+        finally:
+            tls.exclude_not = prev
+
+    below.__name__ = f"redispatch_below[{op.full_name}]"
+    return below
 
 
 def out_tuple(out: Any, n: int) -> tuple[Any, ...]:

@@ -409,7 +409,7 @@ def gen_kernel(w: Writer, entry: Entry, op_schema: FunctionSchema, mode: str) ->
     fields = _fields(entry)
     outs = output_names(entry.schema)
     inplace = mode == "inplace"
-    w(f"_rd_{m} = _redispatch({s.qualname!r})")
+    w(f"_rd_{m} = _redispatch({s.qualname!r})  # the op below Autograd, its keys excluded meanwhile")
     w(f"def {kname}(ks, {plist}):")
     for n in diff:
         if n in list_inputs:
@@ -425,7 +425,7 @@ def gen_kernel(w: Writer, entry: Entry, op_schema: FunctionSchema, mode: str) ->
         if a.type.base == "Tensor" and a.name not in diff and a.name not in entry.non_differentiable:
             if not (inplace and a.name == "self"):
                 w(f"_check_no_requires_grad({py_name(a.name)}, {a.name!r}, {s.name!r})", 2)
-    w(f"return _plain(_rd_{m}, ks, ({plist}{',' if len(params) == 1 else ''}))", 2)
+    w(f"return _rd_{m}(ks, {plist})", 2)
     for a in s.arguments:
         if a.type.base == "Tensor" and a.name not in diff and a.name not in entry.non_differentiable:
             if not (inplace and a.name == "self"):
@@ -458,13 +458,7 @@ def gen_kernel(w: Writer, entry: Entry, op_schema: FunctionSchema, mode: str) ->
             value = src
         w(f"if {conds}:", 1)
         w(f"node.{f.name} = {value}", 2)
-    w("_tls_ = _tls", 1)
-    w("_prev = _tls_.exclude_not", 1)
-    w("_tls_.exclude_not = _prev & _NOT_AUTOGRAD", 1)
-    w("try:", 1)
-    w(f"r = _rd_{m}(ks, {plist})", 2)
-    w("finally:", 1)
-    w("_tls_.exclude_not = _prev", 2)
+    w(f"r = _rd_{m}(ks, {plist})", 1)
     rets = entry.schema.returns
     od = tuple(entry.output_differentiability)
     if inplace:

@@ -120,8 +120,10 @@ def _clone(t: Any) -> Any:
 
 
 def _redispatch(qualname: str) -> Any:
-    """The generated kernel of `qualname` continues the call below Autograd through this."""
-    return _dispatch.redispatcher(_dispatch.find_op(qualname))
+    """The generated kernel of `qualname` continues the call below Autograd through this:
+    ``redispatch(ks, *args)`` with the Autograd keys excluded on this thread during the call
+    (one C++ entry; the same as ``_plain(op.redispatch, ks, args)``)."""
+    return _dispatch.redispatcher(_dispatch.find_op(qualname), exclude=_dispatch.AUTOGRAD_FUNCTIONALITY)
 
 
 def runtime_namespace() -> dict[str, Any]:

@@ -165,7 +165,21 @@ def execute(
                                 captured[t.index] = g
                         if fn not in runs_anyway and not _leads_further(fn, useful, by_node):
                             continue
-                outputs = _call_function(fn, grads, keep_graph, anomaly)
+                if (
+                    len(grads) == 1
+                    and grads[0] is not None
+                    and fn._retains_grad_hooks is None
+                    and fn._pre_hooks is None
+                    and fn._post_hooks is None
+                    and not anomaly.enabled
+                    and not _trace_state.sinks
+                ):
+                    # the common node (one gradient in, no hooks): what _call_function does, inline
+                    outputs = fn.apply(grads)
+                    if not keep_graph:
+                        fn.release_variables()
+                else:
+                    outputs = _call_function(fn, grads, keep_graph, anomaly)
             edges = fn.next_edges
             if len(outputs) != len(edges):
                 raise RuntimeError(

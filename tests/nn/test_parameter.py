@@ -80,3 +80,30 @@ def test_uninitialized_parameter() -> None:
 def test_parameter_to_numpy() -> None:
     p = nn.Parameter(ea.tensor([1.0, 2.0]))
     np.testing.assert_array_equal(p.detach().numpy(), [1.0, 2.0])
+
+
+def test_a_parameter_saved_for_backward_unpacks() -> None:
+    # ctx.save_for_backward(weight) of a custom Function keeps the Parameter itself (a Tensor
+    # subclass): unpacking it checks its version like any input (it used to fail on the class)
+    from ember.autograd import Function
+
+    class Scale(Function):
+        @staticmethod
+        def forward(ctx, x, w):  # type: ignore[no-untyped-def]
+            ctx.save_for_backward(x, w)
+            return x * w
+
+        @staticmethod
+        def backward(ctx, g):  # type: ignore[no-untyped-def]
+            x, w = ctx.saved_tensors
+            return g * w, (g * x).sum(0)
+
+    w = nn.Parameter(ea.tensor([2.0, 3.0]))
+    x = ea.tensor([[1.0, 4.0], [5.0, 6.0]], requires_grad=True)
+    Scale.apply(x, w).sum().backward()
+    assert w.grad.tolist() == [6.0, 10.0] and x.grad.tolist() == [[2.0, 3.0], [2.0, 3.0]]
+    y = Scale.apply(x, w)
+    with ea.no_grad():
+        w.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()

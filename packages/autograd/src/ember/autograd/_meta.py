@@ -313,7 +313,7 @@ class SavedVariable:
 
     def unpack(self, node: Node | None) -> Any:
         data = self.data
-        if data.__class__ is Tensor:
+        if isinstance(data, Tensor):  # subclasses too (nn.Parameter, a sparse tensor)
             impl = data._impl
             if impl.version != self.version:
                 raise RuntimeError(self._modified_message(impl, self.grad_fn))

@@ -52,8 +52,8 @@ __global__ void update_scale_kernel(float* current_scale, int32_t* growth_tracke
   }
 }
 
-void amp_update_scale_cuda(float* current_scale, int32_t* growth_tracker, const float* found_inf,
-                           double growth_factor, double backoff_factor, int64_t growth_interval) {
+void amp_update_scale_cuda(float* current_scale, int32_t* growth_tracker, const float* found_inf, double growth_factor,
+                           double backoff_factor, int64_t growth_interval) {
   update_scale_kernel<<<1, 1, 0, cuda::current_stream()>>>(current_scale, growth_tracker, found_inf, growth_factor,
                                                            backoff_factor, growth_interval);
   EMBER_CUDA_KERNEL_LAUNCH_CHECK();

@@ -43,9 +43,9 @@ enum class DispatchKey : uint8_t {
   // thread's autocast region includes the key (tls include set).
   AutocastCPU,
   AutocastCUDA,
-  Python,                 // Python-mode kernels (user subclasses / modes)
-  Profiler,               // ember.aten.profiler records ops here
-  Tracer,                 // the dispatch trace (ember.aten.trace_dispatch)
+  Python,    // Python-mode kernels (user subclasses / modes)
+  Profiler,  // ember.aten.profiler records ops here
+  Tracer,    // the dispatch trace (ember.aten.trace_dispatch)
   EndOfFunctionalityKeys = Tracer,
 
   // ---- runtime per-backend keys ----

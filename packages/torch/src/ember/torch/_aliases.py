@@ -46,12 +46,11 @@ SUBMODULES: dict[str, tuple[str, str]] = {
     "special": ("ember.aten:special", "ember-aten"),
     "fft": ("ember.aten:fft", "ember-aten"),
     "return_types": ("ember.aten:return_types", "ember-aten"),
+    "amp": ("ember.aten.amp", "ember-aten"),  # autocast, GradScaler, custom_fwd / custom_bwd
 }
 
 # PyTorch submodules ember does not have yet: importing one says so.
 UNAVAILABLE: dict[str, str] = {
-    "amp": "ember has no automatic mixed precision (torch.amp / autocast / GradScaler) yet; "
-    "run in float32, or cast the model with .half() / .bfloat16() yourself",
     "onnx": "ember has no ONNX export yet; it is planned on ember.fx's captured graphs",
 }
 

@@ -117,7 +117,7 @@ CPU_TABLE: dict[str, tuple[LowerArgs, Any]] = {
     "triplet_margin_loss": (lambda: (b(3, 4), b(3, 4), b(3, 4)), f32),
     "ctc_loss.IntList": (lambda: _ctc_args(False), f32),
     "ctc_loss.Tensor": (lambda: _ctc_args(True), f32),
-    "kl_div": (lambda: (b(3, 4), b(3, 4)), f32),
+    "kl_div": (lambda: (b(3, 4), pos(3, 4)), f32),
     "binary_cross_entropy_with_logits": (lambda: (b(3, 4), pos(3, 4)), f32),
     "linalg_solve": (lambda: (spd(3), b(3, 1)), f32),
     "linalg_cholesky": (lambda: (spd(3),), f32),
@@ -150,19 +150,23 @@ def test_the_table_covers_every_registered_cpu_op() -> None:
     assert not op("add.Tensor").has_kernel_for(DispatchKey.AutocastCPU)  # the fallthrough
 
 
+def _as_f32(a: Any) -> Any:
+    if isinstance(a, (list, tuple)):
+        return type(a)(_as_f32(x) for x in a)
+    return a.to(f32) if isinstance(a, ea.Tensor) and a.is_floating_point() else a
+
+
 @pytest.mark.parametrize("name", sorted(CPU_TABLE))
 def test_cpu_dtype_table(name: str) -> None:
     make, expected = CPU_TABLE[name]
     args = make()
-    plain = first(op(name)(*args))
     with ea.autocast("cpu"):
         out = first(op(name)(*args))
     assert out.dtype == expected, f"{name}: {out.dtype} under autocast, PyTorch gives {expected}"
-    # outside the region the op runs on its inputs as given (lower ops: float32 stays float32)
     if amp.registered_policies("cpu")[name] == "lower_precision_fp":
-        assert plain.dtype == f32
-    # the values agree with the op run on the cast inputs, to the lower dtype's precision
-    ref = plain.to(f32).numpy()
+        assert first(op(name)(*args)).dtype == f32  # outside a region: the inputs' dtype
+    # the values agree with the op run in float32, to bfloat16's precision
+    ref = first(op(name)(*_as_f32(args))).to(f32).numpy()
     got = out.to(f32).numpy()
     assert got.shape == ref.shape
     assert np.allclose(got, ref, rtol=5e-2, atol=5e-2 * max(1.0, float(np.abs(ref).max(initial=0.0))))
@@ -381,3 +385,50 @@ def test_update_scale_errors() -> None:
         ea._amp_update_scale_(ea.ones(2), t, f, 2.0, 0.5, 3)
     with pytest.raises(RuntimeError, match="growth_interval must be positive"):
         ea._amp_update_scale_(s, t, f, 2.0, 0.5, 0)
+
+
+# ---------------------------------------------------------------------------
+# CUDA (run only where a GPU is lent: marked cuda, deselected without one)
+# ---------------------------------------------------------------------------
+
+# PyTorch's CUDA policy for a few ops of each list: op -> (arguments on the GPU, output dtype
+# under autocast("cuda") with the default float16)
+CUDA_ROWS: dict[str, tuple[Callable[[], tuple[Any, ...]], Any]] = {
+    "mm": (lambda: (r(3, 4).cuda(), r(4, 5).cuda()), f16),
+    "linear": (lambda: (r(3, 4).cuda(), r(5, 4).cuda(), r(5).cuda()), f16),
+    "conv2d": (lambda: (r(2, 3, 6, 6).cuda(), r(4, 3, 3, 3).cuda()), f16),
+    "exp": (lambda: (r(3, dtype=f16).cuda(),), f32),
+    "layer_norm": (lambda: (r(2, 4, dtype=f16).cuda(), [4]), f32),
+    "sum": (lambda: (r(2, 4, dtype=f16).cuda(),), f32),
+    "softmax.int": (lambda: (r(2, 4, dtype=f16).cuda(), 1), f32),
+    "addcmul": (lambda: (r(3).cuda(), r(3, dtype=f16).cuda(), r(3, dtype=f16).cuda()), f32),
+}
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", sorted(CUDA_ROWS))
+def test_cuda_dtype_rows(name: str) -> None:
+    make, expected = CUDA_ROWS[name]
+    with ea.autocast("cuda"):
+        assert first(op(name)(*make())).dtype == expected
+
+
+@pytest.mark.cuda
+def test_cuda_binary_cross_entropy_is_banned() -> None:
+    with ea.autocast("cuda"), pytest.raises(RuntimeError, match="are unsafe to autocast"):
+        op("binary_cross_entropy")(pos(3, dtype=f32).cuda(), pos(3, dtype=f32).cuda())
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [f32, f16, bf16])
+def test_cuda_unscale_and_update_scale(dtype: Any) -> None:
+    g = ea.tensor([1.0, 2.0, math.inf]).to(dtype).cuda()
+    ok = ea.tensor([4.0, 8.0]).to(dtype).cuda()
+    found, inv = ea.zeros((), dtype=f32).cuda(), ea.full((), 0.5, dtype=f32).cuda()
+    ea._amp_foreach_non_finite_check_and_unscale_([ok], found, inv)
+    assert found.item() == 0.0 and ok.cpu().to(f32).tolist() == [2.0, 4.0]
+    ea._amp_foreach_non_finite_check_and_unscale_([g], found, inv)
+    assert found.item() == 1.0
+    s, t = ea.full((), 8.0, dtype=f32).cuda(), ea.zeros((), dtype=ea.int32).cuda()
+    ea._amp_update_scale_(s, t, found, 2.0, 0.5, 2)
+    assert s.item() == 4.0 and t.item() == 0

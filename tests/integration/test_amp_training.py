@@ -33,7 +33,7 @@ def _region(bf16: bool) -> contextlib.AbstractContextManager[None]:
     return ea.autocast("cpu", dtype=ea.bfloat16) if bf16 else contextlib.nullcontext()
 
 
-def _train_cnn(bf16: bool, epochs: int = 3) -> float:
+def _train_cnn(bf16: bool, epochs: int = 2) -> float:
     cnn = _example("cnn_digits")
     ea.manual_seed(0)
     ds = cnn.load_digits_dataset()
@@ -67,11 +67,11 @@ def test_cnn_digits_bf16_autocast_matches_float32() -> None:
     pytest.importorskip("sklearn")
     acc32 = _train_cnn(False)
     acc16 = _train_cnn(True)
-    assert acc32 > 0.9
+    assert acc32 > 0.85
     assert abs(acc16 - acc32) <= 0.03, (acc32, acc16)
 
 
-def _train_transformer(bf16: bool, steps: int = 40) -> float:
+def _train_transformer(bf16: bool, steps: int = 30) -> float:
     ct = _example("char_transformer")
     ea.manual_seed(0)
     text = ct.TEXT.read_text()

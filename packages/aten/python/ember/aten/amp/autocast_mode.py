@@ -32,7 +32,7 @@ import functools
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from ember.c10py import DispatchKey, DispatchKeySet
 
@@ -253,7 +253,7 @@ class autocast:  # PyTorch's (lower-case) name
         autocast_increment_nesting()
         set_autocast_cache_enabled(self._cache_enabled)
 
-    def __exit__(self, *exc: object) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         # the cache lives for the outermost region only: casts of weights must not outlive
         # the forward pass that made them (the weights change at the optimizer step)
         if autocast_decrement_nesting() == 0:

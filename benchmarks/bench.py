@@ -36,6 +36,9 @@ MODULES += [gpu_blas]
 from workloads import real_models  # noqa: E402  -- nn+optim: real models' training steps vs PyTorch
 
 MODULES += [real_models]
+from workloads import amp  # noqa: E402  -- amp: bfloat16 autocast vs float32, ember vs PyTorch CPU autocast
+
+MODULES += [amp]
 
 
 def main() -> int:

@@ -11,7 +11,18 @@ K = _C.DispatchKey
 KS = _C.DispatchKeySet
 
 # Every runtime key, highest priority first.
-PRIORITY = [K.Tracer, K.Profiler, K.Python, K.AutogradCUDA, K.AutogradCPU, K.AutogradOther, K.CUDA, K.CPU]
+PRIORITY = [
+    K.Tracer,
+    K.Profiler,
+    K.Python,
+    K.AutocastCUDA,
+    K.AutocastCPU,
+    K.AutogradCUDA,
+    K.AutogradCPU,
+    K.AutogradOther,
+    K.CUDA,
+    K.CPU,
+]
 ALIASES = [K.Autograd, K.CompositeImplicitAutograd, K.CompositeExplicitAutograd]
 
 
@@ -51,7 +62,7 @@ PAIRS = [
 def test_priority_pairs_cover_the_chain() -> None:
     assert (K.AutogradCUDA, K.AutogradCPU) in PAIRS and (K.CUDA, K.CPU) in PAIRS
     assert (K.AutogradCPU, K.CUDA) not in PAIRS
-    assert len(PAIRS) == 28 - 2
+    assert len(PAIRS) == 45 - 2
 
 
 @pytest.mark.parametrize(("high", "low"), PAIRS, ids=[f"{a.name}>{b.name}" for a, b in PAIRS])

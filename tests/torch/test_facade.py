@@ -124,11 +124,16 @@ def test_jit_points_to_graph_capture():
     assert f(1) == 2 and g(3) == 3 and torch.jit.annotate(list, [1]) == [1]
 
 
+def test_amp_is_ember_aten_amp():
+    import ember.aten as ea
+
+    assert torch.amp is ea.amp and torch.autocast is ea.autocast
+    assert importlib.import_module("ember.torch.amp").GradScaler is ea.amp.GradScaler
+    with torch.autocast("cpu"):
+        assert torch.mm(torch.ones(2, 2), torch.ones(2, 2)).dtype == torch.bfloat16
+
+
 def test_features_not_there_yet_say_so():
-    with pytest.raises(ModuleNotFoundError, match="no automatic mixed precision"):
-        torch.amp  # noqa: B018
-    with pytest.raises(ImportError, match="no automatic mixed precision"):
-        torch.autocast  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'not_a_torch_name'"):
         torch.not_a_torch_name  # noqa: B018
 

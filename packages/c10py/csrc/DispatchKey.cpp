@@ -14,6 +14,10 @@ const char* toString(DispatchKey k) {
       return "AutogradOther";
     case DispatchKey::AutogradFunctionality:
       return "AutogradFunctionality";
+    case DispatchKey::AutocastCPU:
+      return "AutocastCPU";
+    case DispatchKey::AutocastCUDA:
+      return "AutocastCUDA";
     case DispatchKey::Python:
       return "Python";
     case DispatchKey::Profiler:

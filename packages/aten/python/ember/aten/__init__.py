@@ -159,3 +159,21 @@ _legacy.install(globals(), cuda)
 from . import _sparse  # noqa: E402
 
 _sparse.install(globals(), Tensor)
+
+# -- automatic mixed precision (ember.aten.amp): the AutocastCPU / AutocastCUDA kernels of the
+# listed ops, a fallthrough for every other op, and PyTorch's module-level autocast functions
+from . import amp  # noqa: E402
+from .amp import autocast_mode as _autocast_mode  # noqa: E402
+from .amp.autocast_mode import (  # noqa: E402
+    autocast,
+    clear_autocast_cache,
+    get_autocast_dtype,
+    is_autocast_available,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
+
+_autocast_mode._register()

@@ -37,9 +37,15 @@ enum class DispatchKey : uint8_t {
   Dense,                  // per-backend: CPU, CUDA
   AutogradOther,          // autograd for backends without their own autograd key
   AutogradFunctionality,  // per-backend: AutogradCPU, AutogradCUDA
-  Python,                 // Python-mode kernels (user subclasses / modes)
-  Profiler,               // ember.aten.profiler records ops here
-  Tracer,                 // the dispatch trace (ember.aten.trace_dispatch)
+  // Automatic mixed precision (ember.aten.autocast), one key per device type as in
+  // PyTorch: above Autograd, so the casts an autocast kernel makes are recorded by
+  // autograd (gradients flow back to the parameters' dtype); reached only while a
+  // thread's autocast region includes the key (tls include set).
+  AutocastCPU,
+  AutocastCUDA,
+  Python,    // Python-mode kernels (user subclasses / modes)
+  Profiler,  // ember.aten.profiler records ops here
+  Tracer,    // the dispatch trace (ember.aten.trace_dispatch)
   EndOfFunctionalityKeys = Tracer,
 
   // ---- runtime per-backend keys ----

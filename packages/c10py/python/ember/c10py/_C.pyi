@@ -126,6 +126,8 @@ class DispatchKey:
     Dense: ClassVar[DispatchKey]
     AutogradOther: ClassVar[DispatchKey]
     AutogradFunctionality: ClassVar[DispatchKey]
+    AutocastCPU: ClassVar[DispatchKey]
+    AutocastCUDA: ClassVar[DispatchKey]
     Python: ClassVar[DispatchKey]
     Profiler: ClassVar[DispatchKey]
     Tracer: ClassVar[DispatchKey]

@@ -82,8 +82,6 @@ def __getattr__(name: str) -> _Any:
         module = _importlib.import_module(f"{__name__}.{name}")
         globals()[name] = module
         return module
-    if name == "autocast":
-        raise ImportError(f"ember.torch.autocast: {_aliases.UNAVAILABLE['amp']}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -49,13 +49,11 @@ SUBMODULES: dict[str, tuple[str, str]] = {
     "sparse": ("ember.aten:sparse", "ember-aten"),
     "onnx": ("ember.onnx", "ember-onnx"),
     "fx": ("ember.fx", "ember-fx"),
+    "amp": ("ember.aten.amp", "ember-aten"),  # autocast, GradScaler, custom_fwd / custom_bwd
 }
 
 # PyTorch submodules ember does not have yet: importing one says so.
-UNAVAILABLE: dict[str, str] = {
-    "amp": "ember has no automatic mixed precision (torch.amp / autocast / GradScaler) yet; "
-    "run in float32, or cast the model with .half() / .bfloat16() yourself",
-}
+UNAVAILABLE: dict[str, str] = {}
 
 
 def _lookup(rest: str) -> tuple[str, str, str] | None:

@@ -54,6 +54,11 @@ def _unpool_args() -> tuple[Any, ...]:
     return (out.to(bf16), idx, [4, 4])
 
 
+def _lu_solve_args() -> tuple[Any, ...]:
+    lu, pivots, _ = op("linalg_lu_factor_ex")(spd(3, f32))
+    return (b(3, 1), lu.to(bf16), pivots)
+
+
 def _ctc_args(tensor_lengths: bool) -> tuple[Any, ...]:
     lp = op("log_softmax.int")(r(6, 2, 4), 2).to(bf16)
     targets = ea.tensor([[1, 2, 1], [3, 1, 2]])
@@ -125,6 +130,28 @@ CPU_TABLE: dict[str, tuple[LowerArgs, Any]] = {
     "linalg_inv": (lambda: (spd(3),), f32),
     "linalg_qr": (lambda: (b(3, 3),), f32),
     "linalg_svd": (lambda: (b(3, 3),), f32),
+    "linalg_inv_ex": (lambda: (spd(3),), f32),
+    "linalg_cholesky_ex": (lambda: (spd(3),), f32),
+    "cholesky": (lambda: (spd(3),), f32),
+    "cholesky_inverse": (lambda: (spd(3),), f32),
+    "cholesky_solve": (lambda: (b(3, 1), spd(3)), f32),
+    "linalg_eigh": (lambda: (spd(3),), f32),
+    "linalg_eigvalsh": (lambda: (spd(3),), f32),
+    "linalg_cond": (lambda: (spd(3),), f32),
+    "linalg_cond.p_str": (lambda: (spd(3), "fro"), f32),
+    "linalg_lstsq": (lambda: (spd(3), b(3, 1)), f32),
+    "linalg_matrix_rank": (lambda: (spd(3), 1e-5), ea.int64),  # a count, whatever the input
+    "linalg_tensorinv": (lambda: (spd(4).reshape(4, 2, 2), 1), f32),
+    "linalg_tensorsolve": (lambda: (spd(3), b(3)), f32),
+    "geqrf": (lambda: (b(3, 3),), f32),
+    "linalg_householder_product": (lambda: (b(3, 3), b(3)), f32),
+    "orgqr": (lambda: (b(3, 3), b(3)), f32),
+    "ormqr": (lambda: (b(3, 3), b(3), b(3, 3)), f32),
+    "pinverse": (lambda: (b(3, 3),), f32),
+    "triangular_solve": (lambda: (b(3, 1), spd(3)), f32),
+    "lu_solve": (lambda: _lu_solve_args(), f32),
+    # (lower precision, PyTorch's CPU list: float32 inputs come out bfloat16)
+    "linalg_vecdot": (lambda: (r(3), r(3)), bf16),
     # ---- promote: the widest floating type of the inputs
     "cat": (lambda: ([b(2, 3), r(2, 3)],), f32),
     "stack": (lambda: ([b(2, 3), r(2, 3)],), f32),

@@ -401,6 +401,13 @@ def test_integer_convolutions(dtype: Any, np_dtype: Any) -> None:
     assert got.dtype == dtype and got.numpy().reshape(-1).tolist() == [wrapped]
 
 
+@pytest.mark.cuda
+def test_integer_convolutions_are_refused_on_cuda() -> None:
+    x, w = ea.ones(1, 1, 3, 3, dtype=ea.int64, device="cuda"), ea.ones(1, 1, 2, 2, dtype=ea.int64, device="cuda")
+    with pytest.raises(NotImplementedError, match="integer convolutions run on the CPU only"):
+        ea.conv2d(x, w)
+
+
 def test_empty_convolutions() -> None:
     out = ea.conv2d(t(arr(0, 4, 5, 5)), t(arr(6, 2, 3, 3)), t(arr(6)), groups=2)
     assert tuple(out.shape) == (0, 6, 3, 3)

@@ -66,6 +66,10 @@ NON_DIFFERENTIABLE: dict[str, list[str]] = {
     "fused optimizer steps (PyTorch has no derivative for them either)": (
         "_fused_sgd_ _fused_sgd_.tensor_lr _fused_adam_ _fused_adam_.tensor_lr _fused_adamw_ _fused_adamw_.tensor_lr "
     ).split(),
+    "GradScaler's in-place kernels (run under no_grad on gradients and the scale; PyTorch has none)": [
+        "_amp_foreach_non_finite_check_and_unscale_",
+        "_amp_update_scale_",
+    ],
 }
 
 

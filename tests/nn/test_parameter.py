@@ -85,7 +85,7 @@ def test_parameter_to_numpy() -> None:
 def test_a_parameter_saved_for_backward_unpacks() -> None:
     # ctx.save_for_backward(weight) of a custom Function keeps the Parameter itself (a Tensor
     # subclass): unpacking it checks its version like any input (it used to fail on the class)
-    from ember.autograd import Function
+    from ember.autograd import Function, no_grad
 
     class Scale(Function):
         @staticmethod
@@ -103,7 +103,7 @@ def test_a_parameter_saved_for_backward_unpacks() -> None:
     Scale.apply(x, w).sum().backward()
     assert w.grad.tolist() == [6.0, 10.0] and x.grad.tolist() == [[2.0, 3.0], [2.0, 3.0]]
     y = Scale.apply(x, w)
-    with ea.no_grad():
+    with no_grad():
         w.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()

@@ -356,7 +356,7 @@ def _conv2d_errors(op: OpInfo) -> Iterator[ErrorInput]:
     yield _err(
         x, (w, _t((6,), ea.float64)), r"Input type \(float\) and bias type \(double\) should be the same", groups=2
     )
-    yield _err(x.long(), (w.long(), None), "not implemented for dtype int64", NotImplementedError, groups=2)
+    yield _err(x.bool(), (w.bool(), None), "not implemented for dtype bool", NotImplementedError, groups=2)
 
 
 def _tconv2d_errors(op: OpInfo) -> Iterator[ErrorInput]:
@@ -475,6 +475,7 @@ OPS = [
         supports_out=False,
         result_dtype=_same,
         tol_overrides=CONV_TOLS,
+        check_unsupported=False,  # integers run on the CPU (test_conv.py), not on CUDA
         kind="conv",
     ),
     OpInfo(
@@ -487,6 +488,7 @@ OPS = [
         result_dtype=_same,
         tol_overrides=CONV_TOLS,
         error_inputs=_conv2d_errors,
+        check_unsupported=False,  # integers run on the CPU (test_conv.py), not on CUDA
         kind="conv",
     ),
     OpInfo(
@@ -498,6 +500,7 @@ OPS = [
         supports_out=False,
         result_dtype=_same,
         tol_overrides=CONV_TOLS,
+        check_unsupported=False,  # integers run on the CPU (test_conv.py), not on CUDA
         kind="conv",
     ),
     OpInfo(
@@ -509,6 +512,7 @@ OPS = [
         supports_out=False,
         result_dtype=_same,
         tol_overrides=CONV_TOLS,
+        check_unsupported=False,  # integers run on the CPU (test_conv.py), not on CUDA
         kind="conv",
     ),
     OpInfo(
@@ -521,6 +525,7 @@ OPS = [
         result_dtype=_same,
         tol_overrides=CONV_TOLS,
         error_inputs=_tconv2d_errors,
+        check_unsupported=False,  # integers run on the CPU (test_conv.py), not on CUDA
         kind="conv",
     ),
     OpInfo(
@@ -532,6 +537,7 @@ OPS = [
         supports_out=False,
         result_dtype=_same,
         tol_overrides=CONV_TOLS,
+        check_unsupported=False,  # integers run on the CPU (test_conv.py), not on CUDA
         kind="conv",
     ),
     OpInfo(

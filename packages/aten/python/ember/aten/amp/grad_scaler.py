@@ -136,7 +136,7 @@ class GradScaler:
 
     # ---- unscaling ----
     def _unscale_grads_(self, optimizer: Any, inv_scale: Any, found_inf: Any, allow_fp16: bool) -> dict[Any, Any]:
-        from .. import _amp_foreach_non_finite_check_and_unscale_
+        from .._generated._ops import _call__amp_foreach_non_finite_check_and_unscale_ as unscale
 
         per_device_inv_scale = _MultiDeviceReplicator(inv_scale)
         per_device_found_inf = _MultiDeviceReplicator(found_inf)
@@ -155,9 +155,7 @@ class GradScaler:
                     groups[grad.device][grad.dtype].append(grad)
             for device, per_dtype in groups.items():
                 for grads in per_dtype.values():
-                    _amp_foreach_non_finite_check_and_unscale_(
-                        grads, per_device_found_inf.get(device), per_device_inv_scale.get(device)
-                    )
+                    unscale(grads, per_device_found_inf.get(device), per_device_inv_scale.get(device))
         return per_device_found_inf._per_device
 
     def unscale_(self, optimizer: Any) -> None:
@@ -207,7 +205,7 @@ class GradScaler:
         """Adjusts the scale from this iteration's inf checks (or sets it to `new_scale`)."""
         if not self._enabled:
             return
-        from .. import _amp_update_scale_
+        from .._generated._ops import _call__amp_update_scale_ as update_scale
 
         scale, _ = self._check_scale_growth_tracker("update")
         if new_scale is not None:
@@ -234,7 +232,7 @@ class GradScaler:
             found_inf_combined = found_infs[0]
             for f in found_infs[1:]:
                 found_inf_combined = found_inf_combined + f
-            _amp_update_scale_(
+            update_scale(
                 self._scale,
                 self._growth_tracker,
                 found_inf_combined,

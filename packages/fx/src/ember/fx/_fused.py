@@ -593,8 +593,10 @@ def kernel_source(k: FusedKernel, symbol: str) -> str:
     if red is not None:
         lines.append(f"  T* __restrict__ red = reinterpret_cast<T*>(p[{len(operands)}]);")
 
-    def loads(offs: list[str]) -> list[str]:
-        out = [f"const T x{i} = in{i}[{offs[i]}];" for i in range(n_in)]
+    def loads(offs: list[str], tiles: dict[int, str] | None = None) -> list[str]:
+        """Reads of every input at `offs`; `tiles`: input -> a staged tile element read instead."""
+        tiles = tiles or {}
+        out = [f"const T x{i} = {tiles[i] if i in tiles else f'in{i}[{offs[i]}]'};" for i in range(n_in)]
         out += [f"const T z{i} = io{i}[{offs[n_in + i]}];" for i, v in enumerate(k.inplace) if v in read]
         return out
 
@@ -648,7 +650,7 @@ def kernel_source(k: FusedKernel, symbol: str) -> str:
         itemsize = 4 if T == "float" else 8
         big = numel * itemsize * max(len(point_outs), 1) >= STREAM_MIN_BYTES
         streamed = [n_in + n_io + i for i in range(len(point_outs))] if big else []
-        lines += _loops(cshape, cstrides, loads, stores, inner_lines, acc, numel, streamed, out_ptr)
+        lines += _loops(cshape, cstrides, loads, stores, inner_lines, acc, numel, streamed, out_ptr, n_in)
         if acc:
             lines.append(f"  red[0] = T(acc{f' / {numel}' if mean else ''});")
     lines.append("}")
@@ -679,9 +681,11 @@ def _loops(
     numel: int,
     streamed: list[int],
     out_ptr: Callable[[int], str],
+    n_in: int = 0,
 ) -> list[str]:
     """The loop nest over the coalesced iteration space. Outputs in `streamed` whose innermost
-    stride is 1 are staged per inner run in a local array and written with stream_()."""
+    stride is 1 are staged per inner run in a local array and written with stream_().
+    Operands below `n_in` are read-only inputs (they may be staged through a transposed tile)."""
     n_ops = len(strides)
 
     def staging(
@@ -738,12 +742,24 @@ def _loops(
         out.append(f"      const int64_t je = jb + {TILE} < {inner} ? jb + {TILE} : {inner};")
         starts = [f"b{k} + i * {mid_st[k]} + jb" for k in range(n_ops)]
         decl, staged, flush = staging(inner_st, TILE, starts, "je - jb", "        ")
+        # an input contiguous along the tile's rows (mid stride 1) but not along its columns is
+        # copied into a local tile first, reading whole cache lines in its own memory order:
+        # read in place, the 32 lines of a tile column lie a large power-of-two stride apart
+        # and evict each other from L1 (the same few sets) before the next column reuses them
+        tiled = [k for k in range(n_in) if mid_st[k] == 1 and inner_st[k] not in (0, 1)]
+        for k in tiled:
+            out.append(f"      alignas(64) T tile{k}[{TILE}][{TILE}];")
+            out.append("      for (int64_t j = jb; j < je; ++j) {")
+            out.append("        #pragma omp simd")
+            out.append(f"        for (int64_t i = ib; i < ie; ++i) tile{k}[i - ib][j - jb] = in{k}[b{k} + i + j * {inner_st[k]}];")
+            out.append("      }")
+        tiles = {k: f"tile{k}[i - ib][j - jb]" for k in tiled}
         out.append("      for (int64_t i = ib; i < ie; ++i) {")
         out += decl
         out.append(f"        #pragma omp simd{red}")
         out.append("        for (int64_t j = jb; j < je; ++j) {")
         offs = [f"b{k} + i * {mid_st[k]} + j * {inner_st[k]}" for k in range(n_ops)]
-        out += ["          " + s for s in loads(offs) + body + stores(offs, {o: "j - jb" for o in staged})]
+        out += ["          " + s for s in loads(offs, tiles) + body + stores(offs, {o: "j - jb" for o in staged})]
         out.append("        }")
         out += flush
         out.append("      }")

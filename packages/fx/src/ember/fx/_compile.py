@@ -30,6 +30,7 @@ from typing import Any
 
 from ember.aten import Tensor
 from ember.autograd import is_grad_enabled
+from ember.c10py import DispatchKey, DispatchKeySet
 
 from . import _fused
 from ._capture import capture_graph
@@ -45,10 +46,24 @@ def _grad_enabled() -> bool:
     return bool(is_grad_enabled())
 
 
+# A CPU tensor's dispatch key bits say its device (CPU has no index): its ``device`` (a new
+# Python object per read, the guard's most expensive attribute) is read only for other devices.
+_CPU_BIT = DispatchKeySet(DispatchKey.CPU).raw
+
+
 def _tensor_key(t: Any) -> tuple[Any, ...]:
     impl = t._impl
     rg = t.requires_grad
-    return (impl.sizes, impl.strides, impl.dtype, impl.device, rg, rg and t.is_leaf and t.grad is None)
+    kb = impl._key_bits
+    return (
+        impl.sizes,
+        impl.strides,
+        impl.dtype,
+        kb,
+        None if kb & _CPU_BIT else impl.device,
+        rg,
+        rg and t.is_leaf and t.grad is None,
+    )
 
 
 def _key(x: Any) -> Any:
@@ -82,6 +97,13 @@ class CompiledEntry:
         g = gm.graph
         self.lifted_keys = [(_tensor_key(t) if t is not None else None) for t in gm.lifted]
         self.lifted_objs = [t for t in gm.lifted if t is not None]
+        # the common case of the lifted guard: each lifted tensor still has its TensorImpl (so its
+        # dtype and device), its sizes and strides, requires_grad and whether its .grad is None
+        self._lifted_fast = [
+            (t, t._impl, k[0], k[1], k[5], k[6])
+            for t, k in zip(gm.lifted, self.lifted_keys, strict=True)
+            if t is not None and k is not None
+        ]
         self.has_grad_lifts = any(t is None for t in gm.lifted)
         # outputs with history that backward has not consumed yet: the caller will differentiate
         # them, so they must come from the dispatcher with autograd (a step that ran backward
@@ -103,6 +125,15 @@ class CompiledEntry:
         self.compile_seconds = time.perf_counter() - t0
 
     def lifted_match(self) -> bool:
+        for t, impl, sizes, strides, rg, no_grad in self._lifted_fast:
+            i = t._impl
+            if i is not impl or i.sizes != sizes or i.strides != strides or t.requires_grad != rg:
+                return self._lifted_match_slow()
+            if rg and (t.is_leaf and t.grad is None) != no_grad:
+                return False
+        return True
+
+    def _lifted_match_slow(self) -> bool:
         for t, k in zip(self.gm.lifted, self.lifted_keys, strict=True):
             if t is not None and _tensor_key(t) != k:
                 return False
@@ -112,10 +143,15 @@ class CompiledEntry:
         if self.program is None:
             return Interpreter(self.gm).run(*args, **kwargs)
         inputs: list[Any] = []
-        if not kwargs and all(type(a) is Tensor for a in args):
-            inputs = list(args)
-        else:
+        if kwargs:
             _flat_tensors((args, kwargs), inputs)
+        else:
+            for a in args:
+                if type(a) is not Tensor:
+                    inputs = []
+                    _flat_tensors(args, inputs)
+                    break
+                inputs.append(a)
         if self.has_grad_lifts:
             lifted = self.gm.placeholder_tensors(inputs)[len(inputs) :]
         else:

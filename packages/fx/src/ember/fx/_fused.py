@@ -113,6 +113,16 @@ POINTWISE: dict[str, Lower] = {
     "aten::zeros_like": lambda a, e: "T(0)",
     "aten::full_like": lambda a, e: e(a[1]),
 }
+# comparisons make bool values (kept as C++ bool in the loop, stored as one byte); a bool
+# operand is only ever a mask (masked_fill, where), so a kernel's arithmetic stays in T
+COMPARES = {"le": "<=", "lt": "<", "ge": ">=", "gt": ">", "eq": "==", "ne": "!="}
+for _name, _op in COMPARES.items():
+    for _overload in ("Tensor", "Scalar"):
+        POINTWISE[f"aten::{_name}.{_overload}"] = lambda a, e, op=_op: f"({e(a[0])} {op} {e(a[1])})"
+BOOL_OUT = {f"aten::{n}.{o}" for n in COMPARES for o in ("Tensor", "Scalar")}
+POINTWISE["aten::masked_fill.Scalar"] = lambda a, e: f"({e(a[1])} ? {e(a[2])} : {e(a[0])})"
+POINTWISE["aten::where.self"] = lambda a, e: f"({e(a[0])} ? {e(a[1])} : {e(a[2])})"
+MASK_ARGS = {"aten::masked_fill.Scalar": 1, "aten::where.self": 0}  # the argument that is a bool mask
 # fills: the value does not depend on any tensor's data (``self`` gives dtype and device only)
 FILLS: dict[str, Lower] = {
     "aten::ones_like": lambda a, e: "T(1)",
@@ -298,6 +308,44 @@ def _reduction_dims(node: Node, shape: tuple[int, ...], dtype: Any) -> str | Non
     return None
 
 
+def _is_bool(v: Value) -> bool:
+    return v.meta.device.type == "cpu" and _dtype_name(v.meta.dtype) == "bool"
+
+
+def compute_dtype(node: Node) -> Any:
+    """The dtype a member computes in (a comparison: its operands'); None for a view of a mask."""
+    name = node.op.full_name
+    if name in BOOL_OUT:
+        a = node.args[0]
+        return a.meta.dtype if isinstance(a, Value) else None
+    out = result(node)
+    if name in BROADCAST_VIEWS and _is_bool(out):
+        return None
+    return out.meta.dtype
+
+
+def _dtypes_ok(node: Node, out: Value) -> bool:
+    """CPU values of one float dtype, except a comparison's bool result and a mask operand."""
+    name = node.op.full_name
+    if name in BROADCAST_VIEWS and _is_bool(out):
+        src = node.args[0]
+        return isinstance(src, Value) and _is_bool(src)
+    ct = compute_dtype(node)
+    if ct is None or out.meta.device.type != "cpu" or _dtype_name(ct) not in FUSED_DTYPES:
+        return False
+    if name in BOOL_OUT:
+        if not _is_bool(out) or not isinstance(node.args[0], Value):
+            return False
+    elif not _cpu_dtype(out, ct):
+        return False
+    mask = MASK_ARGS.get(name)
+    for i, a in enumerate(node.args):
+        if isinstance(a, Value) and a in data_inputs(node):
+            if not (_is_bool(a) if i == mask else _cpu_dtype(a, ct)):
+                return False
+    return True
+
+
 def result(node: Node) -> Value:
     """The value a member makes, or (in place) the argument it writes."""
     if node.op.full_name in INPLACE:
@@ -314,9 +362,7 @@ def classify(node: Node) -> str | None:
     elif node.returns != "one" or not node.outputs or node.outputs[0] is None:
         return None
     out = result(node)
-    if not _cpu_dtype(out):
-        return None
-    if any(not _cpu_dtype(v, out.meta.dtype) for v in data_inputs(node)):
+    if not _dtypes_ok(node, out):
         return None
     if name in REDUCTIONS:
         return "reduction"
@@ -353,7 +399,7 @@ class _Group:
         out = result(node)
         self.nodes = [node]
         self.shape: tuple[int, ...] = out.meta.shape
-        self.dtype = out.meta.dtype
+        self.dtype = compute_dtype(node)
         self.made: set[Value] = set()  # values the members make
         self.written: set[int] = set()  # storages written in place
         self.pending: set[Value] = set()  # reduction results: not known inside the loop
@@ -379,7 +425,8 @@ class _Group:
 
     def accepts(self, node: Node, kind: str) -> bool:
         out = result(node)
-        if out.meta.dtype != self.dtype or any(v in self.pending for v in data_inputs(node)):
+        ct = compute_dtype(node)
+        if (ct is not None and ct != self.dtype) or any(v in self.pending for v in data_inputs(node)):
             return False
         if kind == "reduction":
             src = node.args[0]
@@ -580,23 +627,32 @@ def kernel_source(k: FusedKernel, symbol: str) -> str:
         if name in BROADCAST_VIEWS:  # the same elements under a new name
             names[v] = names[n.args[0]]
             continue
-        body.append(f"const T y{j} = {LOWERINGS[name](list(n.args), expr)};  // {n.op.name}")
+        ty = "bool" if _is_bool(v) else "T"
+        body.append(f"const {ty} y{j} = {LOWERINGS[name](list(n.args), expr)};  // {n.op.name}")
         names[v] = f"y{j}"  # an in-place member renames its destination: later reads see the new value
 
     lines = [f'extern "C" void {symbol}(char** p) {{', f"  using T = {T};"]
+    is_bool = {i for i, v in enumerate(operands) if _is_bool(v)}  # masks: one byte per element
     for i, _ in enumerate(k.inputs):
-        lines.append(f"  const T* __restrict__ in{i} = reinterpret_cast<const T*>(p[{i}]);")
+        ct = "uint8_t" if i in is_bool else "T"
+        lines.append(f"  const {ct}* __restrict__ in{i} = reinterpret_cast<const {ct}*>(p[{i}]);")
     for i, _ in enumerate(k.inplace):  # read and written: no other operand shares its memory
         lines.append(f"  T* io{i} = reinterpret_cast<T*>(p[{n_in + i}]);")
     for i, _ in enumerate(point_outs):
-        lines.append(f"  T* __restrict__ out{i} = reinterpret_cast<T*>(p[{n_in + n_io + i}]);")
+        ct = "uint8_t" if n_in + n_io + i in is_bool else "T"
+        lines.append(f"  {ct}* __restrict__ out{i} = reinterpret_cast<{ct}*>(p[{n_in + n_io + i}]);")
     if red is not None:
         lines.append(f"  T* __restrict__ red = reinterpret_cast<T*>(p[{len(operands)}]);")
 
     def loads(offs: list[str], tiles: dict[int, str] | None = None) -> list[str]:
         """Reads of every input at `offs`; `tiles`: input -> a staged tile element read instead."""
         tiles = tiles or {}
-        out = [f"const T x{i} = {tiles[i] if i in tiles else f'in{i}[{offs[i]}]'};" for i in range(n_in)]
+        out = [
+            f"const bool x{i} = in{i}[{offs[i]}] != 0;"
+            if i in is_bool
+            else f"const T x{i} = {tiles[i] if i in tiles else f'in{i}[{offs[i]}]'};"
+            for i in range(n_in)
+        ]
         out += [f"const T z{i} = io{i}[{offs[n_in + i]}];" for i, v in enumerate(k.inplace) if v in read]
         return out
 
@@ -649,8 +705,9 @@ def kernel_source(k: FusedKernel, symbol: str) -> str:
         inner_lines = body + ([f"acc += {red_expr};"] if acc else [])
         itemsize = 4 if T == "float" else 8
         big = numel * itemsize * max(len(point_outs), 1) >= STREAM_MIN_BYTES
-        streamed = [n_in + n_io + i for i in range(len(point_outs))] if big else []
-        lines += _loops(cshape, cstrides, loads, stores, inner_lines, acc, numel, streamed, out_ptr, n_in)
+        streamed = [o for o in range(n_in + n_io, len(operands)) if o not in is_bool] if big else []
+        tileable = [i for i in range(n_in) if i not in is_bool]
+        lines += _loops(cshape, cstrides, loads, stores, inner_lines, acc, numel, streamed, out_ptr, tileable)
         if acc:
             lines.append(f"  red[0] = T(acc{f' / {numel}' if mean else ''});")
     lines.append("}")
@@ -681,11 +738,11 @@ def _loops(
     numel: int,
     streamed: list[int],
     out_ptr: Callable[[int], str],
-    n_in: int = 0,
+    tileable: list[int] | None = None,
 ) -> list[str]:
     """The loop nest over the coalesced iteration space. Outputs in `streamed` whose innermost
     stride is 1 are staged per inner run in a local array and written with stream_().
-    Operands below `n_in` are read-only inputs (they may be staged through a transposed tile)."""
+    Operands in `tileable` are read-only T inputs (they may be staged through a transposed tile)."""
     n_ops = len(strides)
 
     def staging(
@@ -746,7 +803,7 @@ def _loops(
         # copied into a local tile first, reading whole cache lines in its own memory order:
         # read in place, the 32 lines of a tile column lie a large power-of-two stride apart
         # and evict each other from L1 (the same few sets) before the next column reuses them
-        tiled = [k for k in range(n_in) if mid_st[k] == 1 and inner_st[k] not in (0, 1)]
+        tiled = [k for k in tileable or [] if mid_st[k] == 1 and inner_st[k] not in (0, 1)]
         for k in tiled:
             out.append(f"      alignas(64) T tile{k}[{TILE}][{TILE}];")
             out.append("      for (int64_t j = jb; j < je; ++j) {")

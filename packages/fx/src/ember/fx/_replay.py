@@ -10,8 +10,8 @@ dispatcher would reach below Autograd), and the graph becomes straight-line Pyth
         del v_t0                     # last use: its block goes back to the allocator
         ...
 
-No key-set computation, no autograd recording (the whole program runs with the
-Autograd keys excluded), no argument parsing. Memory: what aten kernels return is
+No key-set computation, no autograd recording (a program that calls aten kernels runs
+with the Autograd keys excluded; one of fused kernels only calls none), no argument parsing. Memory: what aten kernels return is
 released right after its last use (computed once, here), so the c10 CPU allocator's
 size-binned cache hands the same blocks to the next allocations of the same size. What
 the program allocates itself (fused kernels' outputs) follows :func:`memory_plan`:
@@ -173,7 +173,6 @@ def memory_plan(graph: Graph, plan: list[Any]) -> dict[Value, int]:
 def generate(graph: Graph, plan: list[Any]) -> tuple[str, dict[str, Any]]:
     """Python source of the replay function for `plan` (Nodes and FusedKernels), and its globals."""
     e = _Emitter()
-    e.globals["_bump"] = _dispatch.bump_version
     w = e.lines.append
     w("def replay(inputs, lifted):")
     if graph.inputs:
@@ -203,7 +202,7 @@ def generate(graph: Graph, plan: list[Any]) -> tuple[str, dict[str, Any]]:
                 a = step.args[j]
                 for v in a if isinstance(a, list) else [a]:
                     if isinstance(v, Value):
-                        w(f"    _bump({local(v)})")
+                        w(f"    {local(v)}._impl.bump_version()")
         else:  # a FusedKernel: its outputs are planned buffers, or fresh tensors the caller may keep
             for v in step.outputs:
                 if v in planned:
@@ -213,11 +212,17 @@ def generate(graph: Graph, plan: list[Any]) -> tuple[str, dict[str, Any]]:
                     alloc = e.obj("empty", _empty_kernel(m.device))
                     dt, dev = e.const(m.dtype), e.const(m.device)
                     w(f"    {local(v)} = {alloc}({m.shape!r}, {m.stride!r}, {dt}, None, {dev}, None)")
-            f = e.obj("fused", step)
-            operands = ", ".join(local(v) for v in (*step.inputs, *step.inplace, *step.outputs))
-            w(f"    {f}(({operands},))  # fused: {step.summary()}")
+            ops = (*step.inputs, *step.inplace, *step.outputs)
+            if step._fn is not None:  # built: the ctypes call written out (its numel is static)
+                if step._numel:
+                    fn, arr = e.obj("fused", step._fn), e.obj("ptrs", step._ptr_array)
+                    ptrs = ", ".join(f"{local(v)}._impl.data_ptr" for v in ops)
+                    w(f"    {fn}({arr}({ptrs}))  # fused: {step.summary()}")
+            else:
+                f = e.obj("fused", step)
+                w(f"    {f}(({', '.join(local(v) for v in ops)},))  # fused: {step.summary()}")
             for v in step.inplace:
-                w(f"    _bump({local(v)})")
+                w(f"    {local(v)}._impl.bump_version()")
         dead = frees.get(i)
         if dead:
             w(f"    del {', '.join(local(v) for v in dead)}")
@@ -227,6 +232,20 @@ def generate(graph: Graph, plan: list[Any]) -> tuple[str, dict[str, Any]]:
         w(f"    {local(owner)}._meta.grad = {local(grad) if grad is not None else 'None'}")
     result = ", ".join(local(v) for v in graph.output_values)
     w(f"    return ({result}{',' if len(graph.output_values) == 1 else ''})")
+    if any(isinstance(step, Node) for step in plan):
+        # aten kernels may call operators in turn: those must not reach the Autograd keys
+        # (ExcludeKeys(AUTOGRAD_FUNCTIONALITY), written out: a context manager costs microseconds)
+        e.globals["_tls"] = _dispatch.tls
+        head, body = e.lines[:1], e.lines[1:]
+        e.lines = [
+            *head,
+            "    _prev = _tls.exclude_not",
+            f"    _tls.exclude_not = _prev & {~_dispatch.AUTOGRAD_FUNCTIONALITY}",
+            "    try:",
+            *("    " + line for line in body),
+            "    finally:",
+            "        _tls.exclude_not = _prev",
+        ]
     return "\n".join(e.lines) + "\n", e.globals
 
 
@@ -243,5 +262,4 @@ class ReplayProgram:
         self._fn = glb["replay"]
 
     def __call__(self, inputs: list[Any], lifted: list[Any]) -> tuple[Any, ...]:
-        with _dispatch.ExcludeKeys(_dispatch.AUTOGRAD_FUNCTIONALITY):
-            return self._fn(inputs, lifted)  # type: ignore[no-any-return]
+        return self._fn(inputs, lifted)  # type: ignore[no-any-return]

@@ -123,6 +123,16 @@ BOOL_OUT = {f"aten::{n}.{o}" for n in COMPARES for o in ("Tensor", "Scalar")}
 POINTWISE["aten::masked_fill.Scalar"] = lambda a, e: f"({e(a[1])} ? {e(a[2])} : {e(a[0])})"
 POINTWISE["aten::where.self"] = lambda a, e: f"({e(a[0])} ? {e(a[1])} : {e(a[2])})"
 MASK_ARGS = {"aten::masked_fill.Scalar": 1, "aten::where.self": 0}  # the argument that is a bool mask
+POINTWISE["aten::isfinite"] = lambda a, e: f"std::isfinite({e(a[0])})"
+POINTWISE["aten::isnan"] = lambda a, e: f"({e(a[0])} != {e(a[0])})"
+BOOL_OUT |= {"aten::isfinite", "aten::isnan"}
+# bool -> bool: no dtype of their own (they join a group of any float dtype, never open one)
+LOGICAL: dict[str, Lower] = {
+    "aten::logical_not": lambda a, e: f"(!{e(a[0])})",
+    "aten::logical_and": lambda a, e: f"({e(a[0])} && {e(a[1])})",
+    "aten::logical_or": lambda a, e: f"({e(a[0])} || {e(a[1])})",
+}
+POINTWISE.update(LOGICAL)
 # fills: the value does not depend on any tensor's data (``self`` gives dtype and device only)
 FILLS: dict[str, Lower] = {
     "aten::ones_like": lambda a, e: "T(1)",
@@ -157,7 +167,7 @@ INPLACE: dict[str, Lower] = {
     "aten::fill_.Scalar": lambda a, e: e(a[1]),
     "aten::zero_": lambda a, e: "T(0)",
 }
-REDUCTIONS = ("aten::sum", "aten::mean")
+REDUCTIONS = ("aten::sum", "aten::mean", "aten::amax")
 FUSED_DTYPES = {"float32": "float", "float64": "double"}
 LOWERINGS: dict[str, Lower] = {**POINTWISE, **FILLS, **INPLACE}
 
@@ -295,9 +305,11 @@ def _reduction_dims(node: Node, shape: tuple[int, ...], dtype: Any) -> str | Non
     src = node.args[0]
     if not isinstance(src, Value) or src.meta.shape != shape or src.meta.dtype != dtype:
         return None
-    if len(node.args) > 3 and node.args[3] is not None:
+    if node.op.full_name != "aten::amax" and len(node.args) > 3 and node.args[3] is not None:
         return None  # dtype=
-    dims = node.args[1]
+    dims = node.args[1] if len(node.args) > 1 else None
+    if dims is not None and len(dims) == 0:
+        dims = None  # an empty dim list reduces every dim
     nd = len(shape)
     if nd == 0:
         return None
@@ -319,7 +331,7 @@ def compute_dtype(node: Node) -> Any:
         a = node.args[0]
         return a.meta.dtype if isinstance(a, Value) else None
     out = result(node)
-    if name in BROADCAST_VIEWS and _is_bool(out):
+    if (name in BROADCAST_VIEWS or name in LOGICAL) and _is_bool(out):
         return None
     return out.meta.dtype
 
@@ -330,6 +342,9 @@ def _dtypes_ok(node: Node, out: Value) -> bool:
     if name in BROADCAST_VIEWS and _is_bool(out):
         src = node.args[0]
         return isinstance(src, Value) and _is_bool(src)
+    if name in LOGICAL:
+        ins = data_inputs(node)
+        return _is_bool(out) and bool(ins) and all(_is_bool(v) for v in ins)
     ct = compute_dtype(node)
     if ct is None or out.meta.device.type != "cpu" or _dtype_name(ct) not in FUSED_DTYPES:
         return False
@@ -398,12 +413,15 @@ class _Group:
     def __init__(self, node: Node, kind: str) -> None:
         out = result(node)
         self.nodes = [node]
-        self.shape: tuple[int, ...] = out.meta.shape
+        # a group may open with a reduction over the last dim of an input: it iterates the input
+        self.shape: tuple[int, ...] = node.args[0].meta.shape if kind == "reduction" else out.meta.shape
         self.dtype = compute_dtype(node)
         self.made: set[Value] = set()  # values the members make
         self.written: set[int] = set()  # storages written in place
-        self.pending: set[Value] = set()  # reduction results: not known inside the loop
+        self.pending: set[Value] = set()  # results of a reduction over every dim: not known inside the loop
         self.has_reduction = False
+        self.row_reductions = 0  # reductions over the last dim: known to the passes after theirs
+        self.rowdep: set[Value] = set()  # values that depend on a row reduction's result
         self.has_inplace = False
         self._note(node, kind)
 
@@ -414,10 +432,16 @@ class _Group:
             self.written.add(out.storage)
         elif kind == "reduction":
             self.has_reduction = True
-            self.pending.add(out)
+            if _reduction_dims(node, self.shape, self.dtype) == "last":
+                self.row_reductions += 1
+                self.rowdep.add(out)
+            else:
+                self.pending.add(out)
             self.made.add(out)
         else:
             self.made.add(out)
+            if any(v in self.rowdep for v in data_inputs(node)) or (kind == "view" and node.args[0] in self.rowdep):
+                self.rowdep.add(out)
 
     def read_by(self, node: Node) -> bool:
         """Does `node` read (even only the metadata of) what the group makes or writes?"""
@@ -430,13 +454,23 @@ class _Group:
             return False
         if kind == "reduction":
             src = node.args[0]
-            return (
-                not self.has_reduction
-                and src in self.made
-                and _reduction_dims(node, self.shape, self.dtype) is not None
-            )
+            dims = _reduction_dims(node, self.shape, self.dtype)
+            if dims is None or (src not in self.made and (dims != "last" or self.has_inplace)):
+                return False
+            if dims == "all":
+                return not self.has_reduction and node.op.full_name != "aten::amax"
+            # several row reductions (softmax: amax, then a sum of exps): passes over each row;
+            # an in-place member would be read back by a later pass after its store
+            return not self.pending and not (self.has_inplace and self.row_reductions)
+        rows = [v for v in data_inputs(node) if v in self.rowdep]
+        if rows:
+            if self.has_inplace:
+                return False
+            per_row = (*self.shape[:-1], 1)
+            if any(v.meta.shape not in (self.shape, per_row) for v in rows):
+                return False  # a row result without keepdim aligns with the wrong dims
         if kind == "inplace":
-            return out.meta.shape == self.shape
+            return out.meta.shape == self.shape and not self.row_reductions
         if kind == "view" and node.args[0] not in self.made:
             return False
         if _broadcastable(out.meta.shape, self.shape):
@@ -453,6 +487,12 @@ class _Group:
 
 
 _LONE = ("aten::clone", "aten::copy_", *FILLS, "aten::fill_.Scalar", "aten::zero_")
+
+
+def _opens_row_group(node: Node) -> bool:
+    """A reduction over the last dim of a value made before (softmax's amax of its input)."""
+    src = node.args[0]
+    return isinstance(src, Value) and _reduction_dims(node, src.meta.shape, src.meta.dtype) == "last"
 
 
 def _group(graph: Graph, exclude: set[Node]) -> list[Any]:
@@ -475,7 +515,13 @@ def _group(graph: Graph, exclude: set[Node]) -> list[Any]:
             continue
         if g is not None and (g.read_by(node) or node.mutated):
             close()  # it must see the group's results: the kernel runs first
-        if kind is not None and kind != "reduction" and kind != "view":
+        opens = (
+            kind is not None
+            and kind != "view"
+            and (kind != "reduction" or _opens_row_group(node))
+            and compute_dtype(node) is not None
+        )
+        if opens:
             close()  # fusable, but not into the open group: a new group
             g = _Group(node, kind)
             continue
@@ -522,17 +568,19 @@ def _assign_io(graph: Graph, plan: list[Any]) -> set[Node]:
     bad: set[Node] = set()
     for k in kernels:
         made = k.members()
-        red = k.reduction()
+        rowwise = any(_reduction_dims(n, tuple(k.shape), k.dtype) == "last" for n in k.nodes)
         outs = []
         for n in k.nodes:
             v = result(n)
             if v.node is not n or v not in read_outside:
                 continue
             kind = classify(n)
-            if kind == "view" or (kind != "reduction" and v.meta.shape != k.shape):
+            # a row kernel stores a per-row value (softmax's sum, for backward) once per row
+            per_row = rowwise and v.meta.shape == (*k.shape[:-1], 1) and k.shape[-1] > 0
+            if kind == "view" or (kind != "reduction" and v.meta.shape != k.shape and not per_row):
                 bad.add(n)  # it would be stored more than once per element, or lose its aliasing
             outs.append(v)
-        k.outputs = sorted(outs, key=lambda v: red is not None and v is red.outputs[0])  # the sum's last
+        k.outputs = sorted(outs, key=lambda v: v.node.op.full_name in REDUCTIONS)  # the reductions' last
         # in place: no other operand (nor a member's view) may share the written memory
         for n in k.nodes:
             if n.op.full_name not in INPLACE:
@@ -583,6 +631,8 @@ TILE = 32
 
 
 def kernel_source(k: FusedKernel, symbol: str) -> str:
+    if any(_reduction_dims(n, tuple(k.shape), k.dtype) == "last" for n in k.nodes):
+        return row_kernel_source(k, symbol)
     T = FUSED_DTYPES[_dtype_name(k.dtype)]
     shape = tuple(k.shape)
     numel = 1
@@ -671,47 +721,182 @@ def kernel_source(k: FusedKernel, symbol: str) -> str:
     red_expr = names[red_node.args[0]] if red_node is not None else ""
     mean = red_node is not None and red_node.op.full_name == "aten::mean"
 
-    if red == "last":
-        outer_shape, outer_strides = _coalesce(list(shape[:-1]), [st[:-1] for st in strides])
-        inner, inner_st = shape[-1], [st[-1] for st in strides]
-        rows = 1
-        for s in outer_shape:
-            rows *= s
-        if rows * inner >= PARALLEL_MIN:
-            lines.append("  #pragma omp parallel for")
-        lines.append(f"  for (int64_t r = 0; r < {rows}; ++r) {{")
-        base = _row_offsets(outer_shape, outer_strides, "r")
-        lines += [f"    const int64_t b{i} = {b};" for i, b in enumerate(base)]
-        lines.append("    double acc = 0;")
-        lines.append(f"    for (int64_t j = 0; j < {inner}; ++j) {{")
-        offs = [f"b{i} + j * {inner_st[i]}" for i in range(len(operands))]
-        lines += ["      " + s for s in loads(offs) + body + stores(offs)]
-        lines.append(f"      acc += {red_expr};")
-        lines.append("    }")
-        lines.append(f"    red[r] = T(acc{f' / {inner}' if mean else ''});")
-        lines.append("  }")
-    else:
-        # iterate in the memory order of the first output (else of what is written, else read),
-        # as TensorIterator orders dims: its stores, at least, are then contiguous
-        driver = n_in + n_io if point_outs else (n_in if n_io else 0)
-        order = list(range(len(shape)))
-        if operands:  # (a kernel of fills feeding a sum has none: its loop is just the count)
-            order.sort(key=lambda d: -strides[driver][d])
-        pshape = [shape[d] for d in order]
-        cshape, cstrides = _coalesce(pshape, [[st[d] for d in order] for st in strides])
-        acc = red is not None
-        if acc:
-            lines.append("  double acc = 0;")
-        inner_lines = body + ([f"acc += {red_expr};"] if acc else [])
-        itemsize = 4 if T == "float" else 8
-        big = numel * itemsize * max(len(point_outs), 1) >= STREAM_MIN_BYTES
-        streamed = [o for o in range(n_in + n_io, len(operands)) if o not in is_bool] if big else []
-        tileable = [i for i in range(n_in) if i not in is_bool]
-        lines += _loops(cshape, cstrides, loads, stores, inner_lines, acc, numel, streamed, out_ptr, tileable)
-        if acc:
-            lines.append(f"  red[0] = T(acc{f' / {numel}' if mean else ''});")
+    # iterate in the memory order of the first output (else of what is written, else read),
+    # as TensorIterator orders dims: its stores, at least, are then contiguous
+    driver = n_in + n_io if point_outs else (n_in if n_io else 0)
+    order = list(range(len(shape)))
+    if operands:  # (a kernel of fills feeding a sum has none: its loop is just the count)
+        order.sort(key=lambda d: -strides[driver][d])
+    pshape = [shape[d] for d in order]
+    cshape, cstrides = _coalesce(pshape, [[st[d] for d in order] for st in strides])
+    acc = red is not None
+    if acc:
+        lines.append("  double acc = 0;")
+    inner_lines = body + ([f"acc += {red_expr};"] if acc else [])
+    itemsize = 4 if T == "float" else 8
+    big = numel * itemsize * max(len(point_outs), 1) >= STREAM_MIN_BYTES
+    streamed = [o for o in range(n_in + n_io, len(operands)) if o not in is_bool] if big else []
+    tileable = [i for i in range(n_in) if i not in is_bool]
+    lines += _loops(cshape, cstrides, loads, stores, inner_lines, acc, numel, streamed, out_ptr, tileable)
+    if acc:
+        lines.append(f"  red[0] = T(acc{f' / {numel}' if mean else ''});")
     lines.append("}")
     return "\n".join(lines)
+
+
+def _literal(a: Any) -> str:
+    """A Python scalar argument as a C++ expression of type T."""
+    if isinstance(a, bool):
+        return f"T({int(a)})"
+    if isinstance(a, (int, float)):
+        f = float(a)
+        if f != f:
+            return "std::numeric_limits<T>::quiet_NaN()"
+        if f in (float("inf"), float("-inf")):
+            return ("-" if f < 0 else "") + "std::numeric_limits<T>::infinity()"
+        return f"T({f!r})"
+    raise TypeError(a)
+
+
+def row_kernel_source(k: FusedKernel, symbol: str) -> str:
+    """A group with reductions over the last dim: one parallel loop over rows, and in each row
+    one pass per level. Level 0 is what the inputs give; a reduction of a level-L value is
+    accumulated in pass L and its result (a register per row) is known from pass L + 1 on.
+    Each pass loads the inputs again and recomputes what it needs of the earlier levels (a row
+    is in cache; recomputing costs arithmetic, not memory traffic) and stores the outputs of its
+    own level. Softmax is three passes: max, then the sum of exps, then the quotients."""
+    T = FUSED_DTYPES[_dtype_name(k.dtype)]
+    shape = tuple(k.shape)
+    n = shape[-1]
+    reds = [nd for nd in k.nodes if nd.op.full_name in REDUCTIONS]
+    red_vals = [nd.outputs[0] for nd in reds]
+    point_outs = [v for v in k.outputs if v not in red_vals]
+    red_outs = [v for v in k.outputs if v in red_vals]
+    operands = k.inputs + k.inplace + point_outs + red_outs
+    n_in, n_io, n_pt = len(k.inputs), len(k.inplace), len(point_outs)
+
+    def strides_of(v: Value) -> list[int]:
+        if v in red_vals and len(v.meta.shape) == len(shape) - 1:  # keepdim=False: [rows...]
+            return [*v.meta.stride, 0]
+        return _strides_for(v, shape)
+
+    strides = [strides_of(v) for v in operands]
+    is_bool = {i for i, v in enumerate(operands) if _is_bool(v)}
+    level: dict[Value, int] = {v: 0 for v in operands[: n_in + n_io]}
+    red_level: dict[Node, int] = {}
+    for nd in k.nodes:
+        v = result(nd)
+        src = [nd.args[0]] if nd.op.full_name in BROADCAST_VIEWS else data_inputs(nd)
+        lv = max((level.get(x, 0) for x in src), default=0)
+        if nd in reds:
+            red_level[nd] = lv
+            lv += 1
+        level[v] = max(lv, level.get(v, 0))
+    passes = max([*red_level.values(), *(level[v] for v in point_outs), 0]) + 1
+
+    names: dict[Value, str] = {}
+    for i, v in enumerate(k.inputs):
+        names[v] = f"x{i}"
+    for i, v in enumerate(k.inplace):
+        names[v] = f"z{i}"
+    for i, nd in enumerate(reds):
+        names[nd.outputs[0]] = f"red{i}"
+
+    def expr(a: Any) -> str:
+        return names[a] if isinstance(a, Value) else _literal(a)
+
+    # every member's line, and the level it belongs to (a pass emits those at or below its own)
+    body: list[tuple[int, str]] = []
+    for j, nd in enumerate(k.nodes):
+        v = result(nd)
+        name = nd.op.full_name
+        if name in REDUCTIONS:
+            continue
+        if name in BROADCAST_VIEWS:
+            names[v] = names[nd.args[0]]
+            continue
+        ty = "bool" if _is_bool(v) else "T"
+        body.append((level[v], f"const {ty} y{j} = {LOWERINGS[name](list(nd.args), expr)};  // {nd.op.name}"))
+        names[v] = f"y{j}"
+
+    lines = [f'extern "C" void {symbol}(char** p) {{', f"  using T = {T};"]
+    for i, v in enumerate(operands):
+        ct = "uint8_t" if i in is_bool else "T"
+        const = "const " if i < n_in else ""
+        restrict = "" if n_in <= i < n_in + n_io else "__restrict__ "
+        lines.append(f"  {const}{ct}* {restrict}{_operand_name(i, n_in, n_io, n_pt)} = reinterpret_cast<{const}{ct}*>(p[{i}]);")
+    outer_shape, outer_strides = _coalesce(list(shape[:-1]), [st[:-1] for st in strides])
+    inner_st = [st[-1] for st in strides]
+    rows = 1
+    for sz in outer_shape:
+        rows *= sz
+    numel = rows * n
+    if numel >= PARALLEL_MIN and rows > 1:
+        lines.append("  #pragma omp parallel for")
+    lines.append(f"  for (int64_t row = 0; row < {rows}; ++row) {{")
+    base = _row_offsets(outer_shape, outer_strides, "row") if outer_shape else ["0"] * len(operands)
+    lines += [f"    const int64_t b{i} = {b};" for i, b in enumerate(base)]
+    for p in range(passes):
+        mine = [(i, nd) for i, nd in enumerate(reds) if red_level[nd] == p]
+        clauses = []
+        for i, nd in mine:
+            if nd.op.full_name == "aten::amax":
+                lines.append(f"    T mx{i} = -std::numeric_limits<T>::infinity();")
+                lines.append(f"    int nan{i} = 0;")
+                clauses += [f"reduction(max:mx{i})", f"reduction(|:nan{i})"]
+            else:
+                lines.append(f"    double acc{i} = 0;")
+                clauses.append(f"reduction(+:acc{i})")
+        lines.append(f"    #pragma omp simd{''.join(' ' + c for c in clauses)}")
+        lines.append(f"    for (int64_t j = 0; j < {n}; ++j) {{")
+        loads = [
+            f"const bool x{i} = in{i}[b{i} + j * {inner_st[i]}] != 0;"
+            if i in is_bool
+            else f"const T x{i} = in{i}[b{i} + j * {inner_st[i]}];"
+            for i in range(n_in)
+        ]
+        loads += [f"const T z{i} = io{i}[b{n_in + i} + j * {inner_st[n_in + i]}];" for i in range(n_io)]
+        inner = loads + [line for lv, line in body if lv <= p]
+        for i, nd in mine:
+            src = names[nd.args[0]]
+            if nd.op.full_name == "aten::amax":
+                inner += [f"mx{i} = {src} > mx{i} ? {src} : mx{i};", f"nan{i} |= {src} != {src};"]
+            else:
+                inner.append(f"acc{i} += {src};")
+        if p == 0:
+            inner += [f"io{i}[b{n_in + i} + j * {inner_st[n_in + i]}] = {names[v]};" for i, v in enumerate(k.inplace)]
+        for i, v in enumerate(point_outs):
+            if level[v] == p:
+                o = n_in + n_io + i
+                if v.meta.shape != shape:  # a per-row value: stored once
+                    inner.append(f"if (j == 0) out{i}[b{o}] = {names[v]};")
+                else:
+                    inner.append(f"out{i}[b{o} + j * {inner_st[o]}] = {names[v]};")
+        lines += ["      " + x for x in inner]
+        lines.append("    }")
+        for i, nd in mine:
+            if nd.op.full_name == "aten::amax":
+                lines.append(f"    const T red{i} = nan{i} ? std::numeric_limits<T>::quiet_NaN() : mx{i};")
+            else:
+                mean = f" / {n}" if nd.op.full_name == "aten::mean" else ""
+                lines.append(f"    const T red{i} = T(acc{i}{mean});")
+            v = nd.outputs[0]
+            if v in red_outs:
+                o = n_in + n_io + n_pt + red_outs.index(v)
+                lines.append(f"    {_operand_name(o, n_in, n_io, n_pt)}[b{o}] = red{i};")
+    lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _operand_name(i: int, n_in: int, n_io: int, n_pt: int) -> str:
+    if i < n_in:
+        return f"in{i}"
+    if i < n_in + n_io:
+        return f"io{i - n_in}"
+    if i < n_in + n_io + n_pt:
+        return f"out{i - n_in - n_io}"
+    return f"rout{i - n_in - n_io - n_pt}"
 
 
 def _row_offsets(shape: list[int], strides: list[list[int]], idx: str) -> list[str]:
@@ -930,7 +1115,8 @@ def build(graph: Graph, plan: list[Any]) -> tuple[list[Any], str | None]:
         n = 1
         for s in k.shape:
             n *= s
-        k._numel = n
+        # a sum over no elements still writes its zeros: only a kernel with nothing to do is skipped
+        k._numel = n or int(any(v.node.op.full_name in REDUCTIONS for v in k.outputs))
         k._lib = lib
     return plan, source
 

@@ -1,0 +1,268 @@
+"""The fused backend's masks and row kernels against the eager op chain.
+
+Masks: comparisons make bool values inside a kernel (stored as one byte), masked_fill and
+where read them, isfinite/isnan/logical ops combine them -- ReLU's backward (le + masked_fill)
+is one loop. Row kernels: reductions over the last dim (amax, sum, mean) are passes over each
+row, so softmax (max, then the sum of exps, then the quotients), log-softmax and layer norm
+written as op chains -- as autograd captures the composites -- are one kernel each.
+
+Tolerance for float32 as in test_fused.py (rtol 1e-5, atol 1e-6: libm's exp/log against
+ember's vectorised kernels, sums accumulated in double); float64 1e-12; bool results exact.
+"""
+
+from __future__ import annotations
+
+import ember.aten as ea
+import ember.fx as fx
+import numpy as np
+import pytest
+from ember.fx import _fused
+
+TOL = {"float32": (1e-5, 1e-6), "float64": (1e-12, 1e-12)}
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("EMBER_FX_CACHE_DIR", str(tmp_path / "fxcache"))
+
+
+def _run(fn, *args):
+    cf = fx.compile(fn, backend="fused")
+    cf(*[a.clone() for a in args])
+    cf(*[a.clone() for a in args])
+    return cf, cf(*args)
+
+
+def _kernels(cf):
+    (entry,) = cf.entries_list()
+    return [s for s in entry.plan if isinstance(s, _fused.FusedKernel)]
+
+
+def _check(out, expect, dtype):
+    outs = out if isinstance(out, tuple) else (out,)
+    expects = expect if isinstance(expect, tuple) else (expect,)
+    assert len(outs) == len(expects)
+    rtol, atol = TOL[dtype]
+    for o, e in zip(outs, expects, strict=True):
+        assert o.dtype == e.dtype and tuple(o.shape) == tuple(e.shape)
+        if e.dtype == ea.bool:
+            np.testing.assert_array_equal(o.numpy(), e.numpy())
+        else:
+            np.testing.assert_allclose(o.numpy(), e.numpy(), rtol=rtol, atol=atol, equal_nan=True)
+
+
+# ---------------------------------------------------------------------------
+# masks
+# ---------------------------------------------------------------------------
+
+MASK_CHAINS = {
+    "relu_backward": lambda a, b: b.masked_fill(a <= 0, 0.0),
+    "where": lambda a, b: ea.where(a > b, a * 2.0, b - 1.0),
+    "compares": lambda a, b: (a < b, a <= 0.5, a > b, a >= b, a == b, a != 0.0),
+    "nan_masks": lambda a, b: (a + b).masked_fill(a.isnan().logical_or(b.isfinite().logical_not()), -1.0),
+}
+
+
+def _mask_layouts(dtype):
+    def r(*s):
+        t = ea.randn(*s, dtype=dtype)
+        flat = t.reshape(-1)
+        if flat.numel() >= 4:  # NaN and infinities where the layout has room: comparisons see them
+            flat[0] = float("nan")
+            flat[1] = float("inf")
+            flat[2] = float("-inf")
+        return t
+
+    return {
+        "same": (r(4, 5), r(4, 5)),
+        "broadcast": (r(4, 5), r(5)),
+        "transposed": (r(5, 4).t(), r(4, 5)),
+        "zero_d": (r(), r()),
+        "empty": (r(0, 5), r(5)),
+    }
+
+
+MASK_CASES = [(c, lay, "float32") for c in MASK_CHAINS for lay in _mask_layouts(ea.float32)] + [
+    (c, lay, "float64") for c in MASK_CHAINS for lay in ("same", "transposed")
+]
+
+
+@pytest.mark.parametrize("chain, layout, dtype", MASK_CASES)
+def test_mask_chain_matches_eager(chain, layout, dtype) -> None:
+    fn = MASK_CHAINS[chain]
+    a, b = _mask_layouts(getattr(ea, dtype))[layout]
+    cf, out = _run(fn, a, b)
+    _check(out, fn(a, b), dtype)
+    if layout in ("same", "transposed"):
+        assert len(_kernels(cf)) == 1  # comparisons, masks and arithmetic in one loop
+
+
+def test_relu_backward_of_a_training_step_is_one_kernel() -> None:
+    # the graph of relu's backward: le(x, 0) then masked_fill(grad, mask, 0)
+    def fn(x, g):
+        return g.masked_fill(x <= 0, 0.0) * 0.5
+
+    x, g = ea.randn(64, 33), ea.randn(64, 33)
+    cf, out = _run(fn, x, g)
+    _check(out, fn(x, g), "float32")
+    (k,) = _kernels(cf)
+    assert [n.op.name for n in k.nodes] == ["le", "masked_fill", "mul"]
+    assert "uint8_t" not in k.source  # the mask never leaves the loop: no byte array
+
+
+def test_a_mask_the_caller_reads_is_stored_as_bytes() -> None:
+    def fn(a):
+        m = a > 0.0
+        return m, a.masked_fill(m, 0.0)
+
+    a = ea.randn(7, 9)
+    cf, (m, out) = _run(fn, a)
+    _check((m, out), fn(a), "float32")
+    (k,) = _kernels(cf)
+    assert "uint8_t" in k.source
+
+
+# ---------------------------------------------------------------------------
+# row kernels
+# ---------------------------------------------------------------------------
+
+
+def _softmax(x, mask):
+    s = (x * 0.5).masked_fill(mask, float("-inf"))
+    m = s.amax(-1, keepdim=True)
+    m = m.masked_fill(m.isfinite().logical_not(), 0.0)  # as the attention composite guards -inf rows
+    e = (s - m).exp()
+    d = e.sum(-1, keepdim=True)
+    return e / d.masked_fill(d == 0, 1.0), d  # the denominator, for backward: a per-row output
+
+
+def _log_softmax(x, mask):
+    m = x.amax(-1, keepdim=True)
+    z = x - m
+    return z - z.exp().sum(-1, keepdim=True).log(), x.mean(-1), m
+
+
+def _layer_norm(x, w):
+    mu = x.mean(-1, keepdim=True)
+    d = x - mu
+    var = (d * d).mean(-1, keepdim=True)
+    return d * (var + 1e-5).rsqrt() * w + 0.5
+
+
+ROW_CHAINS = {"softmax": _softmax, "log_softmax": _log_softmax, "layer_norm": _layer_norm}
+
+
+def _row_layouts():
+    def r(*s):
+        return ea.randn(*s)
+
+    def mask(*s):
+        m = r(*s) > 1.0
+        m[0] = True  # a whole row masked: -inf everywhere, the guard keeps it finite
+        return m
+
+    return {
+        "rows": (r(6, 37), mask(6, 37)),
+        "3d_broadcast": (r(2, 5, 33), mask(5, 33)),
+        "transposed": (r(37, 6).t(), mask(6, 37)),
+        "row_of_one": (r(7, 1), mask(7, 1)),
+        "parallel": (r(300, 301), mask(300, 301)),
+    }
+
+
+@pytest.mark.parametrize("layout", list(_row_layouts()))
+@pytest.mark.parametrize("chain", list(ROW_CHAINS))
+def test_row_kernel_matches_eager(chain, layout) -> None:
+    fn = ROW_CHAINS[chain]
+    x, m = _row_layouts()[layout]
+    second = m if chain != "layer_norm" else ea.randn(x.shape[-1])
+    cf, out = _run(fn, x, second)
+    _check(out, fn(x, second), "float32")
+    (k,) = _kernels(cf)  # every pass of every row in one kernel
+    reductions = [n.op.name for n in k.nodes if n.op.full_name in _fused.REDUCTIONS]
+    assert reductions == {"softmax": ["amax", "sum"], "log_softmax": ["amax", "sum", "mean"]}.get(
+        chain, ["mean", "mean"]
+    )
+
+
+def test_row_kernel_float64() -> None:
+    x = ea.randn(9, 40, dtype=ea.float64)
+    m = ea.randn(9, 40) > 1.0
+    cf, out = _run(_log_softmax, x, m)
+    _check(out, _log_softmax(x, m), "float64")
+    assert len(_kernels(cf)) == 1
+
+
+def test_row_kernel_propagates_nan_through_amax() -> None:
+    x = ea.randn(4, 8)
+    x[1, 3] = float("nan")
+    m = ea.zeros(4, 8, dtype=ea.bool)
+    _cf, out = _run(_log_softmax, x, m)
+    expect = _log_softmax(x, m)
+    assert np.isnan(out[2].numpy()[1, 0]) and np.isnan(expect[2].numpy()[1, 0])
+    _check(out, expect, "float32")
+
+
+def test_sum_over_an_empty_last_dim_writes_zeros() -> None:
+    def fn(x):
+        return (x * 2.0).sum(-1), (x + 1.0).mean(-1, keepdim=True)
+
+    x = ea.randn(5, 0)
+    _cf, (s, mean) = _run(fn, x)
+    np.testing.assert_array_equal(s.numpy(), np.zeros(5, np.float32))
+    assert np.isnan(mean.numpy()).all() and tuple(mean.shape) == (5, 1)  # 0/0, as eager
+
+
+def test_rows_of_an_empty_batch() -> None:
+    x, m = ea.randn(0, 7), ea.zeros(0, 7, dtype=ea.bool)
+    _cf, out = _run(_softmax, x, m)
+    _check(out, _softmax(x, m), "float32")
+
+
+def test_zero_d_reductions_run_eagerly() -> None:
+    def fn(x):
+        return (x * 3.0).amax(-1, keepdim=True) + x.sum(-1)
+
+    x = ea.tensor(1.5)
+    _cf, out = _run(fn, x)
+    _check(out, fn(x), "float32")
+
+
+def test_a_row_value_without_keepdim_is_not_read_inside_the_kernel() -> None:
+    # sum(-1) of [4, 4] is [4]: against [4, 4] it broadcasts along the *last* dim (a column per
+    # row index), not per row -- the kernel must not use its row register there
+    def fn(x):
+        return x - x.sum(-1)
+
+    x = ea.randn(4, 4)
+    _cf, out = _run(fn, x)
+    _check(out, fn(x), "float32")
+
+
+def test_in_place_is_not_read_back_by_a_later_pass() -> None:
+    def fn(x):
+        h = x * 2.0
+        h.add_(1.0)
+        return h - h.amax(-1, keepdim=True)
+
+    x = ea.randn(6, 10)
+    _cf, out = _run(fn, x)
+    _check(out, fn(x), "float32")
+
+
+# ---------------------------------------------------------------------------
+# transposed inputs: tiles staged in their own memory order
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(70, 45), (64, 64), (3, 100)])
+def test_transposed_operand_through_a_local_tile(shape) -> None:
+    def fn(a, b):
+        return (a.t() + b) * 0.5 - b.exp()
+
+    a, b = ea.randn(*shape), ea.randn(shape[1], shape[0])
+    cf, out = _run(fn, a, b)
+    expect = fn(a, b)
+    _check(out, expect, "float32")
+    (k,) = _kernels(cf)
+    assert "tile0" in k.source or "tile1" in k.source

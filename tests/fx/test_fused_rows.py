@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ember.aten as ea
 import ember.fx as fx
+import ember.nn.functional as F
 import numpy as np
 import pytest
 from ember.fx import _fused
@@ -266,3 +267,59 @@ def test_transposed_operand_through_a_local_tile(shape) -> None:
     _check(out, expect, "float32")
     (k,) = _kernels(cf)
     assert "tile0" in k.source or "tile1" in k.source
+
+
+# ---------------------------------------------------------------------------
+# softmax-like nodes: log_softmax (cross_entropy's), softmax, and their backward nodes
+# ---------------------------------------------------------------------------
+
+
+def _loss_step(x, y, w):
+    # forward and backward of cross_entropy: _log_softmax, then _log_softmax_backward_data
+    x = x.detach().requires_grad_(True)
+    loss = F.cross_entropy(x * w, y)
+    loss.backward()
+    return loss.detach(), x.grad
+
+
+def _softmax_step(x, t):
+    # softmax's backward node reads its output and the incoming gradient: _softmax_backward_data
+    x = x.detach().requires_grad_(True)
+    p = ea.softmax(x * 2.0, -1)
+    (p * t).sum().backward()
+    return p.detach(), x.grad, ea.log_softmax(x.detach() - 1.0, -1)
+
+
+@pytest.mark.parametrize("layout", ["rows", "transposed", "parallel"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cross_entropy_forward_and_backward_fuse(layout, dtype) -> None:
+    dt = getattr(ea, dtype)
+    x = {"rows": ea.randn(37, 10, dtype=dt), "transposed": ea.randn(10, 37, dtype=dt).t()}.get(
+        layout, ea.randn(300, 301, dtype=dt)
+    )
+    y = ea.randint(0, x.shape[1], (x.shape[0],))
+    w = ea.randn(x.shape[1], dtype=dt)
+    cf, out = _run(_loss_step, x, y, w)
+    _check(out, _loss_step(x, y, w), dtype)
+    fused = [n.op.full_name for k in _kernels(cf) for n in k.nodes]
+    assert "aten::_log_softmax" in fused and "aten::_log_softmax_backward_data" in fused
+
+
+@pytest.mark.parametrize("shape", [(6, 33), (2, 3, 17)])
+def test_softmax_and_its_backward_fuse(shape) -> None:
+    x, t = ea.randn(*shape), ea.randn(*shape)
+    cf, out = _run(_softmax_step, x, t)
+    _check(out, _softmax_step(x, t), "float32")
+    fused = {n.op.full_name for k in _kernels(cf) for n in k.nodes}
+    assert {"aten::_softmax_backward_data", "aten::log_softmax.int"} <= fused
+    assert fused & {"aten::_softmax", "aten::softmax.int"}
+
+
+def test_softmax_over_another_dim_runs_eagerly() -> None:
+    def fn(x):
+        return ea.softmax(x * 2.0, 0)
+
+    x = ea.randn(5, 6)
+    cf, out = _run(fn, x)
+    _check(out, fn(x), "float32")
+    assert all("softmax" not in n.op.name for k in _kernels(cf) for n in k.nodes)

@@ -168,6 +168,10 @@ INPLACE: dict[str, Lower] = {
     "aten::zero_": lambda a, e: "T(0)",
 }
 REDUCTIONS = ("aten::sum", "aten::mean", "aten::amax")
+# softmax-like nodes over the last dim: reductions and pointwise lines inside a row kernel
+SOFTMAXES = ("aten::_softmax", "aten::softmax.int")
+LOG_SOFTMAXES = ("aten::_log_softmax", "aten::log_softmax.int")
+ROW_OPS = (*SOFTMAXES, *LOG_SOFTMAXES, "aten::_softmax_backward_data", "aten::_log_softmax_backward_data")
 FUSED_DTYPES = {"float32": "float", "float64": "double"}
 LOWERINGS: dict[str, Lower] = {**POINTWISE, **FILLS, **INPLACE}
 
@@ -361,6 +365,23 @@ def _dtypes_ok(node: Node, out: Value) -> bool:
     return True
 
 
+def _row_op_ok(node: Node, out: Value) -> bool:
+    """A softmax-like node over the last dim, computed in its inputs' dtype, of full rows."""
+    nd = len(out.meta.shape)
+    dim, flag = node.args[-2], node.args[-1]
+    if nd == 0 or not isinstance(dim, int) or dim % nd != nd - 1:
+        return False
+    if node.op.full_name in ("aten::softmax.int", "aten::log_softmax.int"):
+        if flag is not None:
+            return False  # dtype=
+    elif node.op.full_name in ("aten::_softmax", "aten::_log_softmax"):
+        if flag is not False:
+            return False  # half_to_float
+    elif flag != out.meta.dtype:
+        return False  # input_dtype
+    return all(v.meta.shape == out.meta.shape for v in data_inputs(node))
+
+
 def result(node: Node) -> Value:
     """The value a member makes, or (in place) the argument it writes."""
     if node.op.full_name in INPLACE:
@@ -381,6 +402,8 @@ def classify(node: Node) -> str | None:
         return None
     if name in REDUCTIONS:
         return "reduction"
+    if name in ROW_OPS:
+        return "rowop" if _row_op_ok(node, out) else None
     if name in BROADCAST_VIEWS:
         src = node.args[0]
         if not isinstance(src, Value) or out.node is not node:
@@ -430,6 +453,10 @@ class _Group:
         if kind == "inplace":
             self.has_inplace = True
             self.written.add(out.storage)
+        elif kind == "rowop":
+            self.row_reductions += 1
+            self.rowdep.add(out)
+            self.made.add(out)
         elif kind == "reduction":
             self.has_reduction = True
             if _reduction_dims(node, self.shape, self.dtype) == "last":
@@ -471,6 +498,8 @@ class _Group:
                 return False  # a row result without keepdim aligns with the wrong dims
         if kind == "inplace":
             return out.meta.shape == self.shape and not self.row_reductions
+        if kind == "rowop":
+            return out.meta.shape == self.shape and not self.pending and not self.has_inplace
         if kind == "view" and node.args[0] not in self.made:
             return False
         if _broadcastable(out.meta.shape, self.shape):
@@ -487,6 +516,11 @@ class _Group:
 
 
 _LONE = ("aten::clone", "aten::copy_", *FILLS, "aten::fill_.Scalar", "aten::zero_")
+
+
+def _rowwise(k: FusedKernel) -> bool:
+    """Does the kernel reduce over the last dim (then it is a row kernel)?"""
+    return any(n.op.full_name in ROW_OPS or _reduction_dims(n, tuple(k.shape), k.dtype) == "last" for n in k.nodes)
 
 
 def _opens_row_group(node: Node) -> bool:
@@ -568,7 +602,7 @@ def _assign_io(graph: Graph, plan: list[Any]) -> set[Node]:
     bad: set[Node] = set()
     for k in kernels:
         made = k.members()
-        rowwise = any(_reduction_dims(n, tuple(k.shape), k.dtype) == "last" for n in k.nodes)
+        rowwise = _rowwise(k)
         outs = []
         for n in k.nodes:
             v = result(n)
@@ -631,7 +665,7 @@ TILE = 32
 
 
 def kernel_source(k: FusedKernel, symbol: str) -> str:
-    if any(_reduction_dims(n, tuple(k.shape), k.dtype) == "last" for n in k.nodes):
+    if _rowwise(k):
         return row_kernel_source(k, symbol)
     T = FUSED_DTYPES[_dtype_name(k.dtype)]
     shape = tuple(k.shape)
@@ -768,8 +802,10 @@ def row_kernel_source(k: FusedKernel, symbol: str) -> str:
     T = FUSED_DTYPES[_dtype_name(k.dtype)]
     shape = tuple(k.shape)
     n = shape[-1]
-    reds = [nd for nd in k.nodes if nd.op.full_name in REDUCTIONS]
-    red_vals = [nd.outputs[0] for nd in reds]
+    # the members as steps: a pointwise line or a reduction; softmax-like nodes are several
+    steps = _row_steps(k.nodes)
+    reds = [st for st in steps if isinstance(st, _RowReduction)]
+    red_vals = [st.out for st in reds]
     point_outs = [v for v in k.outputs if v not in red_vals]
     red_outs = [v for v in k.outputs if v in red_vals]
     operands = k.inputs + k.inplace + point_outs + red_outs
@@ -782,49 +818,47 @@ def row_kernel_source(k: FusedKernel, symbol: str) -> str:
 
     strides = [strides_of(v) for v in operands]
     is_bool = {i for i, v in enumerate(operands) if _is_bool(v)}
-    level: dict[Value, int] = {v: 0 for v in operands[: n_in + n_io]}
-    red_level: dict[Node, int] = {}
-    for nd in k.nodes:
-        v = result(nd)
-        src = [nd.args[0]] if nd.op.full_name in BROADCAST_VIEWS else data_inputs(nd)
-        lv = max((level.get(x, 0) for x in src), default=0)
-        if nd in reds:
-            red_level[nd] = lv
+    level: dict[Any, int] = {v: 0 for v in operands[: n_in + n_io]}
+    red_level: dict[int, int] = {}
+    for st in steps:
+        lv = max((level.get(x, 0) for x in st.reads), default=0)
+        if isinstance(st, _RowReduction):
+            red_level[id(st)] = lv
             lv += 1
-        level[v] = max(lv, level.get(v, 0))
+        level[st.out] = max(lv, level.get(st.out, 0))
     passes = max([*red_level.values(), *(level[v] for v in point_outs), 0]) + 1
 
-    names: dict[Value, str] = {}
+    names: dict[Any, str] = {}
     for i, v in enumerate(k.inputs):
         names[v] = f"x{i}"
     for i, v in enumerate(k.inplace):
         names[v] = f"z{i}"
-    for i, nd in enumerate(reds):
-        names[nd.outputs[0]] = f"red{i}"
+    for i, st in enumerate(reds):
+        names[st.out] = f"red{i}"
 
     def expr(a: Any) -> str:
-        return names[a] if isinstance(a, Value) else _literal(a)
+        return names[a] if isinstance(a, (Value, _Tmp)) else _literal(a)
 
     # every member's line, and the level it belongs to (a pass emits those at or below its own)
     body: list[tuple[int, str]] = []
-    for j, nd in enumerate(k.nodes):
-        v = result(nd)
-        name = nd.op.full_name
-        if name in REDUCTIONS:
+    for j, st in enumerate(steps):
+        if isinstance(st, _RowReduction):
             continue
-        if name in BROADCAST_VIEWS:
-            names[v] = names[nd.args[0]]
+        if st.alias is not None:  # a view: the same elements under a new name
+            names[st.out] = names[st.alias]
             continue
-        ty = "bool" if _is_bool(v) else "T"
-        body.append((level[v], f"const {ty} y{j} = {LOWERINGS[name](list(nd.args), expr)};  // {nd.op.name}"))
-        names[v] = f"y{j}"
+        ty = "bool" if isinstance(st.out, Value) and _is_bool(st.out) else "T"
+        body.append((level[st.out], f"const {ty} y{j} = {st.lower(expr)};  // {st.label}"))
+        names[st.out] = f"y{j}"
 
     lines = [f'extern "C" void {symbol}(char** p) {{', f"  using T = {T};"]
-    for i, v in enumerate(operands):
+    for i in range(len(operands)):
         ct = "uint8_t" if i in is_bool else "T"
         const = "const " if i < n_in else ""
         restrict = "" if n_in <= i < n_in + n_io else "__restrict__ "
-        lines.append(f"  {const}{ct}* {restrict}{_operand_name(i, n_in, n_io, n_pt)} = reinterpret_cast<{const}{ct}*>(p[{i}]);")
+        lines.append(
+            f"  {const}{ct}* {restrict}{_operand_name(i, n_in, n_io, n_pt)} = reinterpret_cast<{const}{ct}*>(p[{i}]);"
+        )
     outer_shape, outer_strides = _coalesce(list(shape[:-1]), [st[:-1] for st in strides])
     inner_st = [st[-1] for st in strides]
     rows = 1
@@ -837,10 +871,10 @@ def row_kernel_source(k: FusedKernel, symbol: str) -> str:
     base = _row_offsets(outer_shape, outer_strides, "row") if outer_shape else ["0"] * len(operands)
     lines += [f"    const int64_t b{i} = {b};" for i, b in enumerate(base)]
     for p in range(passes):
-        mine = [(i, nd) for i, nd in enumerate(reds) if red_level[nd] == p]
+        mine = [(i, st) for i, st in enumerate(reds) if red_level[id(st)] == p]
         clauses = []
-        for i, nd in mine:
-            if nd.op.full_name == "aten::amax":
+        for i, st in mine:
+            if st.op == "amax":
                 lines.append(f"    T mx{i} = -std::numeric_limits<T>::infinity();")
                 lines.append(f"    int nan{i} = 0;")
                 clauses += [f"reduction(max:mx{i})", f"reduction(|:nan{i})"]
@@ -857,9 +891,9 @@ def row_kernel_source(k: FusedKernel, symbol: str) -> str:
         ]
         loads += [f"const T z{i} = io{i}[b{n_in + i} + j * {inner_st[n_in + i]}];" for i in range(n_io)]
         inner = loads + [line for lv, line in body if lv <= p]
-        for i, nd in mine:
-            src = names[nd.args[0]]
-            if nd.op.full_name == "aten::amax":
+        for i, st in mine:
+            src = names[st.src]
+            if st.op == "amax":
                 inner += [f"mx{i} = {src} > mx{i} ? {src} : mx{i};", f"nan{i} |= {src} != {src};"]
             else:
                 inner.append(f"acc{i} += {src};")
@@ -874,19 +908,77 @@ def row_kernel_source(k: FusedKernel, symbol: str) -> str:
                     inner.append(f"out{i}[b{o} + j * {inner_st[o]}] = {names[v]};")
         lines += ["      " + x for x in inner]
         lines.append("    }")
-        for i, nd in mine:
-            if nd.op.full_name == "aten::amax":
+        for i, st in mine:
+            if st.op == "amax":
                 lines.append(f"    const T red{i} = nan{i} ? std::numeric_limits<T>::quiet_NaN() : mx{i};")
             else:
-                mean = f" / {n}" if nd.op.full_name == "aten::mean" else ""
+                mean = f" / {n}" if st.op == "mean" else ""
                 lines.append(f"    const T red{i} = T(acc{i}{mean});")
-            v = nd.outputs[0]
+            v = st.out
             if v in red_outs:
                 o = n_in + n_io + n_pt + red_outs.index(v)
                 lines.append(f"    {_operand_name(o, n_in, n_io, n_pt)}[b{o}] = red{i};")
     lines.append("  }")
     lines.append("}")
     return "\n".join(lines)
+
+
+class _Tmp:
+    """A value inside a row kernel that no graph node names (softmax's max, its sum of exps)."""
+
+
+class _RowStep:
+    """One line of a row kernel: ``out = lower(expr)`` over the values in `reads`."""
+
+    def __init__(self, out: Any, reads: list[Any], lower: Callable[[Callable[[Any], str]], str], label: str) -> None:
+        self.out, self.reads, self.lower, self.label = out, reads, lower, label
+        self.alias: Any = None
+
+
+class _RowReduction:
+    """A reduction over the last dim: `op` is amax, sum or mean."""
+
+    def __init__(self, op: str, src: Any, out: Any) -> None:
+        self.op, self.src, self.out, self.reads = op, src, out, [src]
+
+
+def _row_steps(nodes: list[Node]) -> list[Any]:
+    steps: list[Any] = []
+
+    def pw(out: Any, reads: list[Any], lower: Callable[[Callable[[Any], str]], str], label: str) -> None:
+        steps.append(_RowStep(out, reads, lower, label))
+
+    for nd in nodes:
+        name, v = nd.op.full_name, result(nd)
+        if name in REDUCTIONS:
+            steps.append(_RowReduction(name.split("::")[1], nd.args[0], v))
+        elif name in BROADCAST_VIEWS:
+            st = _RowStep(v, [nd.args[0]], lambda e: "", nd.op.name)
+            st.alias = nd.args[0]
+            steps.append(st)
+        elif name in SOFTMAXES or name in LOG_SOFTMAXES:
+            x, m, z, ez, s = nd.args[0], _Tmp(), _Tmp(), _Tmp(), _Tmp()
+            steps.append(_RowReduction("amax", x, m))
+            pw(z, [x, m], lambda e, x=x, m=m: f"({e(x)} - {e(m)})", "softmax: x - max")
+            pw(ez, [z], lambda e, z=z: f"std::exp({e(z)})", "softmax: exp")
+            steps.append(_RowReduction("sum", ez, s))
+            if name in SOFTMAXES:
+                pw(v, [ez, s], lambda e, ez=ez, s=s: f"({e(ez)} / {e(s)})", nd.op.name)
+            else:
+                pw(v, [z, s], lambda e, z=z, s=s: f"({e(z)} - std::log({e(s)}))", nd.op.name)
+        elif name == "aten::_log_softmax_backward_data":  # g - exp(out) * sum(g)
+            g, o, s = nd.args[0], nd.args[1], _Tmp()
+            steps.append(_RowReduction("sum", g, s))
+            pw(v, [g, o, s], lambda e, g=g, o=o, s=s: f"({e(g)} - std::exp({e(o)}) * {e(s)})", nd.op.name)
+        elif name == "aten::_softmax_backward_data":  # out * (g - sum(g * out))
+            g, o, go, s = nd.args[0], nd.args[1], _Tmp(), _Tmp()
+            pw(go, [g, o], lambda e, g=g, o=o: f"({e(g)} * {e(o)})", "softmax backward: g * out")
+            steps.append(_RowReduction("sum", go, s))
+            pw(v, [g, o, s], lambda e, g=g, o=o, s=s: f"({e(o)} * ({e(g)} - {e(s)}))", nd.op.name)
+        else:
+            args = list(nd.args)
+            pw(v, data_inputs(nd), lambda e, name=name, args=args: LOWERINGS[name](args, e) or "", nd.op.name)
+    return steps
 
 
 def _operand_name(i: int, n_in: int, n_io: int, n_pt: int) -> str:
@@ -993,7 +1085,8 @@ def _loops(
             out.append(f"      alignas(64) T tile{k}[{TILE}][{TILE}];")
             out.append("      for (int64_t j = jb; j < je; ++j) {")
             out.append("        #pragma omp simd")
-            out.append(f"        for (int64_t i = ib; i < ie; ++i) tile{k}[i - ib][j - jb] = in{k}[b{k} + i + j * {inner_st[k]}];")
+            src = f"in{k}[b{k} + i + j * {inner_st[k]}]"
+            out.append(f"        for (int64_t i = ib; i < ie; ++i) tile{k}[i - ib][j - jb] = {src};")
             out.append("      }")
         tiles = {k: f"tile{k}[i - ib][j - jb]" for k in tiled}
         out.append("      for (int64_t i = ib; i < ie; ++i) {")

@@ -11,14 +11,15 @@ dispatcher would reach below Autograd), and the graph becomes straight-line Pyth
         ...
 
 No key-set computation, no autograd recording (a program that calls aten kernels runs
-with the Autograd keys excluded; one of fused kernels only calls none), no argument parsing. Memory: what aten kernels return is
-released right after its last use (computed once, here), so the c10 CPU allocator's
-size-binned cache hands the same blocks to the next allocations of the same size. What
-the program allocates itself (fused kernels' outputs) follows :func:`memory_plan`:
-values the caller never sees live in static buffers, allocated once per program and
-shared by values whose lives do not overlap; results are fresh tensors on every call.
-A program is therefore not re-entrant (one thread at a time). Mutated arguments get
-their version counter bumped, as the eager entry points do.
+with the Autograd keys excluded; one of fused kernels only calls none), no argument
+parsing. Memory: what aten kernels return is released right after its last use (computed
+once, here), so the c10 CPU allocator's size-binned cache hands the same blocks to the
+next allocations of the same size. What the program allocates itself (fused kernels'
+outputs) follows :func:`memory_plan`: values the caller never sees live in static
+buffers, allocated once per program and shared by values whose lives do not overlap;
+results are fresh tensors on every call. A program is therefore not re-entrant (one
+thread at a time). Mutated arguments get their version counter bumped, as the eager
+entry points do.
 
 The fused backend hands this module a plan in which some runs of nodes are replaced by
 one :class:`~ember.fx._fused.FusedKernel`; it is emitted as one more call.

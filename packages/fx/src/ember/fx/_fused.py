@@ -3,9 +3,12 @@
 Grouping (:func:`fuse`) walks the graph in order and grows one group at a time over one
 iteration shape, on CPU, float32 or float64. Members: pointwise ops of the table below
 (operands broadcast to their output; smaller-shaped values are computed per element, and a
-group grows to a bigger shape its own broadcasts into), fills, views that only broadcast
-(a new name for the same register), one ``sum``/``mean`` over every dim or the last (it
-does not end the group: what does not read it goes on in the same loop), and in-place forms
+group grows to a bigger shape its own broadcasts into), comparisons and masks (bool values
+in the loop: masked_fill, where, isfinite, logical ops), fills, views that only broadcast
+(a new name for the same register), one ``sum``/``mean`` over every dim (it does not end
+the group: what does not read it goes on in the same loop), any number of ``amax``/``sum``/
+``mean`` over the last dim and softmax-like nodes (a *row kernel*: one pass per level over
+each row, see :func:`row_kernel_source`), and in-place forms
 of the pointwise ops plus ``copy_``/``fill_``/``zero_`` (loaded once, renamed after each
 write, stored at the end). Other nodes that read nothing the group made or wrote run
 before the group's kernel, exactly where they were; a node that reads it, or writes any

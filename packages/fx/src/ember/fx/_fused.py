@@ -119,9 +119,15 @@ POINTWISE: dict[str, Lower] = {
 # comparisons make bool values (kept as C++ bool in the loop, stored as one byte); a bool
 # operand is only ever a mask (masked_fill, where), so a kernel's arithmetic stays in T
 COMPARES = {"le": "<=", "lt": "<", "ge": ">=", "gt": ">", "eq": "==", "ne": "!="}
+
+
+def _compare(op: str) -> Lower:
+    return lambda a, e: f"({e(a[0])} {op} {e(a[1])})"
+
+
 for _name, _op in COMPARES.items():
     for _overload in ("Tensor", "Scalar"):
-        POINTWISE[f"aten::{_name}.{_overload}"] = lambda a, e, op=_op: f"({e(a[0])} {op} {e(a[1])})"
+        POINTWISE[f"aten::{_name}.{_overload}"] = _compare(_op)
 BOOL_OUT = {f"aten::{n}.{o}" for n in COMPARES for o in ("Tensor", "Scalar")}
 POINTWISE["aten::masked_fill.Scalar"] = lambda a, e: f"({e(a[1])} ? {e(a[2])} : {e(a[0])})"
 POINTWISE["aten::where.self"] = lambda a, e: f"({e(a[0])} ? {e(a[1])} : {e(a[2])})"
@@ -521,6 +527,10 @@ class _Group:
 _LONE = ("aten::clone", "aten::copy_", *FILLS, "aten::fill_.Scalar", "aten::zero_")
 
 
+def _is_reduction_result(v: Value) -> bool:
+    return v.node is not None and v.node.op.full_name in REDUCTIONS
+
+
 def _rowwise(k: FusedKernel) -> bool:
     """Does the kernel reduce over the last dim (then it is a row kernel)?"""
     return any(n.op.full_name in ROW_OPS or _reduction_dims(n, tuple(k.shape), k.dtype) == "last" for n in k.nodes)
@@ -559,6 +569,7 @@ def _group(graph: Graph, exclude: set[Node]) -> list[Any]:
             and compute_dtype(node) is not None
         )
         if opens:
+            assert kind is not None
             close()  # fusable, but not into the open group: a new group
             g = _Group(node, kind)
             continue
@@ -617,7 +628,7 @@ def _assign_io(graph: Graph, plan: list[Any]) -> set[Node]:
             if kind == "view" or (kind != "reduction" and v.meta.shape != k.shape and not per_row):
                 bad.add(n)  # it would be stored more than once per element, or lose its aliasing
             outs.append(v)
-        k.outputs = sorted(outs, key=lambda v: v.node.op.full_name in REDUCTIONS)  # the reductions' last
+        k.outputs = sorted(outs, key=_is_reduction_result)  # the reductions' last
         # in place: no other operand (nor a member's view) may share the written memory
         for n in k.nodes:
             if n.op.full_name not in INPLACE:
@@ -945,6 +956,11 @@ class _RowReduction:
         self.op, self.src, self.out, self.reads = op, src, out, [src]
 
 
+def _fmt(template: str, *vals: Any) -> Callable[[Callable[[Any], str]], str]:
+    """A row step's C++ expression: `template` with the expressions of `vals` filled in."""
+    return lambda e: template.format(*(e(v) for v in vals))
+
+
 def _row_steps(nodes: list[Node]) -> list[Any]:
     steps: list[Any] = []
 
@@ -956,32 +972,35 @@ def _row_steps(nodes: list[Node]) -> list[Any]:
         if name in REDUCTIONS:
             steps.append(_RowReduction(name.split("::")[1], nd.args[0], v))
         elif name in BROADCAST_VIEWS:
-            st = _RowStep(v, [nd.args[0]], lambda e: "", nd.op.name)
+            st = _RowStep(v, [nd.args[0]], _fmt(""), nd.op.name)
             st.alias = nd.args[0]
             steps.append(st)
         elif name in SOFTMAXES or name in LOG_SOFTMAXES:
             x, m, z, ez, s = nd.args[0], _Tmp(), _Tmp(), _Tmp(), _Tmp()
             steps.append(_RowReduction("amax", x, m))
-            pw(z, [x, m], lambda e, x=x, m=m: f"({e(x)} - {e(m)})", "softmax: x - max")
-            pw(ez, [z], lambda e, z=z: f"std::exp({e(z)})", "softmax: exp")
+            pw(z, [x, m], _fmt("({} - {})", x, m), "softmax: x - max")
+            pw(ez, [z], _fmt("std::exp({})", z), "softmax: exp")
             steps.append(_RowReduction("sum", ez, s))
             if name in SOFTMAXES:
-                pw(v, [ez, s], lambda e, ez=ez, s=s: f"({e(ez)} / {e(s)})", nd.op.name)
+                pw(v, [ez, s], _fmt("({} / {})", ez, s), nd.op.name)
             else:
-                pw(v, [z, s], lambda e, z=z, s=s: f"({e(z)} - std::log({e(s)}))", nd.op.name)
+                pw(v, [z, s], _fmt("({} - std::log({}))", z, s), nd.op.name)
         elif name == "aten::_log_softmax_backward_data":  # g - exp(out) * sum(g)
             g, o, s = nd.args[0], nd.args[1], _Tmp()
             steps.append(_RowReduction("sum", g, s))
-            pw(v, [g, o, s], lambda e, g=g, o=o, s=s: f"({e(g)} - std::exp({e(o)}) * {e(s)})", nd.op.name)
+            pw(v, [g, o, s], _fmt("({} - std::exp({}) * {})", g, o, s), nd.op.name)
         elif name == "aten::_softmax_backward_data":  # out * (g - sum(g * out))
             g, o, go, s = nd.args[0], nd.args[1], _Tmp(), _Tmp()
-            pw(go, [g, o], lambda e, g=g, o=o: f"({e(g)} * {e(o)})", "softmax backward: g * out")
+            pw(go, [g, o], _fmt("({} * {})", g, o), "softmax backward: g * out")
             steps.append(_RowReduction("sum", go, s))
-            pw(v, [g, o, s], lambda e, g=g, o=o, s=s: f"({e(o)} * ({e(g)} - {e(s)}))", nd.op.name)
+            pw(v, [g, o, s], _fmt("({} * ({} - {}))", o, g, s), nd.op.name)
         else:
-            args = list(nd.args)
-            pw(v, data_inputs(nd), lambda e, name=name, args=args: LOWERINGS[name](args, e) or "", nd.op.name)
+            pw(v, data_inputs(nd), _lowering(name, list(nd.args)), nd.op.name)
     return steps
+
+
+def _lowering(name: str, args: list[Any]) -> Callable[[Callable[[Any], str]], str]:
+    return lambda e: LOWERINGS[name](args, e) or ""
 
 
 def _operand_name(i: int, n_in: int, n_io: int, n_pt: int) -> str:
@@ -1011,7 +1030,7 @@ def _row_offsets(shape: list[int], strides: list[list[int]], idx: str) -> list[s
 def _loops(
     shape: list[int],
     strides: list[list[int]],
-    loads: Callable[[list[str]], list[str]],
+    loads: Callable[..., list[str]],
     stores: Callable[..., list[str]],
     body: list[str],
     acc: bool,
@@ -1212,7 +1231,7 @@ def build(graph: Graph, plan: list[Any]) -> tuple[list[Any], str | None]:
         for s in k.shape:
             n *= s
         # a sum over no elements still writes its zeros: only a kernel with nothing to do is skipped
-        k._numel = n or int(any(v.node.op.full_name in REDUCTIONS for v in k.outputs))
+        k._numel = n or int(any(_is_reduction_result(v) for v in k.outputs))
         k._lib = lib
     return plan, source
 

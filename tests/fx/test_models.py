@@ -7,7 +7,9 @@ fused within rtol 1e-4 / atol 1e-5 after 10 steps (float32; per-kernel differenc
 few ulp, see ember/fx/_fused.py, and training compounds them) -- except the parameters of
 the AdamW-trained transformer, atol 1e-3: Adam divides by the gradient's running RMS, so
 a parameter whose gradient is near 0 moves by up to ~lr (3e-3) per step on rounding noise
-alone; 1e-3 is 1/30 of how far 10 steps can move a parameter.
+alone; 1e-3 is 1/30 of how far 10 steps can move a parameter. The same holds, more so,
+for a parameter whose true gradient is exactly 0 (digits_cnn's conv biases before BatchNorm:
+their gradients are rounding noise in both runs): atol 1e-2, ten steps of lr.
 """
 
 from __future__ import annotations
@@ -183,5 +185,9 @@ def test_fused_within_tolerance(name, tmp_path, monkeypatch) -> None:
         assert l1 == pytest.approx(l0, rel=1e-4, abs=1e-5)
         np.testing.assert_allclose(o1, o0, rtol=1e-4, atol=1e-5)
     atol = 1e-3 if name == "char_transformer" else 1e-5
-    for a, b in zip(eager_params, params, strict=True):
-        np.testing.assert_allclose(b, a, rtol=1e-4, atol=atol)
+    for i, (a, b) in enumerate(zip(eager_params, params, strict=True)):
+        # a parameter whose true gradient is 0 -- a conv bias right before BatchNorm, whose mean
+        # subtraction cancels it -- gets rounding noise (|g| ~ 1e-8) as its gradient, and Adam
+        # moves it by up to ~lr (1e-3) per step in the noise's direction: 10 steps, 1e-2
+        noise = all(np.abs(g[i]).max() < 1e-6 for _, _, g in eager_hist)
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-2 if noise else atol)

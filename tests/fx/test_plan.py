@@ -374,3 +374,35 @@ def test_large_outputs_are_streamed_and_match_eager(layout) -> None:
     (k,) = _kernels(cf)
     assert "stream_(out0" in k.source
     _close(out, fn(a, b), "float64" if layout == "rows_float64" else "float32")
+
+
+_W, _B = ea.randn(8, 6), ea.randn(8)
+
+
+def _matmuls(x):
+    h = ea.mm(x, _W)  # the caller never sees h: mm.out into a planned buffer
+    g = ea.addmm(_B, h.tanh(), _W.t())  # addmm.out likewise
+    return (g * 2.0).sum(), ea.mm(x, _W), ea.bmm(x[None], _W[None]).transpose(1, 2)  # returned: fresh tensors
+
+
+@pytest.mark.parametrize("backend", ["replay", "fused"])
+def test_aten_results_through_out_overloads_are_planned(backend) -> None:
+    x = ea.randn(5, 8)
+    cf = _compiled(_matmuls, x, backend=backend)
+    entry = _entry(cf)
+    src = entry.program.source
+    assert "# aten::mm (.out)" in src and "# aten::addmm (.out)" in src
+    assert "# aten::bmm (.out)" not in src  # its result is returned through a view
+    owner = _replay.memory_plan(entry.gm.graph, entry.plan)
+    planned_ops = {v.node.op.full_name for v in owner}
+    assert {"aten::mm", "aten::addmm"} <= planned_ops
+    first = cf(x)
+    for scale in (1.0, -3.0):  # the same buffers, new inputs: each replay computes afresh
+        xs = x * scale
+        got, expect = cf(xs), _matmuls(xs)
+        for a, b in zip(got, expect, strict=True):
+            if backend == "replay":  # the .out kernels are the same kernels: bit-identical
+                np.testing.assert_array_equal(a.numpy(), b.numpy())
+            else:
+                _close(a, b)
+        assert got[1].data_ptr() != first[1].data_ptr() and got[2].data_ptr() != first[2].data_ptr()

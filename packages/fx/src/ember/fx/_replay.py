@@ -58,6 +58,26 @@ def resolve_kernel(node: Node) -> Any:
     return fn
 
 
+# aten ops whose ``.out`` overload takes the same arguments plus ``out`` and writes it whole:
+# their results, when the caller never sees them, go into the memory plan's buffers too
+OUT_VARIANTS = {"aten::mm": "aten::mm.out", "aten::bmm": "aten::bmm.out", "aten::addmm": "aten::addmm.out"}
+
+
+def out_kernel(node: Node) -> Any:
+    """The backend kernel of the node's ``.out`` overload when its result can be a planned
+    buffer (a new tensor, not a view), else None."""
+    name = OUT_VARIANTS.get(node.op.full_name)
+    if name is None or node.returns != "one" or len(node.outputs) != 1:
+        return None
+    v = node.outputs[0]
+    if v is None or v.node is not node or v.view_of is not None or node.mutated:
+        return None
+    _key, kernel, _ = _dispatch.find_op(name).lookup(backend_keys(node))
+    if kernel is None or kernel.with_keyset:
+        return None
+    return kernel.fn
+
+
 def _empty_kernel(device: Any) -> Any:
     """aten::empty_strided's backend kernel for `device` (the program's own allocations)."""
     _key, kernel, _ = _dispatch.find_op("aten::empty_strided").lookup(_dispatch.device_keys(device))
@@ -132,7 +152,8 @@ def escaping_storages(graph: Graph) -> set[int]:
 
 
 def memory_plan(graph: Graph, plan: list[Any]) -> dict[Value, int]:
-    """Static buffers for the values the program allocates itself (fused kernels' outputs).
+    """Static buffers for the values the program allocates itself: fused kernels' outputs, and
+    the results of the aten ops it calls through their ``.out`` overloads (OUT_VARIANTS).
 
     A value gets a buffer when no value sharing its storage escapes the graph (the caller
     never sees it, so the same memory can serve every replay). A buffer is reused by a later
@@ -150,7 +171,7 @@ def memory_plan(graph: Graph, plan: list[Any]) -> dict[Value, int]:
     busy: list[tuple[int, int]] = []  # (last step, buffer) of buffers in use
     free: dict[tuple[Any, ...], list[int]] = {}
     for i, step in enumerate(plan):
-        if isinstance(step, Node):
+        if isinstance(step, Node) and out_kernel(step) is None:
             continue
         for end, b in [x for x in busy if x[0] < i]:
             busy.remove((end, b))
@@ -188,7 +209,12 @@ def generate(graph: Graph, plan: list[Any]) -> tuple[str, dict[str, Any]]:
             m = v.meta
             buffers[b] = e.obj("buf", _empty_kernel(m.device)(m.shape, m.stride, m.dtype, None, m.device, None))
     for i, step in enumerate(plan):
-        if isinstance(step, Node):
+        if isinstance(step, Node) and step.outputs and step.outputs[0] in planned:
+            v = step.outputs[0]  # its .out overload writes the planned buffer
+            k = e.obj("k", out_kernel(step))
+            w(f"    {local(v)} = {buffers[planned[v]]}")
+            w(f"    {k}({', '.join([*(_arg(e, a) for a in step.args), local(v)])})  # {step.op.full_name} (.out)")
+        elif isinstance(step, Node):
             k = e.obj("k", resolve_kernel(step))
             call = f"{k}({', '.join(_arg(e, a) for a in step.args)})"
             new = [v for v in step.outputs if v is not None and v.node is step]

@@ -23,7 +23,7 @@ Code generation (:func:`kernel_source`): shapes and strides are constants in the
 source (the graph is specialised to them; guards check them), dims are ordered by the
 first output's strides and those contiguous in every operand merged, the outermost loop
 is an OpenMP parallel loop for large sizes, the innermost is ``#pragma omp simd``; a 2-D
-iteration where an operand is transposed is tiled 32x32 so both sides stay in cache;
+iteration where an operand is transposed is tiled 64x64 so both sides stay in cache;
 outputs of STREAM_MIN_BYTES and more are staged per inner run and written with
 non-temporal stores (a plain store reads the line first: a third of the traffic). Each value lives in
 a register: one read of each input and one write of each output per element.
@@ -36,8 +36,8 @@ rtol 1e-5 / atol 1e-6 for float32, 1e-12 for float64.
 
 Compilation (:func:`build`): every kernel of a graph goes into one translation unit,
 compiled once by the system C++ compiler (``$CXX``, else ``g++``/``c++``) with
-``-O3 -march=native -fopenmp`` into ``<cache>/<sha256 of source+flags>.so`` and loaded
-with ctypes (``void kernel(char** pointers)``). The cache directory is
+``-O3 -march=native -fopenmp -fno-trapping-math`` into ``<cache>/<sha256 of source+flags>.so``
+and loaded with ctypes (``void kernel(char** pointers)``). The cache directory is
 ``$EMBER_FX_CACHE_DIR``, else ``$XDG_CACHE_HOME/ember/fx``, else ``~/.cache/ember/fx``.
 No compiler, or a source that fails to compile: a warning, and those nodes run by the
 replay backend instead.
@@ -675,7 +675,7 @@ def _coalesce(shape: list[int], strides: list[list[int]]) -> tuple[list[int], li
 PARALLEL_MIN = 1 << 16  # elements: below this a kernel runs on one thread (no OpenMP fork)
 STREAM_MIN_BYTES = 8 << 20  # outputs this large do not stay in cache anyway: streamed stores
 BLOCK = 4096
-TILE = 32
+TILE_I, TILE_J = 64, 64  # a transposed nest's tile: rows (mid dim) x columns (inner dim)
 
 
 def kernel_source(k: FusedKernel, symbol: str) -> str:
@@ -1091,20 +1091,20 @@ def _loops(
         base = _row_offsets(rows_shape, [s[:-2] for s in strides], "r") if rows_shape else ["0"] * n_ops
         out += [p.replace("parallel for", "parallel for collapse(2)") for p in par]
         out.append(f"  for (int64_t r = 0; r < {rows}; ++r)")
-        out.append(f"  for (int64_t ib = 0; ib < {m}; ib += {TILE}) {{")
+        out.append(f"  for (int64_t ib = 0; ib < {m}; ib += {TILE_I}) {{")
         out += [f"    const int64_t b{i} = {b};" for i, b in enumerate(base)]
-        out.append(f"    const int64_t ie = ib + {TILE} < {m} ? ib + {TILE} : {m};")
-        out.append(f"    for (int64_t jb = 0; jb < {inner}; jb += {TILE}) {{")
-        out.append(f"      const int64_t je = jb + {TILE} < {inner} ? jb + {TILE} : {inner};")
+        out.append(f"    const int64_t ie = ib + {TILE_I} < {m} ? ib + {TILE_I} : {m};")
+        out.append(f"    for (int64_t jb = 0; jb < {inner}; jb += {TILE_J}) {{")
+        out.append(f"      const int64_t je = jb + {TILE_J} < {inner} ? jb + {TILE_J} : {inner};")
         starts = [f"b{k} + i * {mid_st[k]} + jb" for k in range(n_ops)]
-        decl, staged, flush = staging(inner_st, TILE, starts, "je - jb", "        ")
+        decl, staged, flush = staging(inner_st, TILE_J, starts, "je - jb", "        ")
         # an input contiguous along the tile's rows (mid stride 1) but not along its columns is
         # copied into a local tile first, reading whole cache lines in its own memory order:
-        # read in place, the 32 lines of a tile column lie a large power-of-two stride apart
+        # read in place, the lines of a tile column lie a large power-of-two stride apart
         # and evict each other from L1 (the same few sets) before the next column reuses them
         tiled = [k for k in tileable or [] if mid_st[k] == 1 and inner_st[k] not in (0, 1)]
         for k in tiled:
-            out.append(f"      alignas(64) T tile{k}[{TILE}][{TILE}];")
+            out.append(f"      alignas(64) T tile{k}[{TILE_I}][{TILE_J}];")
             out.append("      for (int64_t j = jb; j < je; ++j) {")
             out.append("        #pragma omp simd")
             src = f"in{k}[b{k} + i + j * {inner_st[k]}]"
@@ -1149,7 +1149,19 @@ def _loops(
 # compiling and loading
 # ---------------------------------------------------------------------------
 
-CXX_FLAGS = ["-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-fno-math-errno", "-std=c++17"]
+# -fno-trapping-math: without it GCC may not turn a comparison into a select (a compare can
+# raise FE_INVALID on NaN), so no loop with relu, maximum, a mask or amax was vectorised;
+# ember never reads the floating-point exception flags, and no value changes
+CXX_FLAGS = [
+    "-O3",
+    "-march=native",
+    "-fopenmp",
+    "-fPIC",
+    "-shared",
+    "-fno-math-errno",
+    "-fno-trapping-math",
+    "-std=c++17",
+]
 
 
 def cache_dir() -> Path:

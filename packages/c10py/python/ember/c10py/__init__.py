@@ -1,7 +1,9 @@
 """ember.c10py: the C++ core types of ember (PyTorch's c10) and their bindings.
 
-Everything here lives in the compiled module ``ember.c10py._C``; this file adds
-the paths a C++ extension needs to compile and link against it.
+Everything here lives in the compiled module ``ember.c10py._C``; this file names what
+the layers above use (``_C`` is c10py's own: other layers import from here, see
+tests/test_layering.py) and adds the paths a C++ extension needs to compile and link
+against it.
 """
 
 from __future__ import annotations
@@ -18,13 +20,26 @@ from ._C import (
     OutOfMemoryError,
     StorageImpl,
     TensorImpl,
+    bfloat16,
+    bool,
+    contiguous_strides,
     cuda,
     device,
     dtype,
     empty_cache,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    keys_after,
+    maybe_wrap_dim,
     memory_stats,
     promote_types,
     reset_peak_memory_stats,
+    uint8,
 )
 
 try:
@@ -67,15 +82,28 @@ __all__ = [
     "OutOfMemoryError",
     "StorageImpl",
     "TensorImpl",
+    "bfloat16",
+    "bool",
     "build_info",
     "cmake_prefix_path",
+    "contiguous_strides",
     "cuda",
     "device",
     "dtype",
     "empty_cache",
+    "float16",
+    "float32",
+    "float64",
     "get_include",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "keys_after",
     "library_path",
+    "maybe_wrap_dim",
     "memory_stats",
     "promote_types",
     "reset_peak_memory_stats",
+    "uint8",
 ]

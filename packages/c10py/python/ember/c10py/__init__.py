@@ -69,6 +69,23 @@ def library_path() -> str:
     return os.path.join(_package_dir(), "lib", "libember_c10.so")
 
 
+# Shared-memory storages (ember.data's worker processes pass batches through them; PyTorch's
+# UntypedStorage._new_shared*): the bindings are static methods of StorageImpl.
+def new_shared_storage(nbytes: int, strategy: str = "file_descriptor") -> StorageImpl:
+    """A new storage allocated directly in shared memory ("file_descriptor" or "file_system")."""
+    return StorageImpl._new_shared(nbytes, strategy)
+
+
+def shared_storage_from_fd(fd: int, nbytes: int) -> StorageImpl:
+    """Maps shared memory received as a file descriptor (the storage keeps a duplicate of fd)."""
+    return StorageImpl._new_shared_fd(fd, nbytes)
+
+
+def shared_storage_from_filename(name: str, nbytes: int) -> StorageImpl:
+    """Maps the named shared-memory file (takes this process's reference to it)."""
+    return StorageImpl._new_shared_filename(name, nbytes)
+
+
 def build_info() -> dict[str, object]:
     """How this build was configured: CUDA compiled, nvcc found, debug, compiler."""
     return dict(_C._build_info)
@@ -103,7 +120,10 @@ __all__ = [
     "library_path",
     "maybe_wrap_dim",
     "memory_stats",
+    "new_shared_storage",
     "promote_types",
     "reset_peak_memory_stats",
+    "shared_storage_from_fd",
+    "shared_storage_from_filename",
     "uint8",
 ]

@@ -271,6 +271,7 @@ def tests(session: nox.Session, layer: str) -> None:
     paths = [f"tests/{layer}"]
     if layer == "c10py":
         paths.append("tests/test_versions.py")
+        paths.append("tests/test_layering.py")  # reads every layer's sources (imports none)
     # --import-mode=importlib: the tests import the installed wheels, never the source tree.
     session.run(
         "python",

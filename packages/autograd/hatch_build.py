@@ -53,9 +53,12 @@ def generate() -> str | None:
     yaml_path = ATEN / "native_functions.yaml"
     if not yaml_path.exists():
         return None
-    saved = {k: sys.modules.get(k) for k in ("ember.aten._schema", "_ember_autograd_codegen")}
+    saved = {k: sys.modules.get(k) for k in ("ember.aten._schema", "ember.aten.extension", "_ember_autograd_codegen")}
     try:
         schema_mod = _load("ember.aten._schema", ATEN / "python" / "ember" / "aten" / "_schema.py")
+        # _codegen takes FunctionSchema from aten's extension API: give it that name alone
+        sys.modules["ember.aten.extension"] = extension = ModuleType("ember.aten.extension")
+        extension.FunctionSchema = schema_mod.FunctionSchema  # type: ignore[attr-defined]
         codegen = _load("_ember_autograd_codegen", HERE / "src" / "ember" / "autograd" / "_codegen.py")
         schemas, backend = aten_operators(yaml_path, schema_mod)
         derivatives = (HERE / "src" / "ember" / "autograd" / "derivatives.yaml").read_text()

@@ -115,16 +115,48 @@ return_types = _types.ModuleType("ember.aten.return_types", "Named tuples return
 for _rt_name, _rt in _generated_ops.RETURN_TYPES.items():
     setattr(return_types, _rt_name, _rt)
 
-# Tensor methods: generated ones unless Tensor already defines the name by hand.
+# -- Tensor's methods, from these sources in this order. Each source adds names; a name a later
+# source also sets is recorded in _TENSOR_METHOD_OVERRIDES, and tests/aten/test_tensor_method_sources.py
+# fails on any override not declared in _DECLARED_TENSOR_METHOD_OVERRIDES (nothing wins silently):
+#   1. the class body (_tensor.py), 2. native_functions.yaml's methods (generated), 3. the operator
+#   dunders (_tensor_ops), 4. _indexing, 5. _legacy, 6. _dlpack, 7. _sparse (installed further down).
+_TENSOR_METHOD_SOURCES: dict[str, str] = dict.fromkeys(Tensor.__dict__, "ember.aten._tensor")
+_TENSOR_METHOD_OVERRIDES: list[tuple[str, str, str]] = []  # (name, the source replaced, the source used)
+# the overrides meant to be there, each with its reason
+_DECLARED_TENSOR_METHOD_OVERRIDES = {
+    ("view", "native_functions.yaml", "ember.aten._tensor"): "view(*shape) and view(dtype) told apart in one call",
+    ("type", "ember.aten._tensor", "ember.aten._legacy"): "type() also takes the legacy names ('torch.FloatTensor')",
+}
+
+
+def _record_tensor_methods(source: str, before: dict[str, object]) -> None:
+    for name, value in Tensor.__dict__.items():
+        if before.get(name, _MISSING) is not value:
+            if name in _TENSOR_METHOD_SOURCES:
+                _TENSOR_METHOD_OVERRIDES.append((name, _TENSOR_METHOD_SOURCES[name], source))
+            _TENSOR_METHOD_SOURCES[name] = source
+
+
+_MISSING = object()
+# 2: a generated method the class body writes by hand is not installed (the class's is used)
+for _name in _generated_ops.TENSOR_METHODS.keys() & Tensor.__dict__.keys():
+    _TENSOR_METHOD_OVERRIDES.append((_name, "native_functions.yaml", "ember.aten._tensor"))
 for _name, _fn in _generated_ops.TENSOR_METHODS.items():
     if _name not in Tensor.__dict__:
         setattr(Tensor, _name, _fn)
+        _TENSOR_METHOD_SOURCES[_name] = "native_functions.yaml"
+_before = dict(Tensor.__dict__)
 _tensor_ops.install(Tensor, _generated_ops)
+_record_tensor_methods("ember.aten._tensor_ops", _before)
 from . import _indexing  # noqa: E402
 
+_before = dict(Tensor.__dict__)
 _indexing.install(globals(), Tensor)  # nonzero(as_tuple=...) is written by hand
+_record_tensor_methods("ember.aten._indexing", _before)
 
-from . import library  # noqa: E402
+# library: operators defined from Python or C++; extension: the API of the layers above,
+# complete before they plug in (_load_plugins)
+from . import extension, library  # noqa: E402
 from .library import cmake_prefix_path, ops  # noqa: E402
 
 
@@ -145,7 +177,9 @@ from . import _dlpack, safetensors, serialization  # noqa: E402
 from ._dlpack import from_dlpack  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
+_before = dict(Tensor.__dict__)
 _dlpack.install(Tensor)
+_record_tensor_methods("ember.aten._dlpack", _before)
 
 # the CUDA device API (ember.aten.cuda: PyTorch's torch.cuda) and backend settings
 # (ember.aten.backends.cuda.matmul.allow_tf32, .cudnn.allow_tf32)
@@ -153,12 +187,17 @@ _dlpack.install(Tensor)
 # accelerator probes (ember.aten.accelerator: PyTorch's torch.accelerator)
 from . import _legacy, accelerator, backends, cuda  # noqa: E402  # noqa: E402
 
+_before = dict(Tensor.__dict__)
 _legacy.install(globals(), cuda)
+_record_tensor_methods("ember.aten._legacy", _before)
 
 # sparse COO tensors (PyTorch's torch.sparse_coo_tensor, Tensor.to_sparse, torch.sparse.mm / sum)
 from . import _sparse  # noqa: E402
 
+_before = dict(Tensor.__dict__)
 _sparse.install(globals(), Tensor)
+_record_tensor_methods("ember.aten._sparse", _before)
+del _before
 
 # -- automatic mixed precision (ember.aten.amp): the AutocastCPU / AutocastCUDA kernels of the
 # listed ops, a fallthrough for every other op, and PyTorch's module-level autocast functions

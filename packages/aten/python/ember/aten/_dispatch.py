@@ -34,8 +34,12 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from ember.c10py import _C as _c10
+import ember.c10py as _c10
+from ember.aten import _C
 from ember.c10py import DispatchKey, DispatchKeySet
+
+from ._schema import FunctionSchema
+from ._tensor import AutogradMeta
 
 # ---------------------------------------------------------------------------
 # key-set constants
@@ -79,12 +83,8 @@ class _TLS(threading.local):
 def _make_tls() -> Any:
     """The thread-local sets: `include` and `exclude_not` in C++ (csrc/python/dispatch_entry.cpp,
     DispatchTLS: the C++ entries read them with no attribute lookup), every other attribute on a
-    _TLS. Under EMBER_PYTHON_DISPATCH=1, or without aten's _C, a plain _TLS (the reference)."""
+    _TLS. Under EMBER_PYTHON_DISPATCH=1, a plain _TLS (the reference)."""
     if os.environ.get("EMBER_PYTHON_DISPATCH") == "1":
-        return _TLS()
-    try:
-        from ember.aten import _C
-    except ImportError:
         return _TLS()
     return _C._dispatch_tls(0, ALL_BITS, _TLS())
 
@@ -279,7 +279,6 @@ _PY_TYPE_NAMES = {"Scalar": "Number", "ScalarType": "dtype", "SymInt": "int", "M
 def _signature(schema: str) -> str:
     """'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor' -> '(Tensor input, Tensor other, *,
     Number alpha = 1)': the Python signature PyTorch prints in argument errors."""
-    from ._schema import FunctionSchema
 
     s = FunctionSchema.parse(schema)
     parts: list[str] = []
@@ -403,7 +402,6 @@ def _eval_default(d: str) -> Any:
         return float(d)
     except ValueError:
         pass
-    from ember.aten import _C
 
     return getattr(_C.memory_format, d, d)
 
@@ -530,8 +528,6 @@ _TLS.view_creation = NO_GRAD_VIEW
 
 
 def _mark_no_grad_view(r: Any, src_keys: int, marker: _NoGradView) -> None:
-    from ._tensor import AutogradMeta
-
     m = r._meta
     if m is None:
         m = r._meta = AutogradMeta()
@@ -624,7 +620,6 @@ def c_entry(
     calls (keywords, an int[] given as a NumPy int, ...) go to `python_entry`."""
     if PYTHON_DISPATCH:
         return python_entry
-    from ember.aten import _C
 
     _entry_specs[op.full_name] = (python_entry, nargs, tensor_pos, intlists)
     return _C._dispatch_entry(  # type: ignore[no-any-return]
@@ -641,7 +636,6 @@ def dunder_entry(
     spec = _entry_specs.get(op.full_name) if isinstance(op, OpOverload) else None
     if spec is None:
         return None
-    from ember.aten import _C
 
     python_entry, nargs, tensor_pos, intlists = spec
     if nargs == 1:  # a unary operator (__neg__): the entry itself, under the dunder's name
@@ -662,7 +656,6 @@ def redispatcher(op: OpOverload, exclude: int = 0) -> Callable[..., Any]:
     python_entry = op.redispatch if not exclude else _redispatch_excluding(op, exclude)
     if PYTHON_DISPATCH or tls.__class__ is _TLS:
         return python_entry
-    from ember.aten import _C
 
     nargs = len(_schema_params(op.schema)[0])
     if not exclude:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from typing import Any
 
+from ember.c10py import cuda
 from ember.c10py import device as _device_cls
 
 from . import _C
@@ -93,7 +94,6 @@ def _sync_cuda(t: Tensor, stream: int) -> None:
         raise BufferError("__dlpack__: stream 0 is ambiguous on CUDA (use 1 for the legacy default stream)")
     if stream == 2:
         raise BufferError("per-thread default stream is not supported.")
-    from ember.c10py import cuda
 
     cuda.synchronize(t.device.index or 0)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.c10py import _C as _c10
+import ember.c10py as _c10
 
 from . import _C
 

@@ -13,11 +13,13 @@ import builtins
 import warnings
 from typing import Any
 
-from ember.c10py import StorageImpl, TensorImpl
+import ember.c10py as _c10
+from ember.c10py import StorageImpl, TensorImpl, cuda
 from ember.c10py import device as _device_cls
 from ember.c10py import dtype as _dtype_cls
 
 from . import _C, _dtypes
+from ._generated import _ops as ops
 from ._tensor import Tensor, _meta_of, _set_requires_grad, _wrap
 
 
@@ -97,7 +99,6 @@ def tensor(
 def _pinned(t: Tensor) -> Tensor:
     """``t`` in page-locked memory, for ``pin_memory=True``: PyTorch's errors for a tensor
     on a device and without CUDA (as the C++ factories, TensorFactories.cpp)."""
-    from ember.c10py import cuda
 
     if not t.is_cpu:
         raise RuntimeError("Only dense CPU tensors can be pinned")
@@ -248,7 +249,6 @@ def tensor_to(t: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         and (memory_format is None or t.is_contiguous(memory_format=memory_format))
     ):
         return t
-    from . import _generated_ops as ops
 
     return ops._call__to_copy(t, dtype, None, device, None, non_blocking, memory_format)
 
@@ -313,7 +313,6 @@ def _rebuild_tensor(
 ) -> Tensor:
     dt = getattr(_dtypes, dtype_name)
     storage = StorageImpl.from_bytes(data)
-    from ember.c10py import _C as _c10
 
     strides = _c10.contiguous_strides(shape)
     out = _wrap(TensorImpl(storage, dt, shape, strides, 0))
@@ -344,7 +343,6 @@ def legacy_tensor_new(cls: type, *args: Any, **kwargs: Any) -> Tensor:
     device = kwargs.pop("device", None)
     if kwargs:
         raise TypeError(f"Tensor() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    from . import _generated_ops as ops
 
     if not args:
         return ops._call_empty_memory_format((0,), None, None, _to_device(device), None, None)

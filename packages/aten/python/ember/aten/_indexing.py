@@ -26,7 +26,8 @@ import numbers
 import warnings
 from typing import Any
 
-from . import _generated_ops as ops
+from . import _C, _dtypes, _factories
+from ._generated import _ops as ops
 from ._tensor import Tensor
 
 _INVALID = "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got {})"
@@ -71,8 +72,6 @@ def _is_bool_scalar(x: Any) -> bool:
 
 def _sequence_to_index(seq: Any) -> Tensor:
     """A list / NumPy array used as an index: bool and uint8 stay, anything else becomes int64."""
-    from . import _dtypes, _factories
-
     if _is_ndarray(seq):
         kind = seq.dtype.kind
         if kind == "b" or (kind == "u" and seq.dtype.itemsize == 1):
@@ -81,7 +80,6 @@ def _sequence_to_index(seq: Any) -> Tensor:
         if kind not in "biuf":
             raise IndexError(_INVALID.format(f"numpy.ndarray of dtype {seq.dtype}"))
         return _factories.from_numpy(seq.astype("int64"))
-    from . import _C
 
     try:
         t = _C._tensor_from_data(seq, None, None)
@@ -108,8 +106,6 @@ def _slice_args(s: slice) -> tuple[Any, Any, int]:
 
 def _prepare(items: tuple[Any, ...]) -> tuple[list[Any], int]:
     """Converts sequences to tensors; returns the items and how many dims they index."""
-    from . import _dtypes
-
     out: list[Any] = []
     specified = 0
     ellipses = 0
@@ -140,8 +136,6 @@ def _prepare(items: tuple[Any, ...]) -> tuple[list[Any], int]:
 
 
 def _long_index(value: bool) -> Tensor:
-    from . import _C, _dtypes
-
     return _C._tensor_from_data([0] if value else [], _dtypes.int64, None)
 
 
@@ -154,8 +148,6 @@ def _select(t: Tensor, dim: int, i: int, real_dim: int) -> Tensor:
 
 def apply_slicing(t: Tensor, index: Any) -> tuple[Tensor, list[Any] | None]:
     """(the view made by the basic indices, the advanced indices per dim of that view or None)."""
-    from . import _dtypes
-
     items, specified = _prepare(tuple(index) if _treat_as_tuple(index) else (index,))
     ndim = t.dim()
     if specified > ndim:

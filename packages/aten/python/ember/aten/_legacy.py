@@ -18,6 +18,7 @@ from ember.c10py import device as _device_cls
 
 from . import _dtypes
 from ._factories import _TYPE_NAMES, _to_device, tensor
+from ._generated import _ops as ops
 from ._tensor import Tensor
 
 __all__ = ["install"]
@@ -35,8 +36,6 @@ class _LegacyTensorType(type):
         )
 
     def __call__(cls, *args: Any, device: Any = None) -> Tensor:  # type: ignore[override]
-        from ._generated import _ops as ops
-
         name = cls.__qualname__
         dev = _to_device(device)
         if cls.is_cuda:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from ember.aten import _generated_ops as ops
+from ember.aten._generated import _ops as ops
 
 
 def _pair(v: Any) -> Any:

@@ -10,7 +10,7 @@ import warnings
 from types import ModuleType
 from typing import Any
 
-from ember.aten import _generated_ops as ops
+from ember.aten._generated import _ops as ops
 
 _MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
 
@@ -114,6 +114,7 @@ def interpolate(
 
 
 def _adaptive_avg_pool(dim: int) -> Any:
+    # ember.aten's namespace, which ember/aten/__init__.py fills after importing this module
     import ember.aten as ea
 
     return {1: ea.adaptive_avg_pool1d, 2: ea.nn.adaptive_avg_pool2d, 3: ea.nn.adaptive_avg_pool3d}[dim]

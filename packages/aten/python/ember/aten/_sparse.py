@@ -45,6 +45,7 @@ PYTHON_KEYS = DispatchKeySet(DispatchKey.Python).raw
 
 
 def _ea() -> Any:
+    # ember.aten's namespace, which ember/aten/__init__.py fills after importing this module
     import ember.aten as ea
 
     return ea

@@ -625,6 +625,6 @@ def _wrap(impl: TensorImpl) -> Tensor:
     return t
 
 
-from ember.c10py import _C as _C_c10  # noqa: E402
+import ember.c10py as _C_c10  # noqa: E402
 
 _C._set_tensor_class(Tensor, _wrap)

@@ -16,6 +16,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from . import _dtypes
+
 
 @dataclass
 class PrintOptions:
@@ -173,8 +175,6 @@ def tensor_str(t: Any, indent: int) -> str:
 
 
 def tensor_repr(t: Any, prefix: str = "tensor(") -> str:
-    from . import _dtypes
-
     indent = len(prefix)
     suffixes: list[str] = []
     default_float = _dtypes.get_default_dtype()

@@ -29,7 +29,7 @@ from typing import Any
 
 from ember.c10py import DispatchKey
 
-from . import _dispatch, _schema
+from . import _C, _dispatch, _schema
 from ._dispatch import Kernel, OpOverload, python_source
 
 _KEY_ALIASES = {
@@ -243,8 +243,6 @@ def cmake_prefix_path() -> str:
     """Add to ``CMAKE_PREFIX_PATH`` for ``find_package(ember_aten CONFIG)`` (the headers,
     libember_aten.so and the CMake package config ship inside the ember.aten package)."""
     import os
-
-    from . import _C
 
     return os.path.dirname(os.path.abspath(_C.__file__))
 

@@ -21,6 +21,7 @@ import os
 import struct
 from typing import Any
 
+import ember.c10py as _c10
 from ember.c10py import StorageImpl, TensorImpl
 
 from . import _dtypes
@@ -151,7 +152,6 @@ def _tensor_from(buf: Any, start: int, entry: Any) -> Tensor:
         memoryview(storage)[:] = buf[start + begin : start + end]
     if dtype is _dtypes.bool:
         _normalize_bool_bytes(storage)  # a file's bytes 2..255 become True (1): kernels assume 0/1
-    from ember.c10py import _C as _c10
 
     return _wrap(TensorImpl(storage, dtype, shape, _c10.contiguous_strides(shape), 0))
 

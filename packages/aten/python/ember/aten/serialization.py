@@ -39,7 +39,7 @@ import zipfile
 from collections.abc import Callable
 from typing import IO, Any, ClassVar
 
-from ember.c10py import StorageImpl, TensorImpl
+from ember.c10py import StorageImpl, TensorImpl, cuda
 from ember.c10py import device as _device_cls
 from ember.c10py import dtype as _dtype_cls
 
@@ -775,8 +775,6 @@ def _restore(storage: StorageImpl, location: str) -> StorageImpl:
     if dev.type == "cpu":
         return storage
     if dev.type == "cuda":
-        from ember.c10py import cuda
-
         if not cuda.is_available():
             raise RuntimeError(
                 "Attempting to deserialize object on a CUDA device but ember.aten.cuda.is_available() is False. If "

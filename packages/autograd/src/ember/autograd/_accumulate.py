@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.aten import _generated_ops as ops
+import ember.c10py as _c10
+from ember.aten.extension import entries as ops
 
 from .grad_mode import _state
 
@@ -27,8 +28,6 @@ def _copy_like(g: Any, var: Any) -> Any:
 
 
 def _contiguous_strides(sizes: Any) -> tuple[int, ...]:
-    from ember.c10py import _C as _c10
-
     return tuple(_c10.contiguous_strides(sizes))
 
 

@@ -8,7 +8,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, TypeAlias
 
-from ember.aten._tensor import Tensor, _check_grad_assignable, _set_requires_grad
+from ember.aten.extension import Tensor, meta_of
+from ember.aten.extension import check_grad_assignable as _check_grad_assignable
+from ember.aten.extension import set_requires_grad as _set_requires_grad
 
 from . import engine
 from ._meta import ViewInfo, gradient_edge
@@ -280,9 +282,7 @@ def set_grad(t: Tensor, value: Any) -> None:
     if m is None:
         if value is None:
             return
-        from ember.aten._tensor import _meta_of
-
-        m = _meta_of(t)
+        m = meta_of(t)
     m.grad = value
 
 

@@ -38,7 +38,7 @@ import keyword
 from dataclasses import dataclass, field
 from typing import Any
 
-from ember.aten._schema import FunctionSchema
+from ember.aten.extension import FunctionSchema
 
 # attribute (or zero-argument method) of a tensor -> snapshot helper suffix
 _TENSOR_ATTRS = {"shape": "shape", "dtype": "dtype", "device": "device", "ndim": "dim"}

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.aten import _generated_ops as ops
+from ember.aten.extension import entries as ops
+from ember.aten.extension import input_meta
 
-from ._meta import input_meta
 from .graph import Node
 
 

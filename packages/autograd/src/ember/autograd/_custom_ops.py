@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ember.aten import _dispatch
+from ember.aten import extension as ext
 from ember.c10py import DispatchKey
 
 from .function import Function
 
 
-def install(op: _dispatch.OpOverload, backward: Callable[..., Any], setup_context: Callable[..., Any] | None) -> None:
-    n_inputs = len(_dispatch._schema_params(op.schema)[0])
+def install(op: ext.OpOverload, backward: Callable[..., Any], setup_context: Callable[..., Any] | None) -> None:
+    n_inputs = len(ext.schema_params(op.schema)[0])
 
     def forward(ks: int, *args: Any) -> Any:
         return op.redispatch(ks, *args)
@@ -54,11 +54,11 @@ def install(op: _dispatch.OpOverload, backward: Callable[..., Any], setup_contex
     def autograd_kernel(ks: int, *args: Any) -> Any:
         return fn_cls.apply(ks, *args)
 
-    _dispatch.register_kernel(
+    ext.register_kernel(
         op,
         DispatchKey.Autograd,
         autograd_kernel,
         with_keyset=True,
         name=f"ember.autograd._custom_ops:{op.full_name}",
-        source=_dispatch.python_source(backward),
+        source=ext.python_source(backward),
     )

@@ -16,10 +16,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import ember.aten as ea
-from ember.aten import _generated_ops as ops
-from ember.c10py import _C as _c10
+import ember.c10py as _c10
+from ember.aten.extension import entries as ops
 
-from ._formulas_nn import *  # noqa: F403  (convolution and pooling helpers)
+from .function import Function
+from .grad_mode import is_grad_enabled
 
 _wrap_dim = _c10.maybe_wrap_dim
 
@@ -93,7 +94,6 @@ def threshold_backward(grad: Any, self: Any, threshold: Any) -> Any:
     ``self`` is zeros, not "does not require grad"."""
     global _threshold_backward_fn
     if _threshold_backward_fn is None:
-        from .function import Function
 
         class ThresholdBackwardBackward0(Function):
             @staticmethod
@@ -108,7 +108,6 @@ def threshold_backward(grad: Any, self: Any, threshold: Any) -> Any:
                 return gg.masked_fill(mask, 0), ea.zeros_like(gg), None
 
         _threshold_backward_fn = ThresholdBackwardBackward0
-    from .grad_mode import is_grad_enabled
 
     if not is_grad_enabled():  # a plain backward (no create_graph): no graph to build
         return grad.masked_fill(self <= threshold, 0)
@@ -989,11 +988,3 @@ def constant_pad_nd_backward(grad: Any, pad: Sequence[int]) -> Any:
         else:
             g = g.narrow(d, lo, size)
     return g
-
-
-# the linear-algebra helpers (linalg_solve_backward, svd_backward, ...) live in their own module
-from ._formulas_linalg import *  # noqa: E402, F403
-
-# the softmax / normalization / loss / embedding / dropout helpers
-from ._formulas_nnops import *  # noqa: E402, F403
-from ._formulas_special import *  # noqa: E402, F403

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import ember.aten as ea
-from ember.aten import _generated_ops as ops
+from ember.aten.extension import entries as ops
 
 __all__ = [
     "cholesky_backward",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.aten import _generated_ops as ops
+from ember.aten.extension import entries as ops
 
 __all__ = ["convolution_backward_backward", "max_pool_double_backward"]
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ember.aten import _generated_ops as ops
+from ember.aten.extension import entries as ops
+from ember.autograd.grad_mode import enable_grad, is_grad_enabled
 
 __all__ = [
     "batch_norm_backward",
@@ -350,8 +351,9 @@ def _vjp(twin: Any, primals: Sequence[Any], wanted: Sequence[bool], cotangents: 
     """d <twin(*primals), cotangents> / d primals[i] for the wanted i (None elsewhere). The
     primals that require grad are used as they are, so with create_graph the result stays
     connected to their history (third derivatives)."""
+    # the engine, from a formula the engine runs: autograd's modules import _formulas* at the
+    # bottom of their stack (engine, _api, function stand on them), so this call goes up
     from ember.autograd import _api
-    from ember.autograd.grad_mode import enable_grad, is_grad_enabled
 
     create_graph = is_grad_enabled()
     with enable_grad():

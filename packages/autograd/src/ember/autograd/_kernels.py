@@ -14,7 +14,8 @@
    required grad and a floating-point result came out, raises "the derivative for
    'op' is not implemented". CompositeImplicitAutograd operators need nothing: the
    dispatcher runs them at the Autograd key, and the ops they call record the graph;
-4. fills aten's ``_autograd_hooks`` (Tensor.backward, register_hook, ...).
+4. (``_plugin.load``) installs the hooks aten's Tensor methods call (Tensor.backward,
+   register_hook, ...: ``ember.aten.extension.set_autograd_hook``).
 """
 
 from __future__ import annotations
@@ -30,20 +31,19 @@ from pathlib import Path
 from typing import Any
 
 import ember.aten as ea
-from ember.aten import _dispatch
-from ember.aten import _generated_ops as ops
-from ember.aten._C import _input_meta
-from ember.aten._schema import FunctionSchema
-from ember.aten._tensor import AutogradMeta, Tensor
+from ember.aten import extension as ext
+from ember.aten.extension import AutogradMeta, FunctionSchema, Tensor, call_below_autograd
+from ember.aten.extension import entries as ops
+from ember.aten.extension import input_meta as _input_meta
 from ember.c10py import DispatchKey
 
-from . import _codegen, _formulas, _meta
+from . import _codegen, _formulas, _formulas_linalg, _formulas_nn, _formulas_nnops, _formulas_special, _meta
 from .anomaly_mode import _anomaly, record_trace
 from .graph import _RELEASED, Node, _next_seq
 
-_NOT_AUTOGRAD = _dispatch.ALL_BITS & ~_dispatch.AUTOGRAD_FUNCTIONALITY
+_NOT_AUTOGRAD = ext.ALL_KEYS & ~ext.AUTOGRAD_FUNCTIONALITY
 _AUTOGRAD_KEYS = (DispatchKey.AutogradCPU, DispatchKey.AutogradCUDA, DispatchKey.AutogradOther)
-AUTOGRAD_BIT = _meta.AUTOGRAD_BIT
+AUTOGRAD_BIT = ext.AUTOGRAD_KEY
 
 # entries whose op aten does not define, or defines with another schema (tests assert these are empty)
 SKIPPED: list[str] = []
@@ -54,15 +54,8 @@ SKIPPED: list[str] = []
 # ---------------------------------------------------------------------------
 
 
-def _plain(redispatch: Any, ks: int, args: tuple[Any, ...]) -> Any:
-    """Runs the op below Autograd, with the Autograd keys excluded on this thread."""
-    tls = _dispatch.tls
-    prev = tls.exclude_not
-    tls.exclude_not = prev & _NOT_AUTOGRAD
-    try:
-        return redispatch(ks, *args)
-    finally:
-        tls.exclude_not = prev
+# Runs the op below Autograd, with the Autograd keys excluded on this thread: _plain(redispatch, ks, args).
+_plain = call_below_autograd
 
 
 def _any_edge(edges: Any) -> bool:
@@ -123,13 +116,34 @@ def _redispatch(qualname: str) -> Any:
     """The generated kernel of `qualname` continues the call below Autograd through this:
     ``redispatch(ks, *args)`` with the Autograd keys excluded on this thread during the call
     (one C++ entry; the same as ``_plain(op.redispatch, ks, args)``)."""
-    return _dispatch.redispatcher(_dispatch.find_op(qualname), exclude=_dispatch.AUTOGRAD_FUNCTIONALITY)
+    return ext.redispatcher_below_autograd(ext.find_op(qualname))
+
+
+# The modules of derivatives.yaml's helpers: _formulas (every name it defines) and, beside it, the
+# ones named by each module's __all__ (linear algebra; convolution and pooling; softmax,
+# normalization, losses, embedding, dropout; special functions).
+FORMULA_MODULES = (_formulas_linalg, _formulas_nn, _formulas_nnops, _formulas_special)
+
+
+def formula_helpers() -> dict[str, Any]:
+    """The names the formulas of derivatives.yaml may call; one name defined by two of the
+    modules is an error (no source silently wins)."""
+    ns: dict[str, Any] = {k: v for k, v in vars(_formulas).items() if not k.startswith("__")}
+    owner = dict.fromkeys(ns, _formulas.__name__)
+    for mod in FORMULA_MODULES:
+        for name in mod.__all__:
+            value = getattr(mod, name)
+            if name in ns and ns[name] is not value:
+                raise ImportError(f"derivatives.yaml helper {name} is defined by both {owner[name]} and {mod.__name__}")
+            ns[name] = value
+            owner[name] = mod.__name__
+    return ns
 
 
 def runtime_namespace() -> dict[str, Any]:
     """The globals of ember.autograd._generated: the formulas' helpers and the kernels' runtime helpers."""
     ns: dict[str, Any] = {"math": math, "ea": ea, "inf": math.inf, "nan": math.nan}
-    ns.update({k: v for k, v in vars(_formulas).items() if not k.startswith("__")})
+    ns.update(formula_helpers())
     ns.update(
         _Node=Node,
         _next_seq=_next_seq,
@@ -146,7 +160,6 @@ def runtime_namespace() -> dict[str, Any]:
         _save_output=_meta.save_output,
         _unpack=_meta.unpack,
         _clone=_clone,
-        _tls=_dispatch.tls,
         _NOT_AUTOGRAD=_NOT_AUTOGRAD,
         _rebase_history=_meta.rebase_history,
         _set_history_1=_set_history_1,
@@ -268,7 +281,7 @@ def install() -> None:
         return
     _installed = True
     text = importlib.resources.files("ember.autograd").joinpath("derivatives.yaml").read_text()
-    ops_by_name = {op.qualname: op for op in _dispatch.all_ops() if op.namespace == "aten"}
+    ops_by_name = {op.qualname: op for op in ext.all_ops() if op.namespace == "aten"}
     backend = (DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.CompositeExplicitAutograd)
     backend_ops = {q for q, op in ops_by_name.items() if any(op.has_kernel_for(k) for k in backend)}
     mod = _load_generated(text, {q: op.schema for q, op in ops_by_name.items()}, backend_ops)
@@ -290,11 +303,11 @@ def install() -> None:
             fn = _make_out_kernel(op, s) if kind == "out" else _make_non_differentiable_kernel(op, s)
             _register(op, fn, f"ember.autograd._kernels:{fn.__qualname__}")
     for key_ in _AUTOGRAD_KEYS:
-        _dispatch.register_fallback(key_, autograd_fallback, name="ember.autograd._kernels:autograd_fallback")
+        ext.register_fallback(key_, autograd_fallback, name="ember.autograd._kernels:autograd_fallback")
 
 
 def _register(op: Any, fn: Any, name: str, source: tuple[str, int] | None = None) -> None:
-    _dispatch.register_kernel(op, DispatchKey.Autograd, fn, with_keyset=True, name=name, source=source)
+    ext.register_kernel(op, DispatchKey.Autograd, fn, with_keyset=True, name=name, source=source)
 
 
 def _entry_lines(text: str) -> dict[str, int]:
@@ -309,12 +322,12 @@ def _entry_lines(text: str) -> dict[str, int]:
 
 def _make_record_as_strided(mod: Any) -> Any:
     kernel = mod.KERNELS.get("as_strided")
-    backend_only = ~(AUTOGRAD_BIT | 0x8)
+    backend_only = ~ext.AUTOGRAD_FUNCTIONALITY
 
     def record_as_strided(base: Any, sizes: Any, strides: Any, offset: int) -> Any:
         if kernel is None:
             raise NotImplementedError("derivatives.yaml has no entry for as_strided")
-        ks = (base._keys | _dispatch.tls.include) & backend_only & _dispatch.ALL_BITS
+        ks = (base._keys | ext.included_keys()) & backend_only & ext.ALL_KEYS
         return kernel(ks, base, tuple(sizes), tuple(strides), offset)
 
     return record_as_strided

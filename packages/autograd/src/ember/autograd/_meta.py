@@ -33,13 +33,13 @@ import sys
 import weakref
 from typing import Any
 
-from ember.aten._C import _input_meta
-from ember.aten._dispatch import INFERENCE_MODE_VIEW, NO_GRAD_VIEW
-from ember.aten._tensor import AutogradMeta, Tensor
+from ember.aten.extension import AUTOGRAD_KEY, INFERENCE_MODE_VIEW, NO_GRAD_VIEW, AutogradMeta, Tensor, wrap
+from ember.aten.extension import input_meta as _input_meta
 
+from ._copy_slices import CopySlices
 from .graph import _RELEASED, ERR_BACKWARD_TWICE, AccumulateGrad, Node
 
-AUTOGRAD_BIT = 0x10  # DispatchKey.AutogradFunctionality (the same bit for CPU and CUDA tensors)
+AUTOGRAD_BIT = AUTOGRAD_KEY  # DispatchKey.AutogradFunctionality (the same bit for CPU and CUDA tensors)
 
 
 class ViewInfo:
@@ -235,8 +235,6 @@ def rebase_history(t: Any, node: Node) -> None:
     """
     node._input_meta = (input_meta(t),)
     if is_differentiable_view(t):
-        from ._copy_slices import CopySlices
-
         base = t._base
         cs = CopySlices(base, t, node)
         cs.next_edges = (gradient_edge(base), *node.next_edges[1:])
@@ -321,9 +319,7 @@ class SavedVariable:
         # an output: rebuild a tensor over the same TensorImpl, as output of `node`
         if data.version != self.version:
             raise RuntimeError(self._modified_message(data, node))
-        from ember.aten._tensor import _wrap
-
-        t = _wrap(data)
+        t = wrap(data)
         if node is not None and data.dtype.is_floating_point:  # integer outputs (indices) carry no gradient
             m = t._meta = AutogradMeta()
             m.requires_grad = True

@@ -8,25 +8,21 @@ modules of this package that import nothing from ``ember.autograd``'s ``__init__
 
 from __future__ import annotations
 
+# ember.aten is far enough in its import for these: its extension API and library exist
+from ember.aten import library
+from ember.aten.extension import set_autograd_hook
+
+from . import _api, _custom_ops, _kernels, _meta
+
 
 def load() -> None:
-    from ember.aten import _tensor
-
-    from . import _api, _kernels, _meta
-
     _kernels.install()
-    hooks = _tensor._autograd_hooks
-    hooks["backward"] = _api.tensor_backward
-    hooks["register_hook"] = _api.register_hook
-    hooks["register_post_accumulate_grad_hook"] = _api.register_post_accumulate_grad_hook
-    hooks["retain_grad"] = _api.retain_grad
-    hooks["requires_grad_"] = _api.requires_grad_
-    hooks["set_grad"] = _api.set_grad
-    hooks["detach_"] = _api.detach_
-    hooks["grad_fn"] = _meta.grad_fn_hook
-
-    from ember.aten import library
-
-    from . import _custom_ops
-
+    set_autograd_hook("backward", _api.tensor_backward)
+    set_autograd_hook("register_hook", _api.register_hook)
+    set_autograd_hook("register_post_accumulate_grad_hook", _api.register_post_accumulate_grad_hook)
+    set_autograd_hook("retain_grad", _api.retain_grad)
+    set_autograd_hook("requires_grad_", _api.requires_grad_)
+    set_autograd_hook("set_grad", _api.set_grad)
+    set_autograd_hook("detach_", _api.detach_)
+    set_autograd_hook("grad_fn", _meta.grad_fn_hook)
     library.set_autograd_installer(_custom_ops.install)

@@ -100,10 +100,8 @@ def report_error(node: Any) -> None:
 
 
 def check_nan(node: Any, outputs: Any) -> None:
-    from ._formulas import has_nan
-
     for i, g in enumerate(outputs):
-        if g is not None and g.is_floating_point() and has_nan(g):
+        if g is not None and g.is_floating_point() and bool(g.isnan().any()):
             tb = forward_trace(node)
             msg = f"Function '{node.name()}' returned nan values in its {i}th output."
             if tb:

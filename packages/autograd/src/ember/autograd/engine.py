@@ -26,12 +26,12 @@ import heapq
 from collections.abc import Sequence
 from typing import Any
 
-from ember.aten._C import _meta_matches
-from ember.aten._sparse import SparseTensor
-from ember.aten._trace import _state as _trace_state
-from ember.aten._trace import trace_backward_node
+from ember.aten.extension import SparseTensor, backend_device_type, trace_backward_node
+from ember.aten.extension import meta_matches as _meta_matches
+from ember.aten.extension import trace_state as _trace_state
 
 from . import anomaly_mode
+from ._formulas import sum_to
 from .grad_mode import _set_grad_enabled, _state
 from .graph import _BACKEND_BITS, AccumulateGrad, Node
 
@@ -301,7 +301,6 @@ def _validate(fn: Node, i: int, g: Any, meta: Any) -> Any:
                 f"Function {fn.name()} returned an invalid gradient at index {i} - got {list(gsizes)} but expected "
                 f"shape compatible with {list(sizes)}"
             )
-        from ._formulas import sum_to
 
         g = sum_to(g, sizes)
     if impl.dtype is not dtype:
@@ -309,7 +308,7 @@ def _validate(fn: Node, i: int, g: Any, meta: Any) -> Any:
     if (g._keys & _BACKEND_BITS) != backend:
         raise RuntimeError(
             f"Function {fn.name()} returned an invalid gradient at index {i} - expected device "
-            f"{'cuda' if backend == 2 else 'cpu'} but got {g.device}"
+            f"{backend_device_type(backend)} but got {g.device}"
         )
     return g
 

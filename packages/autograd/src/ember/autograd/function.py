@@ -28,8 +28,9 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from ember.aten import _generated_ops as ops
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
+from ember.aten.extension import backend_device_type
+from ember.aten.extension import entries as ops
 
 from . import _meta
 from .anomaly_mode import _anomaly, record_trace
@@ -133,7 +134,7 @@ def _zeros(meta: Any) -> Any:
     if meta is None:
         return None
     sizes, dtype, backend = meta
-    return ops._call_zeros(sizes, dtype, None, "cuda" if backend == 2 else "cpu", None)
+    return ops._call_zeros(sizes, dtype, None, backend_device_type(backend), None)
 
 
 class FunctionMeta(type):

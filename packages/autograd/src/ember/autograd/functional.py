@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ember.aten._tensor import Tensor
+import ember.aten as ea
+from ember.aten import Tensor
 
 from ._api import grad as _grad
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
@@ -296,8 +297,6 @@ def jacobian(
 
 
 def _stack(rows: list[Any], inp: Any) -> Any:
-    import ember.aten as ea
-
     if not rows:
         return inp.new_zeros((0, *tuple(inp.shape)))
     return ea.stack(rows, 0)

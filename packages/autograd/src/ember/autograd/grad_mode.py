@@ -20,11 +20,9 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ember.aten import _dispatch
+from ember.aten import extension as ext
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-_AUTOGRAD_BITS = _dispatch.AUTOGRAD_FUNCTIONALITY
 
 
 class _GradState(threading.local):
@@ -46,11 +44,7 @@ def is_inference_mode_enabled() -> bool:
 
 def _set_grad_enabled(mode: bool) -> None:
     _state.enabled = mode
-    tls = _dispatch.tls
-    if mode:
-        tls.exclude_not |= _AUTOGRAD_BITS
-    else:
-        tls.exclude_not &= ~_AUTOGRAD_BITS
+    ext.set_autograd_excluded(not mode)
 
 
 class _DecoratorContextManager:
@@ -176,7 +170,7 @@ class inference_mode(_DecoratorContextManager):
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = bool(mode)
-        self.prev: tuple[bool, bool, Any] = (True, False, _dispatch.NO_GRAD_VIEW)
+        self.prev: tuple[bool, bool, Any] = (True, False, ext.NO_GRAD_VIEW)
 
     def __new__(cls, mode: Any = True) -> Any:
         if callable(mode) and not isinstance(mode, bool):
@@ -188,17 +182,16 @@ class inference_mode(_DecoratorContextManager):
         return self.__class__(self.mode)
 
     def __enter__(self) -> None:
-        tls = _dispatch.tls
-        self.prev = (_state.enabled, _state.inference, tls.view_creation)
+        self.prev = (_state.enabled, _state.inference, ext.view_creation_marker())
         if self.mode:
             _state.inference = True
-            tls.view_creation = _dispatch.INFERENCE_MODE_VIEW  # views made here refuse in-place ops outside
+            ext.set_view_creation_marker(ext.INFERENCE_MODE_VIEW)  # views made here refuse in-place ops outside
             _set_grad_enabled(False)
         else:
             _state.inference = False
-            tls.view_creation = _dispatch.NO_GRAD_VIEW
+            ext.set_view_creation_marker(ext.NO_GRAD_VIEW)
 
     def __exit__(self, *exc: object) -> None:
         _state.inference = self.prev[1]
-        _dispatch.tls.view_creation = self.prev[2]
+        ext.set_view_creation_marker(self.prev[2])
         _set_grad_enabled(self.prev[0])

@@ -18,7 +18,7 @@ from typing import Any
 
 import ember.aten as ea
 import numpy as np
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 
 from ._api import grad as _grad
 

@@ -27,6 +27,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from ember.aten.extension import BACKEND_MASK
+
+from ._accumulate import accumulate_grad
+
 __all__ = [
     "AccumulateGrad",
     "Edge",
@@ -195,20 +199,20 @@ class AccumulateGrad(Node):
         return "ember::autograd::AccumulateGrad"
 
     def apply(self, grads: list[Any]) -> tuple[()]:
-        from ._accumulate import accumulate_grad
-
         g = grads[0]
         if g is not None:
             accumulate_grad(self.variable, g)
         return ()
 
 
-_BACKEND_BITS = 0x3  # the CPU / CUDA backend bits of a key set
+_BACKEND_BITS = BACKEND_MASK  # the CPU / CUDA backend bits of a key set
 _ACCUMULATE_SEQ = 1 << 62
 
 
 def get_gradient_edge(tensor: Any) -> GradientEdge:
     """The (node, output_nr) a gradient for `tensor` flows into (its AccumulateGrad for a leaf)."""
+    # graph.py is the bottom of autograd (Node, Edge, AccumulateGrad) and _meta stands on it;
+    # this function of torch.autograd.graph's API reads a tensor's edge, which _meta owns
     from ._meta import gradient_edge
 
     e = gradient_edge(tensor)

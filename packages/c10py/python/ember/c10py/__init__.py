@@ -1,7 +1,9 @@
 """ember.c10py: the C++ core types of ember (PyTorch's c10) and their bindings.
 
-Everything here lives in the compiled module ``ember.c10py._C``; this file adds
-the paths a C++ extension needs to compile and link against it.
+Everything here lives in the compiled module ``ember.c10py._C``; this file names what
+the layers above use (``_C`` is c10py's own: other layers import from here, see
+tests/test_layering.py) and adds the paths a C++ extension needs to compile and link
+against it.
 """
 
 from __future__ import annotations
@@ -18,13 +20,26 @@ from ._C import (
     OutOfMemoryError,
     StorageImpl,
     TensorImpl,
+    bfloat16,
+    bool,
+    contiguous_strides,
     cuda,
     device,
     dtype,
     empty_cache,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    keys_after,
+    maybe_wrap_dim,
     memory_stats,
     promote_types,
     reset_peak_memory_stats,
+    uint8,
 )
 
 try:
@@ -54,6 +69,23 @@ def library_path() -> str:
     return os.path.join(_package_dir(), "lib", "libember_c10.so")
 
 
+# Shared-memory storages (ember.data's worker processes pass batches through them; PyTorch's
+# UntypedStorage._new_shared*): the bindings are static methods of StorageImpl.
+def new_shared_storage(nbytes: int, strategy: str = "file_descriptor") -> StorageImpl:
+    """A new storage allocated directly in shared memory ("file_descriptor" or "file_system")."""
+    return StorageImpl._new_shared(nbytes, strategy)
+
+
+def shared_storage_from_fd(fd: int, nbytes: int) -> StorageImpl:
+    """Maps shared memory received as a file descriptor (the storage keeps a duplicate of fd)."""
+    return StorageImpl._new_shared_fd(fd, nbytes)
+
+
+def shared_storage_from_filename(name: str, nbytes: int) -> StorageImpl:
+    """Maps the named shared-memory file (takes this process's reference to it)."""
+    return StorageImpl._new_shared_filename(name, nbytes)
+
+
 def build_info() -> dict[str, object]:
     """How this build was configured: CUDA compiled, nvcc found, debug, compiler."""
     return dict(_C._build_info)
@@ -67,15 +99,31 @@ __all__ = [
     "OutOfMemoryError",
     "StorageImpl",
     "TensorImpl",
+    "bfloat16",
+    "bool",
     "build_info",
     "cmake_prefix_path",
+    "contiguous_strides",
     "cuda",
     "device",
     "dtype",
     "empty_cache",
+    "float16",
+    "float32",
+    "float64",
     "get_include",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "keys_after",
     "library_path",
+    "maybe_wrap_dim",
     "memory_stats",
+    "new_shared_storage",
     "promote_types",
     "reset_peak_memory_stats",
+    "shared_storage_from_fd",
+    "shared_storage_from_filename",
+    "uint8",
 ]

@@ -35,9 +35,9 @@ import threading
 from multiprocessing import reduction, resource_sharer, util
 from typing import Any
 
-from ember.aten import Tensor
-from ember.aten._tensor import _wrap
-from ember.c10py import _C as _c10
+import ember.c10py as _c10
+from ember.aten import Tensor, uint8
+from ember.aten.extension import wrap as _wrap
 from ember.c10py import StorageImpl, TensorImpl
 
 __all__ = ["get_all_sharing_strategies", "get_sharing_strategy", "set_sharing_strategy"]
@@ -71,7 +71,7 @@ def new_shared_tensor(sizes: tuple[int, ...], dtype: Any) -> Tensor:
     numel = 1
     for s in sizes:
         numel *= s
-    storage = StorageImpl._new_shared(numel * dtype.itemsize, _sharing_strategy)
+    storage = _c10.new_shared_storage(numel * dtype.itemsize, _sharing_strategy)
     return _wrap(TensorImpl(storage, dtype, sizes, _c10.contiguous_strides(sizes), 0))
 
 
@@ -81,7 +81,7 @@ def new_shared_tensor(sizes: tuple[int, ...], dtype: Any) -> Tensor:
 def _rebuild_storage_fd(df: Any, nbytes: int) -> StorageImpl:
     fd = df.detach()
     try:
-        return StorageImpl._new_shared_fd(fd, nbytes)  # maps a duplicate of fd
+        return _c10.shared_storage_from_fd(fd, nbytes)  # maps a duplicate of fd
     finally:
         os.close(fd)
 
@@ -123,7 +123,7 @@ def _hand_over(storage: StorageImpl) -> Any:
 
 
 def _rebuild_storage_filename(name: str, nbytes: int, hand_over: Any) -> StorageImpl:
-    storage = StorageImpl._new_shared_filename(name, nbytes)  # takes this process's reference
+    storage = _c10.shared_storage_from_filename(name, nbytes)  # takes this process's reference
     try:
         with resource_sharer._resource_sharer.get_connection(hand_over) as conn:  # type: ignore[attr-defined]
             conn.recv()  # the sender has dropped the reference it held for us
@@ -133,8 +133,6 @@ def _rebuild_storage_filename(name: str, nbytes: int, hand_over: Any) -> Storage
 
 
 def _as_bytes_tensor(storage: StorageImpl) -> Tensor:
-    from ember.aten import uint8
-
     return _wrap(TensorImpl(storage, uint8, (storage.nbytes,), (1,), 0))
 
 

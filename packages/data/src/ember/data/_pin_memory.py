@@ -13,9 +13,9 @@ import copy
 import queue
 from typing import Any
 
+import ember.c10py as _c10
 from ember.aten import Tensor
-from ember.aten._tensor import _wrap
-from ember.c10py import _C as _c10
+from ember.aten.extension import wrap as _wrap
 from ember.c10py import TensorImpl, cuda
 
 from ._utils import ExceptionWrapper

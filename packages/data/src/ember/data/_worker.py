@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
+import ember.aten as ea
 import numpy as np
 
 from . import _fetch
@@ -80,7 +81,6 @@ class _ResumeIteration:
 def _seed_worker(seed: int) -> None:
     """Seeds every generator a dataset might draw from: Python's, NumPy's global one and
     ember.aten's default generators."""
-    import ember.aten as ea
 
     random.seed(seed)
     ea.manual_seed(seed)
@@ -141,8 +141,10 @@ def _worker_loop(
         multiprocessing.process.current_process()._config["tempdir"] = temp_dir  # type: ignore[attr-defined]
     watchdog = _ManagerWatchdog()
     try:
+        # inside the try: a worker that cannot import reports it to the main process
         import ember.aten as ea
 
+        # (as above)
         from . import _multiprocessing
 
         # A spawned worker starts with the defaults: use the main process's strategy.

@@ -27,6 +27,7 @@ from multiprocessing.reduction import ForkingPickler
 from typing import Any, Generic, TypeVar
 
 import ember.aten as ea
+from ember.c10py import cuda
 
 from . import _collate, _fetch, _multiprocessing, _pin_memory, _worker
 from ._utils import ExceptionWrapper
@@ -546,8 +547,6 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             raise
 
         if self._pin_memory:
-            from ember.c10py import cuda
-
             self._pin_memory_thread_done_event = threading.Event()
             self._data_queue: Any = queue.Queue()
             pin_memory_thread = threading.Thread(

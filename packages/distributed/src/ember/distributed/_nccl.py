@@ -26,8 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import ember.aten as ea
+import ember.c10py as c10
+from ember.aten import cuda
 
 from ._types import ReduceOp
+from .distributed_c10d import Work, all_gather_object, broadcast_object_list
 
 _lib: ctypes.CDLL | None = None
 
@@ -135,18 +138,14 @@ class NCCLCommunicator:
         self._pg = pg
         self._comm = comm
         self._device = device
-        from ember.c10py import _C as c10
 
         self._c10cuda = c10.cuda
         self._stream = c10.cuda.Stream(c10.device("cuda", device))
 
     @classmethod
     def create(cls, pg: Any) -> NCCLCommunicator:
-        from ember.aten import cuda
-
         lib = load()
         device = cuda.current_device()
-        from .distributed_c10d import all_gather_object, broadcast_object_list
 
         # NCCL allows one rank per GPU in a communicator: say so before it fails obscurely
         where = [None] * pg.size()
@@ -177,8 +176,6 @@ class NCCLCommunicator:
     def _launch(
         self, name: str, tensors: list[Any], call: Callable[[int], int], finish: Callable[[], None] | None
     ) -> Any:
-        from .distributed_c10d import Work
-
         for t in tensors:
             if t.device.index != self._device:
                 raise ValueError(f"{name}: tensor is on {t.device}, the NCCL communicator on cuda:{self._device}")

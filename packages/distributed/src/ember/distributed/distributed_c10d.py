@@ -399,6 +399,7 @@ def is_mpi_available() -> bool:
 
 
 def is_nccl_available() -> bool:
+    # the NCCL backend (ctypes over libnccl) loads when asked for; it stands on this module
     from . import _nccl
 
     return _nccl.library_path() is not None
@@ -769,6 +770,7 @@ def _engine(pg: ProcessGroup, tensors: Sequence[Any], op: str) -> str:
 
 def _nccl_for(pg: ProcessGroup) -> Any:
     if pg._nccl is None:
+        # the NCCL backend (ctypes over libnccl) loads when asked for; it stands on this module
         from . import _nccl
 
         pg._nccl = _nccl.NCCLCommunicator.create(pg)

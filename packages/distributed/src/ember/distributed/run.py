@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ember.aten import cuda
+
 from . import _status
 
 
@@ -60,8 +62,6 @@ def _nproc(value: str) -> int:
     if value == "cpu" or value == "auto":
         return os.cpu_count() or 1
     if value == "gpu":
-        from ember.aten import cuda
-
         return max(cuda.device_count(), 1)
     try:
         n = int(value)

@@ -19,7 +19,7 @@ from .bernoulli import Bernoulli, Categorical, softplus
 from .distribution import Distribution
 from .gamma import Beta, Dirichlet, Exponential, Gamma
 from .independent import Independent
-from .multivariate_normal import MultivariateNormal
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .uniform import Uniform
 
@@ -156,7 +156,6 @@ def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
     # tr(Sq^-1 Sp) = |Lq^-1 Lp|_F^2 ; (mq - mp)^T Sq^-1 (mq - mp) = |Lq^-1 (mq - mp)|^2
     solved = ea.linalg.solve(Lq.expand((*batch, k, k)), Lp.expand((*batch, k, k)))
     term2 = solved.pow(2).sum((-2, -1))
-    from .multivariate_normal import _batch_mahalanobis
 
     term3 = _batch_mahalanobis(Lq, (q.loc - p.loc).expand((*batch, k)))
     return half_term1 + 0.5 * (term2 + term3 - k)

@@ -40,7 +40,8 @@ import threading
 import traceback
 from typing import Any
 
-from ember.aten import Tensor, _dispatch
+from ember.aten import Tensor
+from ember.aten import extension as _dispatch
 from ember.c10py import DispatchKey, DispatchKeySet
 
 from .graph import Graph, Node, TensorMeta, Value, flatten

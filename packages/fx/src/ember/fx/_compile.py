@@ -31,6 +31,7 @@ from typing import Any
 from ember.aten import Tensor
 from ember.autograd import is_grad_enabled
 from ember.c10py import DispatchKey, DispatchKeySet
+from ember.nn import Module
 
 from . import _fused
 from ._capture import capture_graph
@@ -223,10 +224,6 @@ def compile(fn_or_module: Any, *, backend: str = "fused", recompile_limit: int =
     kernels back to back, no dispatch), or "interpreter" (the captured graph through the
     dispatcher; for debugging).
     """
-    try:
-        from ember.nn import Module
-    except ImportError:  # pragma: no cover - nn is a dependency
-        Module = ()  # type: ignore[assignment,misc]
     if isinstance(fn_or_module, Module):
         module = fn_or_module
         compiled = CompiledFunction(module.forward, backend, recompile_limit, module)

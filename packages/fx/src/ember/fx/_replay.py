@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ember.aten import _dispatch
+from ember.aten import extension as _dispatch
 
 from .graph import Graph, Node, Value
 

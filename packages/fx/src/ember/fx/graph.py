@@ -55,7 +55,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-from ember.aten import _schema
+from ember.aten import extension as _schema  # FunctionSchema
 
 _SHORT_DTYPES = {
     "float32": "f32",

@@ -18,7 +18,7 @@ import warnings
 from typing import Any
 
 import ember.aten as ea
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 
 __all__ = ["multi_head_attention_forward"]
 

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from typing import cast
 
 import ember.aten as ea
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 
 __all__ = ["gru_cell", "lstm_cell", "rnn_packed", "rnn_relu_cell", "rnn_tanh_cell"]
 

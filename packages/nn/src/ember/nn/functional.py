@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import ember.aten as ea
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 
 _nn = ea.nn
 

@@ -15,7 +15,7 @@ import warnings
 from typing import Any
 
 import ember.aten as ea
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 from ember.autograd import no_grad
 
 __all__ = [

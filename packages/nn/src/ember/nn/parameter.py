@@ -18,7 +18,8 @@ from collections import OrderedDict
 from typing import Any
 
 import ember.aten as ea
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
+from ember.aten.extension import register_parameter_class
 
 __all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter", "is_lazy"]
 
@@ -81,7 +82,7 @@ def _rebuild_parameter(data: Tensor, requires_grad: bool, state: dict[str, Any])
 
 
 # ember.aten.load rebuilds saved parameters (torch._utils._rebuild_parameter) as this class.
-ea.serialization._register_parameter_class(Parameter)
+register_parameter_class(Parameter)
 
 
 class _BufferMeta(type):

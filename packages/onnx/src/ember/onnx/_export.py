@@ -21,7 +21,9 @@ import ember.aten as ea
 import ember.autograd as autograd
 import ember.fx as fx
 import numpy as np
+from ember.fx.extension import active_graph
 from ember.fx.graph import Node, Value, flatten
+from ember.nn.extension import fused_rnn
 
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -256,19 +258,14 @@ def _eval_mode(model: Any) -> Iterator[None]:
     """Eval mode and no_grad for a capture; LSTM / GRU run step by step (nn's per-step path),
     so that the graph holds their cells' aten ops -- the fused layer ops (aten::_lstm_layer,
     aten::_gru_layer) have no ONNX lowering yet."""
-    from ember.nn import _functional_rnn
-
     modules = list(model.modules()) if hasattr(model, "modules") else []
     was = [m.training for m in modules]
-    fused = _functional_rnn.use_fused
     for m in modules:
         m.training = False
-    _functional_rnn.use_fused = False
     try:
-        with autograd.no_grad():
+        with autograd.no_grad(), fused_rnn(False):
             yield
     finally:
-        _functional_rnn.use_fused = fused
         for m, t in zip(modules, was, strict=True):
             m.training = t
 
@@ -380,6 +377,7 @@ def export(
         ex.reserve(init_name)
         ex.env[id(v)] = ex.add_initializer(t.detach().numpy().copy(), v.name, name=init_name)
 
+    # the lowering rules stand on this module (Context, onnx_dtype): loaded when an export runs
     from ._lowerings import RULES
 
     for i, node in enumerate(graph.nodes):
@@ -456,7 +454,7 @@ class _ModulePaths:
 
     ember.fx's IR does not record it, so export installs forward pre/post hooks on every
     submodule while it captures and reads how many nodes the capture in progress holds
-    (``ember.fx._capture._state.active.graph``, the only place that count lives) at each
+    (``ember.fx.extension.active_graph()``, the only place that count lives) at each
     module boundary: the nodes recorded between two boundaries belong to the innermost
     module running then. Without that state the paths are just left out of messages.
     """
@@ -469,13 +467,8 @@ class _ModulePaths:
         self._handles: list[Any] = []
 
     def _count(self) -> int | None:
-        try:
-            from ember.fx import _capture
-
-            active = _capture._state.active
-            return None if active is None else len(active.graph.nodes)
-        except AttributeError:
-            return None
+        graph = active_graph()
+        return None if graph is None else len(graph.nodes)
 
     def _assign(self, upto: int) -> None:
         for i in range(self._mark, upto):

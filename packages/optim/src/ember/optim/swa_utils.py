@@ -170,9 +170,10 @@ def _is_batchnorm(module: Any) -> bool:
     when they have running statistics, a momentum and ``reset_running_stats``."""
     norm_classes: tuple[type, type] | None = None
     try:
-        from ember.nn.modules.batchnorm import _BatchNorm, _NormBase
+        # optional: ember.optim does not depend on ember.nn
+        from ember.nn.extension import BatchNormBase, NormBase
 
-        norm_classes = (_NormBase, _BatchNorm)
+        norm_classes = (NormBase, BatchNormBase)
     except ImportError:  # an ember.nn without norm layers
         pass
     if norm_classes is not None and isinstance(module, norm_classes[0]):

@@ -14,6 +14,8 @@ import importlib
 import sys
 from typing import Any
 
+from ember.aten.extension import register_torch_pickle_names
+
 from . import _aliases
 
 
@@ -74,6 +76,4 @@ def _torch_module_of(module: str) -> str | None:
 
 
 def install() -> None:
-    from ember.aten import _weights_only_unpickler
-
-    _weights_only_unpickler.register_torch_names(resolve, names_of)
+    register_torch_pickle_names(resolve, names_of)

@@ -36,8 +36,9 @@ from typing import Any, Literal, TypeVar
 
 from ember.c10py import DispatchKey, DispatchKeySet
 
-from .. import _dispatch
+from .. import _dispatch, cuda
 from .._dtypes import bfloat16, float16, float32, float64
+from .._schema import FunctionSchema
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -231,8 +232,6 @@ class autocast:  # PyTorch's (lower-case) name
             )
             enabled = False
         if self.device == "cuda" and enabled:
-            from .. import cuda
-
             if not cuda.is_available():
                 warnings.warn("User provided device_type of 'cuda', but CUDA is not available. Disabling", stacklevel=2)
                 enabled = False
@@ -329,8 +328,6 @@ class _OpInfo:
     __slots__ = ("dtype_pos", "tensor_pos")
 
     def __init__(self, schema: str) -> None:
-        from .._schema import FunctionSchema
-
         s = FunctionSchema.parse(schema)
         self.tensor_pos = [i for i, a in enumerate(s.arguments) if a.type.base == "Tensor"]
         self.dtype_pos = next(

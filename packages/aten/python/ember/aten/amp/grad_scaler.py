@@ -23,8 +23,10 @@ from collections import defaultdict
 from enum import Enum
 from typing import Any
 
-from .. import _dispatch
+from .. import _dispatch, cuda
 from .._dtypes import float16, float32, float64, int32
+from .._generated._ops import _call__amp_foreach_non_finite_check_and_unscale_ as unscale
+from .._generated._ops import _call__amp_update_scale_ as update_scale
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -71,8 +73,6 @@ class GradScaler:
         self._device = device
         self._enabled = enabled
         if self._device == "cuda" and enabled:
-            from .. import cuda
-
             if not cuda.is_available():
                 warnings.warn(
                     "torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.", stacklevel=2
@@ -102,6 +102,7 @@ class GradScaler:
         return self._scale, self._growth_tracker
 
     def _lazy_init_scale_growth_tracker(self, dev: Any) -> None:
+        # ember.aten's namespace, which ember/aten/__init__.py fills after importing this module (full)
         from .. import full
 
         self._scale = full((), self._init_scale, dtype=float32, device=dev)
@@ -136,8 +137,6 @@ class GradScaler:
 
     # ---- unscaling ----
     def _unscale_grads_(self, optimizer: Any, inv_scale: Any, found_inf: Any, allow_fp16: bool) -> dict[Any, Any]:
-        from .._generated._ops import _call__amp_foreach_non_finite_check_and_unscale_ as unscale
-
         per_device_inv_scale = _MultiDeviceReplicator(inv_scale)
         per_device_found_inf = _MultiDeviceReplicator(found_inf)
         # grads grouped by device and dtype: one fused kernel call per group
@@ -168,6 +167,7 @@ class GradScaler:
             raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
+        # ember.aten's namespace, which ember/aten/__init__.py fills after importing this module (full)
         from .. import full
 
         # the reciprocal in float64 then rounded once, as PyTorch's
@@ -205,7 +205,6 @@ class GradScaler:
         """Adjusts the scale from this iteration's inf checks (or sets it to `new_scale`)."""
         if not self._enabled:
             return
-        from .._generated._ops import _call__amp_update_scale_ as update_scale
 
         scale, _ = self._check_scale_growth_tracker("update")
         if new_scale is not None:

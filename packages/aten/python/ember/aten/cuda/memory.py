@@ -13,7 +13,7 @@ import ember.c10py as _c10
 from ember.c10py import cuda as _c10_cuda
 from ember.c10py import device as _device_cls
 
-from . import _checked_index, _get_device_index
+from ._device import _checked_index, _get_device_index
 
 __all__ = [
     "empty_cache",

@@ -18,7 +18,7 @@ from ember.c10py import cuda as _c10_cuda
 from ember.c10py import device as _device_cls
 
 from .._C import default_generator as _default_generator_of
-from . import _checked_index, current_device
+from ._device import _checked_index, current_device
 
 __all__ = [
     "get_rng_state",

@@ -17,7 +17,7 @@ from typing import Any
 
 from ember.c10py import cuda as _c10_cuda
 
-from . import _get_device_index, _lazy_init, device
+from ._device import _get_device_index, _lazy_init, device
 
 
 class Stream:

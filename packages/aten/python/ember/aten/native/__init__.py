@@ -12,24 +12,33 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_MODULES = ("shape", "factories", "pointwise", "reductions", "indexing", "pointwise_unary", "linalg", "conv", "nn_ops")
-# scaled dot product attention; padding, upsampling, grid sampling, pixel shuffle
-_MODULES += ("attention", "sampling")  # type: ignore[assignment]
-# linear (nn layer)
-_MODULES += ("linear",)  # type: ignore[assignment]
-# torch.linalg's decompositions and solvers; torch.special's aliases
-_MODULES += ("linalg_ext", "special")  # type: ignore[assignment]
+# Every module of this package, each named once: shape, indexing, pointwise_unary and reductions;
+# linear algebra (torch.linalg's decompositions and solvers in linalg_ext); convolution, nn_ops and
+# linear (nn layers); attention (scaled dot product); sampling (padding, upsampling, grid
+# sampling, pixel shuffle); special (torch.special's aliases). tests/aten/test_native_modules.py
+# checks the list against the folder.
+_MODULES = (
+    "shape",
+    "indexing",
+    "pointwise_unary",
+    "reductions",
+    "linalg",
+    "linalg_ext",
+    "conv",
+    "nn_ops",
+    "linear",
+    "attention",
+    "sampling",
+    "special",
+)
 
 
 def kernels() -> dict[str, Any]:
     found: dict[str, Any] = {}
     for name in _MODULES:
-        try:
-            mod = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as e:
-            if e.name == f"{__name__}.{name}":
-                continue
-            raise
+        # loaded by ember/aten/__init__.py's _register_kernels: the kernels call ember.aten's
+        # public functions, which that package's import has defined by then
+        mod = importlib.import_module(f"{__name__}.{name}")
         for attr, value in vars(mod).items():
             if callable(value) and not attr.startswith("_") and getattr(value, "__module__", "") == mod.__name__:
                 if attr in found:

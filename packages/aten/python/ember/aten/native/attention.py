@@ -24,7 +24,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ember.aten import _generated_ops as ops
+import ember.aten
+from ember.aten._generated import _ops as ops
 
 # PyTorch's messages name dtypes by their C++ type
 _CPP_NAMES = {
@@ -179,6 +180,4 @@ def scaled_dot_product_attention_math(
 
 
 def _ea() -> Any:
-    import ember.aten
-
     return ember.aten

@@ -14,7 +14,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ember.aten import _generated_ops as ops
+from ember.aten._generated import _ops as ops
 
 # ---- convolution ---------------------------------------------------------------------------
 

@@ -13,8 +13,8 @@ import math
 import warnings
 from typing import Any
 
-from ember.aten import _generated_ops as ops
-from ember.c10py import _C as _c10
+import ember.c10py as _c10
+from ember.aten._generated import _ops as ops
 
 _wrap = _c10.maybe_wrap_dim
 

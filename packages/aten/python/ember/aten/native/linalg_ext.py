@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ember.aten import _generated_ops as ops
-from ember.c10py import _C as _c10
+import ember.c10py as _c10
+from ember.aten._generated import _ops as ops
 from ember.c10py import LinAlgError
 
 from .linalg import _ST_NAMES, _set_out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.aten import _generated_ops as ops
+from ember.aten._generated import _ops as ops
 
 
 def linear(input: Any, weight: Any, bias: Any) -> Any:

@@ -19,8 +19,10 @@ import math
 import warnings
 from typing import Any
 
-from ember.aten import _generated_ops as ops
-from ember.c10py import _C as _c10
+import ember.aten as ea
+import ember.c10py as _c10
+from ember.aten._generated import _ops as ops
+from ember.aten._sparse import _make
 
 _wrap = _c10.maybe_wrap_dim
 
@@ -59,8 +61,6 @@ def _reduce(loss: Any, reduction: int) -> Any:
 
 
 def _ea() -> Any:
-    import ember.aten as ea
-
     return ea
 
 
@@ -523,8 +523,6 @@ def _embedding_sparse_backward(
 ) -> Any:
     """The weight's gradient as a sparse (num_weights, dim) tensor: one row of `grad` per looked-up
     index, duplicates kept (uncoalesced, as PyTorch); rows of padding_idx dropped."""
-    import ember.aten as ea
-    from ember.aten._sparse import _make
 
     dim = grad.shape[-1]
     idx = indices.reshape(-1).to(ea.int64)

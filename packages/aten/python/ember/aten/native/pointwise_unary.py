@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.aten._dtypes import bool as _bool
+
 
 def positive(self: Any) -> Any:
     """positive(input) -> Tensor: `input` itself; bool tensors are rejected as by unary `+`."""
-    from ember.aten import bool as _bool
-
     if self.dtype == _bool:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return self

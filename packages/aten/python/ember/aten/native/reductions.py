@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.aten import _generated_ops as _ops
+import ember.aten as ea
+from ember.aten._generated import _ops as _ops
 
 
 def _elementwise(name: str) -> Any:
-    import ember.aten as ea
-
     fn = getattr(ea, name, None)
     if fn is None:
         raise NotImplementedError(f"{name}(): ember.aten.{name} is not available in this build")

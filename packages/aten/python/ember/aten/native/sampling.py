@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.aten import _generated_ops as ops
+import ember.aten as ea
+from ember.aten._generated import _ops as ops
 
 _UNSUPPORTED_PAD = (
     "Padding size {n} is not supported for {d}D input tensor.\n"
@@ -50,8 +51,6 @@ def pad(self: Any, pad: Any, mode: str = "constant", value: float | None = None)
 
 
 def pad_circular(self: Any, pad: Any) -> Any:
-    import ember.aten as ea
-
     pad = tuple(pad)
     n = len(pad) // 2
     x = self
@@ -125,8 +124,6 @@ def grid_sampler(input: Any, grid: Any, interpolation_mode: int, padding_mode: i
 
 
 def _linspace_from_neg_one(theta: Any, steps: int, align_corners: bool) -> Any:
-    import ember.aten as ea
-
     if steps <= 1:
         return ea.zeros((1,), dtype=theta.dtype)
     r = ea.linspace(-1.0, 1.0, steps, dtype=theta.dtype)
@@ -136,7 +133,6 @@ def _linspace_from_neg_one(theta: Any, steps: int, align_corners: bool) -> Any:
 def affine_grid_generator(theta: Any, size: Any, align_corners: bool) -> Any:
     """The sampling grid of affine transforms: base grid (x, y[, z], 1) at each output position
     (coordinates in [-1, 1], pixel centres unless align_corners) times theta^T, per batch."""
-    import ember.aten as ea
 
     size = tuple(size)
     spatial = size[2:]

@@ -12,9 +12,9 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from ember.aten import _generated_ops as ops
+import ember.c10py as _c10
 from ember.aten import _memory_format as _mf
-from ember.c10py import _C as _c10
+from ember.aten._generated import _ops as ops
 
 _wrap = _c10.maybe_wrap_dim
 

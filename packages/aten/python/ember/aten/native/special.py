@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ember.aten import _generated_ops as ops
+from ember.aten._generated import _ops as ops
 
 
 def special_psi(self: Any) -> Any:

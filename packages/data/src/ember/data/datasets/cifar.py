@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import ember.aten as ea
 import numpy as np
 
-from .utils import check_integrity, download_and_extract_archive
+from .utils import check_integrity, download_and_extract_archive, extract_archive
 from .vision import VisionDataset
 
 __all__ = ["CIFAR10", "CIFAR100", "read_cifar_binary"]
@@ -118,8 +118,6 @@ class CIFAR10(VisionDataset):
             return
         archive = os.path.join(self.root, self.filename)
         if check_integrity(archive, self.tgz_sha256):
-            from .utils import extract_archive
-
             extract_archive(archive, self.root)
             return
         download_and_extract_archive(self.urls, self.root, filename=self.filename, sha256=self.tgz_sha256)

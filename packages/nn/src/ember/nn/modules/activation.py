@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 import ember.aten as ea
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 
 from .. import functional as F
+from .. import init as _init
 from ..parameter import Parameter
 from .module import Module
 
@@ -363,8 +364,6 @@ class PReLU(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        from .. import init as _init
-
         _init.constant_(self.weight, self.init)
 
     def forward(self, input: Tensor) -> Tensor:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from itertools import chain, islice
 from typing import Any
 
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 
 from ..parameter import Parameter
 from .module import Module, _addindent

@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 import ember.aten as ea
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 
 from .. import functional as F
 from .. import init

@@ -8,7 +8,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 
 from .. import functional as F
 from .batchnorm import _NormBase

@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 import ember.aten as ea
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 from ember.autograd import no_grad
 
 from .. import functional as F
@@ -156,7 +156,7 @@ def __getattr__(name: str) -> object:
     # MultiheadAttention.out_proj, named in pickled modules); ember's lives in attention.py,
     # which imports this module, hence the lazy lookup.
     if name == "NonDynamicallyQuantizableLinear":
-        from .attention import NonDynamicallyQuantizableLinear
+        from .attention import NonDynamicallyQuantizableLinear  # attention.py imports this module
 
         return NonDynamicallyQuantizableLinear
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import ember.aten as ea
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 from ember.autograd import no_grad
 
 from ..parameter import Buffer, Parameter, is_lazy

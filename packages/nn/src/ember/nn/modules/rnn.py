@@ -19,7 +19,7 @@ import warnings
 from typing import Any, ClassVar
 
 import ember.aten as ea
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 
 from .. import _functional_rnn as _rnn
 from .. import init

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 
 from .. import functional as F
 from .module import Module

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import ember.aten as ea
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 

@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 import ember.aten as ea
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 from ember.autograd import no_grad
 
 from ..parameter import Parameter

@@ -17,8 +17,8 @@ import warnings
 import weakref
 from typing import Any
 
-from ember.aten._tensor import Tensor
-from ember.autograd import Function
+from ember.aten import Tensor
+from ember.autograd import Function, is_grad_enabled
 
 __all__ = ["BackwardHook", "RemovableHandle"]
 
@@ -96,7 +96,6 @@ class BackwardHook:
         tensors_idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         tensors = [args[i] for i in tensors_idx]
         requires_grad = any(t.requires_grad for t in tensors)
-        from ember.autograd import is_grad_enabled
 
         if not (requires_grad and is_grad_enabled()):
             return args, None  # type: ignore[return-value]

@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import ember.aten as ea
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 from ember.autograd import no_grad
 
 from .. import functional as F
+from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..modules.module import Module
 from . import parametrize
 
@@ -127,8 +128,6 @@ def spectral_norm(
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
-
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module

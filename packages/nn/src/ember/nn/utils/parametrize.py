@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 from ember.autograd import no_grad
 
 from ..modules.container import ModuleDict, ModuleList

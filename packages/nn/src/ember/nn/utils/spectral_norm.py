@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import ember.aten as ea
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 from ember.autograd import no_grad
 
 from .. import functional as F

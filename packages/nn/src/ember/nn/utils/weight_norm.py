@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ember.aten._tensor import Tensor
+from ember.aten import Tensor
 
 from ..modules.module import Module
 from ..parameter import Parameter, UninitializedParameter

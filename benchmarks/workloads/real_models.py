@@ -5,9 +5,10 @@ thread count.
 Both sides build the model from the same code (models.define) and PyTorch loads the
 ember model's state_dict, so they train identical weights on identical data. Each
 default-threads row also reports the peak-RSS growth of a few training steps for both
-frameworks (resource.getrusage max RSS after the steps minus before them), each measured
-in a fresh interpreter of its own (``python real_models.py MODEL BACKEND``): a process's
-max RSS never falls, so two frameworks measured in one process would hide each other.
+frameworks (the process's peak RSS during the steps, VmHWM reset after the model is built,
+minus its RSS before them), each measured in a fresh interpreter of its own
+(``python real_models.py MODEL BACKEND``): a process's peak never falls, so two
+frameworks measured in one process would hide each other.
 Sizes: see SPECS; the translation Transformer is the tutorial's architecture at d 256
 (the tutorial uses d 512 and batch 128, minutes per step on this class of machine).
 """
@@ -274,13 +275,38 @@ WORKLOADS = [
 ]
 
 
+def _status_kib(field: str) -> int | None:
+    """A `VmRSS:` / `VmHWM:` line of /proc/self/status, in KiB (None off Linux)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def _measure_rss(key: str, backend: str) -> None:
+    # The peak is this process's own high-water mark (VmHWM), reset once the model is built
+    # (writing 5 to clear_refs). ru_maxrss cannot serve: Linux carries it over fork and exec,
+    # so a child of a large parent (bench.py, with both frameworks loaded) starts at the
+    # parent's peak and reports a growth of 0.
     _, step = training_step(key, backend)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        before, field = _status_kib("VmRSS"), "VmHWM"
+    except OSError:
+        before, field = None, ""
+    if before is None:  # no /proc: ru_maxrss, right only when the parent is small
+        before, field = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, ""
     for _ in range(RSS_STEPS):
         step()
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"rss_mib": (after - before) / 1024}))  # ru_maxrss is in KiB on Linux
+    after = _status_kib(field) if field else None
+    if after is None:
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"rss_mib": (after - before) / 1024}))  # KiB on Linux
 
 
 if __name__ == "__main__":

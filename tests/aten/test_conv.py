@@ -183,6 +183,75 @@ def test_per_image_paths_agree_with_the_reference(threads: int) -> None:
         ea.set_num_threads(previous)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_whole_batch_products_agree_with_the_reference(threads: int) -> None:
+    # thin images (under 256 output positions, as ResNet's 4x4 / 2x2 stages) run one product per
+    # group over the whole batch, images side by side in the columns: forward with bias, both
+    # backward passes fused and apart, grouped, strided, transposed, float64 and float32
+    previous = ea.get_num_threads()
+    ea.set_num_threads(threads)
+    # (x, w, stride, padding, groups)
+    cases = [
+        (arr(5, 16, 2, 2), arr(12, 16, 3, 3), 1, 1, 1),  # 2x2 outputs: L = 4
+        (arr(3, 8, 8, 7), arr(10, 4, 3, 3), 2, 1, 2),  # strided 4x4, two groups
+        (arr(4, 6, 5, 5), arr(8, 6, 1, 1), 1, 0, 1),  # 1x1: the columns are a gathered copy
+    ]
+    try:
+        for x, w, stride, pad, groups in cases:
+            b = arr(w.shape[0])
+            expected = ref_conv(x, w, b, stride, pad, 1, groups)
+            assert expected.shape[2] * expected.shape[3] < 256 and x.shape[0] > 1
+            go = arr(*expected.shape)
+            # the input gradient of a convolution is a transposed convolution of grad_output
+            op = tuple(x.shape[2 + i] - ((go.shape[2 + i] - 1) * stride - 2 * pad + w.shape[2 + i]) for i in range(2))
+            gi_ref = ref_conv_transpose(go, w, None, stride, pad, op, groups, 1)
+            for dtype, tol in ((ea.float64, 1e-10), (ea.float32, 1e-4)):
+                close(ea.conv2d(t(x, dtype), t(w, dtype), t(b, dtype), stride, pad, 1, groups), expected, tol)
+                for mask in ((True, True, True), (True, False, False), (False, True, False)):
+                    gi, gw, gb = ea.convolution_backward(
+                        t(go, dtype),
+                        t(x, dtype),
+                        t(w, dtype),
+                        [w.shape[0]],
+                        (stride,) * 2,
+                        (pad,) * 2,
+                        (1, 1),
+                        False,
+                        (0, 0),
+                        groups,
+                        mask,
+                    )
+                    if mask[0]:
+                        close(gi, gi_ref, tol)
+                    if mask[1]:
+                        cols = ref_im2col(x, w.shape[2:], 1, pad, stride).reshape(
+                            x.shape[0], x.shape[1], -1, go.shape[2] * go.shape[3]
+                        )
+                        cg, og = x.shape[1] // groups, w.shape[0] // groups
+                        ref_gw = np.concatenate(
+                            [
+                                np.einsum(
+                                    "nol,nckl->ock",
+                                    go.reshape(go.shape[0], w.shape[0], -1)[:, g * og : (g + 1) * og],
+                                    cols[:, g * cg : (g + 1) * cg],
+                                )
+                                for g in range(groups)
+                            ]
+                        ).reshape(w.shape)
+                        close(gw, ref_gw, tol)
+                    if mask[2]:
+                        close(gb, go.sum(axis=(0, 2, 3)), tol)
+                # transposed: the same products the other way round (big side = the output)
+                tw = arr(x.shape[1], 5, 2, 2)
+                close(
+                    ea.conv_transpose2d(t(x, dtype), t(tw, dtype), t(b[:5], dtype), 2, 0, 0, 1),
+                    ref_conv_transpose(x, tw, b[:5], 2, 0, 0, 1, 1),
+                    tol,
+                )
+    finally:
+        ea.set_num_threads(previous)
+
+
 def test_channels_last_inputs() -> None:
     x, w, b = arr(2, 4, 6, 5), arr(6, 2, 3, 3), arr(6)
     expected = ref_conv(x, w, b, (2, 1), 1, 1, 2)

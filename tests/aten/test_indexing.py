@@ -562,3 +562,44 @@ def test_kernels_on_each_capability(capability: str) -> None:
     check_equal(y, b)
     check_equal(ea.masked_fill(x, as_ember(m), 2.0), np.where(m, 2, a).astype(np.float32))
     check_equal(ea.nonzero(as_ember(m)), np.argwhere(m))
+
+
+@pytest.mark.parametrize(
+    ("np_dtype", "value"),
+    [
+        (np.float32, -1.5),
+        (np.float64, np.inf),
+        (np.float16, 2.0),
+        (np.int64, -7),
+        (np.int32, 5),
+        (np.int8, -3),
+        (np.uint8, 200),
+        (np.bool_, True),
+    ],
+    ids=str,
+)
+def test_masked_fill_random_masks_every_element_width(np_dtype: Any, value: Any) -> None:
+    # the contiguous loop blends bits (no branch): every element width, a random mask, mask
+    # bytes other than 1 (true), and the kept elements bit-exact (NaN, -0.0); then the
+    # strided loop (a transposed self, a broadcast mask)
+    a = _rng.standard_normal((37, 41)) * 50
+    if np_dtype == np.bool_:
+        a = a > 0
+    elif np.issubdtype(np_dtype, np.floating):
+        a[0, :3] = [np.nan, -0.0, np.inf]
+    a = a.astype(np_dtype)
+    raw = _rng.integers(0, 4, size=a.shape).astype(np.uint8)  # 0 false; 1, 2, 3 true
+    m = raw != 0
+    mask = ea.from_numpy(raw.copy()).view(ea.bool)
+    expected = np.where(m, np.array(value, dtype=np_dtype), a)
+    got = ea.masked_fill(as_ember(a), mask, value).numpy()
+    assert got.dtype == expected.dtype
+    assert got.tobytes() == expected.tobytes()
+    y = as_ember(a)
+    y.masked_fill_(mask, value)
+    assert y.numpy().tobytes() == expected.tobytes()
+    # strided: self transposed, the mask a broadcast row
+    row = m[:1].T.copy()  # (41, 1)
+    yt = as_ember(a.T.copy()).t()  # (37, 41) viewed through a transpose
+    yt.masked_fill_(as_ember(row.T), value)
+    np.testing.assert_array_equal(yt.numpy(), np.where(row.T, np.array(value, dtype=np_dtype), a))

@@ -26,6 +26,11 @@
 // go one at a time instead, im2col / col2im in parallel and each product on OpenBLAS's
 // threads (see image_slots). The forward bias is the GEMM's starting value (beta 1); the
 // weight gradient accumulates in the GEMM too (one sum per thread, added at the end).
+// Thin images (fewer than kThinPositions output positions: ResNet's last stages, 4x4 and
+// 2x2) make per-image products of a few columns each, which BLAS runs far below its speed and
+// which re-read the whole weight per image; their batch is one product instead, the images
+// side by side in one columns matrix (ColumnsLayout's batch layout, Im2Col.h) and the small
+// side gathered into (channels, N * L) rows (see whole_batch).
 // Weight matrices with very few rows or columns (depthwise convolutions, tiny channel
 // counts) suit BLAS badly: their products run per image and group with small_gemm_stub,
 // in parallel, over chunks of images whose columns stay within kColumnsBudget elements.
@@ -44,6 +49,7 @@ namespace ember::at::native {
 namespace {
 
 constexpr int64_t kColumnsBudget = int64_t(1) << 23;  // im2col buffer per chunk, in elements
+constexpr int64_t kThinPositions = 256;               // below: one product for the whole batch
 
 // ---- arguments --------------------------------------------------------------------------------
 
@@ -237,6 +243,12 @@ struct ConvProblem {
   // (depthwise, tiny channel counts) are a poor fit for BLAS: those products run per image
   // and group with small_gemm, in parallel.
   bool batched_blas() const { return Ms >= 4 && Kg() >= 4; }
+  // BLAS path, thin images: one product per group over all N images (N * L columns), when
+  // the whole batch's columns and small side fit the budget.
+  bool whole_batch() const {
+    return batched_blas() && N > 1 && L() < kThinPositions &&
+           N * std::max(cols_image(), small_image()) <= kColumnsBudget;
+  }
 };
 
 int64_t product_grain(int64_t work) { return std::max<int64_t>(1, GRAIN_SIZE / std::max<int64_t>(work, 1)); }
@@ -293,6 +305,54 @@ void add_bias(T* out, const T* bias, int64_t N, int64_t C, int64_t S) {
   });
 }
 
+// The small side in the whole-batch layout: rows[c, n * L + l] = small[n, c, l] (C channels).
+template <typename T>
+void gather_small(const T* small, T* rows, int64_t N, int64_t C, int64_t L) {
+  parallel_for(0, C, product_grain(N * L), [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      for (int64_t n = 0; n < N; ++n) std::copy_n(small + (n * C + c) * L, L, rows + (c * N + n) * L);
+    }
+  });
+}
+
+// ... and back: small[n, c, l] = rows[c, n * L + l] (+ bias[c]).
+template <typename T>
+void scatter_small(const T* rows, const T* bias, T* small, int64_t N, int64_t C, int64_t L) {
+  parallel_for(0, N * C, product_grain(L), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t n = r / C, c = r % C;
+      const T* src = rows + (c * N + n) * L;
+      T* dst = small + r * L;
+      if (bias == nullptr) {
+        std::copy_n(src, L, dst);
+      } else {
+        for (int64_t i = 0; i < L; ++i) dst[i] = src[i] + bias[c];
+      }
+    }
+  });
+}
+
+// Whole-batch columns: im2col of every image, side by side (G * Kg rows of N * L).
+template <typename T>
+Tensor batch_columns(const ConvProblem& p, const T* big) {
+  const int64_t NL = p.N * p.L();
+  Tensor cols = empty({p.groups * p.Kg() * NL}, p.dtype);
+  im2col_stub(DeviceType::CPU, p.dtype, big, p.big_image(), cols.data_ptr(), ColumnsLayout{p.L(), NL}, p.N,
+              p.groups * p.Cb, *p.g);
+  return cols;
+}
+
+// big = col2im(W^T @ rows) for whole-batch rows (G * Ms, N * L); cols is scratch of G * Kg * N * L.
+template <typename T>
+void batch_small_to_big(const ConvProblem& p, const T* rows, const T* w, T* cols, T* big) {
+  const int64_t Kg = p.Kg(), Ms = p.Ms, NL = p.N * p.L();
+  for (int64_t grp = 0; grp < p.groups; ++grp) {
+    gemm_cpu(true, false, Kg, NL, Ms, T(1), w + grp * Ms * Kg, Kg, rows + grp * Ms * NL, NL, T(0), cols + grp * Kg * NL,
+             NL);
+  }
+  col2im_stub(DeviceType::CPU, p.dtype, cols, ColumnsLayout{p.L(), NL}, big, p.big_image(), p.N, p.groups * p.Cb, *p.g);
+}
+
 // small[n] = W @ im2col(big[n]) (+ bias, one value per small-side channel) for every image.
 template <typename T>
 void big_to_small(const ConvProblem& p, const T* big, const T* w, const T* bias, T* small) {
@@ -309,6 +369,17 @@ void big_to_small(const ConvProblem& p, const T* big, const T* w, const T* bias,
         }
       }
     });
+    return;
+  }
+  if (p.whole_batch()) {
+    const int64_t NL = p.N * L;
+    const Tensor cols = batch_columns<T>(p, big);
+    Tensor rows = empty({G * Ms * NL}, p.dtype);
+    for (int64_t grp = 0; grp < G; ++grp) {
+      gemm_cpu(false, false, Ms, NL, Kg, T(1), w + grp * Ms * Kg, Kg, data_of<const T>(cols) + grp * Kg * NL, NL, T(0),
+               data_of<T>(rows) + grp * Ms * NL, NL);
+    }
+    scatter_small(data_of<const T>(rows), bias, small, p.N, G * Ms, L);
     return;
   }
   if (p.batched_blas()) {
@@ -361,6 +432,14 @@ void small_to_big(const ConvProblem& p, const T* small, const T* w, const T* bia
   const int64_t Kg = p.Kg(), L = p.L(), Ms = p.Ms, G = p.groups, In = p.In();
   if (Kg == 0) return;  // no big-side channels
   const bool identity = p.g->is_identity();
+  if (p.whole_batch()) {
+    const int64_t NL = p.N * L;
+    Tensor rows = empty({G * Ms * NL}, p.dtype), cols = empty({G * Kg * NL}, p.dtype);
+    gather_small(small, data_of<T>(rows), p.N, G * Ms, L);
+    batch_small_to_big(p, data_of<const T>(rows), w, data_of<T>(cols), big);
+    if (bias != nullptr) add_bias(big, bias, p.N, G * p.Cb, In);
+    return;
+  }
   if (p.batched_blas()) {
     const int64_t slots = image_slots(p), ld = identity ? L : p.ld_cols(), image_cols = G * Kg * ld;
     Tensor cols = identity ? Tensor() : empty({slots * image_cols}, p.dtype);
@@ -423,6 +502,18 @@ void weight_grad(const ConvProblem& p, const T* big, const T* small, T* gw, cons
     return;
   }
   const bool identity = p.g->is_identity();
+  if (p.whole_batch()) {
+    // gw[g] = rows[g] @ columns[g]^T, one product with N * L terms per entry
+    const int64_t NL = p.N * L;
+    Tensor cols = batch_columns<T>(p, big), rows = empty({G * Ms * NL}, p.dtype);
+    gather_small(small, data_of<T>(rows), p.N, G * Ms, L);
+    for (int64_t grp = 0; grp < G; ++grp) {
+      gemm_cpu(false, true, Ms, Kg, NL, T(1), data_of<const T>(rows) + grp * Ms * NL, NL,
+               data_of<const T>(cols) + grp * Kg * NL, NL, T(0), gw + grp * Ms * Kg, Kg);
+    }
+    if (big_grad != nullptr) batch_small_to_big(p, data_of<const T>(rows), w, data_of<T>(cols), big_grad);
+    return;
+  }
   if (p.batched_blas()) {
     // Each slot accumulates its images' gW[g]^T = im2col(big[n, g]) @ small[n, g]^T (Kg x Ms)
     // with the GEMM's beta, so no per-image temporary. (The transposed product packs its

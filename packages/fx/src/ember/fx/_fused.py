@@ -704,18 +704,7 @@ def kernel_source(k: FusedKernel, symbol: str) -> str:
         names[v] = f"z{i}"
 
     def expr(a: Any) -> str:
-        if isinstance(a, Value):
-            return names[a]
-        if isinstance(a, bool):
-            return f"T({int(a)})"
-        if isinstance(a, (int, float)):
-            f = float(a)
-            if f != f:
-                return "std::numeric_limits<T>::quiet_NaN()"
-            if f in (float("inf"), float("-inf")):
-                return ("-" if f < 0 else "") + "std::numeric_limits<T>::infinity()"
-            return f"T({f!r})"
-        raise TypeError(a)
+        return names[a] if isinstance(a, Value) else _literal(a)
 
     for j, n in enumerate(k.nodes):
         v = result(n)

@@ -23,7 +23,7 @@ import zipfile
 
 import ember.aten as ea
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 pytestmark = pytest.mark.filterwarnings("ignore:Detected pickle protocol")
@@ -258,6 +258,7 @@ def test_corrupt_storage_bytes_never_load(seed, which, pos, flip, mmap):
 
 @settings(max_examples=100, deadline=None)
 @given(sizes=st.lists(st.one_of(st.integers(0, 64), st.integers(0, 2**45)), min_size=1, max_size=4))
+@example(sizes=[3036988439, 3037012561, 0])  # numel 0, but the sizes' product overflows int64
 def test_legacy_constructor_sizes_are_bounded_and_zeroed(sizes):
     raw = rezip_with(SEEDS[0], _program(_tensor_call(*(_int(n) for n in sizes))))
     numel = 1
@@ -266,7 +267,13 @@ def test_legacy_constructor_sizes_are_bounded_and_zeroed(sizes):
     try:
         t = ea.load(io.BytesIO(raw))
     except pickle.UnpicklingError as e:
-        assert numel * 4 > 16 << 20 and "at most 16777216 bytes" in str(e)
+        partial = 1
+        for n in sizes:
+            partial *= max(n, 1)
+        if partial >= 1 << 63:
+            assert "overflow int64" in str(e)
+        else:
+            assert numel * 4 > 16 << 20 and "at most 16777216 bytes" in str(e)
         return
     assert numel * 4 <= 16 << 20 and list(t.shape) == sizes
     assert t.numel() == 0 or t.abs().max().item() == 0.0

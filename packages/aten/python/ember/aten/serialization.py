@@ -1067,9 +1067,12 @@ def _checked_tensor_constructor() -> Callable[..., Tensor]:
         if all(type(n) is builtins.int for n in sizes):
             if len(sizes) > 64 or any(n < 0 for n in sizes):
                 raise UnpicklingError(f"torch.Tensor: invalid sizes {list(sizes)!r:.100}")
-            numel = 1
+            numel, partial = 1, 1
             for n in sizes:
                 numel *= n
+                partial *= max(n, 1)
+            if partial >= 1 << 63:  # c10's size arithmetic overflows (even where a zero dim makes numel 0)
+                raise UnpicklingError(f"torch.Tensor: sizes {list(sizes)!r:.100} overflow int64")
             take(numel, ", ".join(map(str, sizes)))
             from ember.aten import zeros  # the generated factory (this module is imported before it exists)
 

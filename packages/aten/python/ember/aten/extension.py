@@ -129,6 +129,11 @@ def backend_device_type(backend: int) -> str:
 # one object for the life of the process, so binding it here is safe.
 _tls = _dispatch.tls
 
+# The same object, public for generated code that excludes keys around a run of kernels without a
+# call per run (ember.fx's replay programs write `dispatch_tls.exclude_not` inline, restoring it in a
+# `finally:`); everything else uses the guards below.
+dispatch_tls = _tls
+
 
 def call_below_autograd(redispatch: Any, ks: int, args: tuple[Any, ...]) -> Any:
     """``redispatch(ks, *args)`` with the Autograd keys excluded on this thread during the call."""
@@ -238,6 +243,7 @@ __all__ = [
     "call_below_autograd",
     "check_grad_assignable",
     "device_keys",
+    "dispatch_tls",
     "entries",
     "exclude_autograd",
     "excluded_keys",

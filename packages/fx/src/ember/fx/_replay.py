@@ -262,7 +262,7 @@ def generate(graph: Graph, plan: list[Any]) -> tuple[str, dict[str, Any]]:
     if any(isinstance(step, Node) for step in plan):
         # aten kernels may call operators in turn: those must not reach the Autograd keys
         # (ExcludeKeys(AUTOGRAD_FUNCTIONALITY), written out: a context manager costs microseconds)
-        e.globals["_tls"] = _dispatch.tls
+        e.globals["_tls"] = _dispatch.dispatch_tls
         head, body = e.lines[:1], e.lines[1:]
         e.lines = [
             *head,

@@ -6,6 +6,7 @@ GEMM path, reduced-precision and integer products, and the @ operator."""
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 import textwrap
@@ -190,6 +191,64 @@ def test_batched_gemm_does_not_trip_openblas_openmp_warning() -> None:
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
     assert "OpenMP" not in r.stderr, r.stderr
+
+
+# Products above kBlasSerialWork (4M multiply-adds) are cut into one panel of C per thread:
+# column panels, or row panels when C is taller than wide; every operand layout.
+@pytest.mark.parametrize("m,k,n", [(200, 300, 517), (613, 250, 90), (33, 1100, 301)])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("dtype", [ea.float32, ea.float64])
+def test_large_products_split_over_threads_equal_one_thread(m: int, k: int, n: int, ta: bool, tb: bool, dtype: Any) -> None:
+    a, b = rand(m, k), rand(k, n)
+    A = T(a.T.copy(), dtype).t() if ta else T(a, dtype)
+    B = T(b.T.copy(), dtype).t() if tb else T(b, dtype)
+    before = ea.get_num_threads()
+    try:
+        ea.set_num_threads(1)
+        one = ea.mm(A, B)
+        ea.set_num_threads(2)
+        two = ea.mm(A, B)
+        out = ea.full((m, n), 3.0, dtype=dtype)
+        out.addmm_(A, B, beta=0.5, alpha=2.0)
+    finally:
+        ea.set_num_threads(before)
+    tol = {"rtol": 1e-4, "atol": 1e-3} if dtype == ea.float32 else {"rtol": 1e-12, "atol": 1e-10}
+    np.testing.assert_allclose(N(one), a @ b, **tol)
+    np.testing.assert_allclose(N(two), a @ b, **tol)
+    # the same threads, the same panels: bit for bit the same result on a second call
+    ea.set_num_threads(2)
+    try:
+        np.testing.assert_array_equal(N(ea.mm(A, B)), N(two))
+    finally:
+        ea.set_num_threads(before)
+    np.testing.assert_allclose(N(out), 1.5 + 2.0 * (a @ b), **tol)
+
+
+def test_one_thread_pool_openblas_single_threaded_and_openmp_passive() -> None:
+    """OpenBLAS's own pool stays at one thread whatever set_num_threads says (ember splits the
+    products over its OpenMP threads), and OpenMP's threads sleep after a region unless the
+    user chose otherwise."""
+    code = textwrap.dedent(
+        """
+        import ctypes, os, pathlib
+        import ember.aten as ea
+        import scipy_openblas32
+        lib = next(pathlib.Path(scipy_openblas32.get_lib_dir()).glob("libscipy_openblas*.so*"))
+        blas = ctypes.CDLL(str(lib))
+        ea.set_num_threads(2)
+        ea.mm(ea.randn(400, 400), ea.randn(400, 400))
+        print(blas.scipy_openblas_get_num_threads(), os.environ.get("OMP_WAIT_POLICY"))
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["1", "PASSIVE"]
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={**env, "OMP_WAIT_POLICY": "ACTIVE"}
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["1", "ACTIVE"]
 
 
 @pytest.mark.parametrize("dtype", [ea.int8, ea.uint8, ea.int16, ea.int32, ea.int64])

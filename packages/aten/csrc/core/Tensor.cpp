@@ -68,7 +68,7 @@ void set_num_threads(int n) {
   // (in a forked child parallel_for stays on one thread whatever n is: see above)
   if (!in_forked_child.load(std::memory_order_relaxed)) omp_set_num_threads(n);
 #endif
-  native::set_blas_num_threads(n);  // OpenBLAS keeps its own thread pool
+  native::set_blas_num_threads(n);  // keeps OpenBLAS on one thread: products split over OpenMP's
 }
 
 // ---- shape utilities ----------------------------------------------------------

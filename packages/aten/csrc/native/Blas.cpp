@@ -42,15 +42,18 @@ const char* blas_cpp_type_name(ScalarType t) {
   }
 }
 
-void set_blas_num_threads(int n) { scipy_openblas_set_num_threads(n); }
+// OpenBLAS runs on one thread, always: ember parallelises its products itself (gemm_blas
+// below) on its own OpenMP threads. Two thread pools on the same cores -- this pthreads
+// OpenBLAS's and OpenMP's -- each spinning while the other works, made a small conv
+// training step 9x slower at 2 threads than at 1 on a loaded 2-core machine.
+void set_blas_num_threads(int /*n*/) { scipy_openblas_set_num_threads(1); }
 
-OpenBlasThreadsGuard::OpenBlasThreadsGuard(int n) : previous_(scipy_openblas_get_num_threads()) {
-  if (n != previous_) scipy_openblas_set_num_threads(n);
-}
-
-OpenBlasThreadsGuard::~OpenBlasThreadsGuard() {
-  if (scipy_openblas_get_num_threads() != previous_) scipy_openblas_set_num_threads(previous_);
-}
+namespace {
+const bool g_blas_single_threaded = [] {
+  scipy_openblas_set_num_threads(1);
+  return true;
+}();
+}  // namespace
 
 namespace {
 std::atomic<bool> g_cublas_allow_tf32{false};
@@ -92,16 +95,50 @@ inline T at_op(const T* a, bool trans, int64_t ld, int64_t i, int64_t p) {
   return trans ? a[p * ld + i] : a[i * ld + p];
 }
 
-void gemm_blas(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-               const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+void sgemm_one_thread(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
                     (blasint)n, (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
 }
 
-void gemm_blas(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
-               const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+void sgemm_one_thread(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+                      const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
   scipy_cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
                     (blasint)n, (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
+}
+
+// One product on ember's OpenMP threads. OpenBLAS itself always runs on one thread (see
+// set_blas_num_threads): a product above kBlasSerialWork is cut into one panel of C per
+// thread -- column panels, or row panels when C is taller than wide -- and each thread
+// runs a single-threaded GEMM on its panel. The panels depend only on the shape and the
+// number of threads, so a product gives the same bits on every call with the same threads
+// (a different number of threads may round some elements differently, as OpenBLAS's own
+// threading does).
+template <typename T>
+void gemm_blas(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
+               int64_t ldb, T beta, T* c, int64_t ldc) {
+  const int64_t threads = get_num_threads();
+  if (threads <= 1 || in_parallel_region() || m * n * k <= kBlasSerialWork) {
+    sgemm_one_thread(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  constexpr int64_t kPanelAlign = 16;  // whole SIMD tiles of OpenBLAS's micro-kernel per panel
+  const bool by_rows = m > n;
+  const int64_t extent = by_rows ? m : n;
+  const int64_t panels = std::min<int64_t>(threads, std::max<int64_t>(1, extent / kPanelAlign));
+  const int64_t step = ((extent + panels - 1) / panels + kPanelAlign - 1) / kPanelAlign * kPanelAlign;
+  parallel_for(0, panels, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t lo = p * step, hi = std::min(extent, lo + step);
+      if (lo >= hi) continue;
+      if (by_rows) {  // rows lo..hi of op(A) and of C
+        sgemm_one_thread(ta, tb, hi - lo, n, k, alpha, ta ? a + lo : a + lo * lda, lda, b, ldb, beta, c + lo * ldc,
+                         ldc);
+      } else {  // columns lo..hi of op(B) and of C
+        sgemm_one_thread(ta, tb, m, hi - lo, k, alpha, a, lda, tb ? b + lo * ldb : b + lo, ldb, beta, c + lo, ldc);
+      }
+    }
+  });
 }
 
 // float16 / bfloat16: op(A) and op(B) as contiguous float32, sgemm, round once.
@@ -228,18 +265,12 @@ void gemm_batched_impl(const Tensor& out, const Tensor& a, const Tensor& b, cons
   constexpr int64_t kSmallWork = int64_t{96} * 96 * 96;
   const int64_t work = std::max<int64_t>(1, m * n * std::max<int64_t>(k, 1));
   if (batch > 1 && work <= kSmallWork && get_num_threads() > 1 && !in_parallel_region()) {
-    OpenBlasThreadsGuard single(1);
     const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / work);
     parallel_for(0, batch, grain, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) one(i);
     });
-  } else if (work * batch <= kBlasSerialWork) {
-    // Small products run on one thread: waking OpenBLAS's pool costs more than the work
-    // (and far more when the cores are busy with other processes).
-    OpenBlasThreadsGuard single(1);
-    for (int64_t i = 0; i < batch; ++i) one(i);
   } else {
-    for (int64_t i = 0; i < batch; ++i) one(i);
+    for (int64_t i = 0; i < batch; ++i) one(i);  // each product splits itself over the threads
   }
   if (c_tmp.defined()) out.copy_(c_tmp);
 }
@@ -287,12 +318,7 @@ void gemm_cpu_impl(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, c
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : c[i * ldc + j] * beta;
     return;
   }
-  if (!in_parallel_region() && m * n * k <= kBlasSerialWork) {
-    OpenBlasThreadsGuard single(1);
-    gemm_blas(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  } else {
-    gemm_blas(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  }
+  gemm_blas(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace

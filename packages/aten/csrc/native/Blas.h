@@ -30,11 +30,10 @@ void gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, const Sca
 
 // One row-major product on raw float32 / float64 pointers, C = alpha op(A) op(B) + beta C
 // (k == 0: C scaled by beta; beta == 0: C only written), with gemm_batched's thread
-// policy: products of at most kBlasSerialWork multiply-adds run on the calling thread
-// (waking OpenBLAS's pool costs more), larger ones on OpenBLAS's threads. Inside a
-// parallel region it runs on the calling thread: the caller must then hold an
-// OpenBlasThreadsGuard(1) around the whole region (this pthreads OpenBLAS must not run
-// its pool for OpenMP threads).
+// policy: products of at most kBlasSerialWork multiply-adds run on the calling thread,
+// larger ones are cut into one panel of C per OpenMP thread (OpenBLAS itself is kept on
+// one thread: see set_blas_num_threads). Inside a parallel region it runs on the calling
+// thread.
 constexpr int64_t kBlasSerialWork = int64_t{1} << 22;  // ~4M multiply-adds, e.g. 64 x 256 x 256
 void gemm_cpu(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
               const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
@@ -75,20 +74,9 @@ void gemm_batched_cuda(const Tensor& out, const Tensor& a, const Tensor& b, cons
 Tensor dot_cuda(const Tensor& x, const Tensor& y);
 #endif
 
-// OpenBLAS's thread count for the lifetime of the guard (restored after).
-// The number of threads OpenBLAS uses (ember.aten.set_num_threads sets it with OpenMP's).
+// OpenBLAS's own thread count: always 1 (n is ignored). ember.aten.set_num_threads sets the
+// OpenMP threads, and the products above kBlasSerialWork split themselves over those.
 void set_blas_num_threads(int n);
-
-class OpenBlasThreadsGuard {
- public:
-  explicit OpenBlasThreadsGuard(int n);
-  ~OpenBlasThreadsGuard();
-  OpenBlasThreadsGuard(const OpenBlasThreadsGuard&) = delete;
-  OpenBlasThreadsGuard& operator=(const OpenBlasThreadsGuard&) = delete;
-
- private:
-  int previous_;
-};
 
 // The C++ type name PyTorch's messages use for a dtype ("float", "long int", ...).
 const char* blas_cpp_type_name(ScalarType t);

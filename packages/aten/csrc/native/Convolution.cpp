@@ -264,12 +264,12 @@ T* data_of(const Tensor& t) {
 // region per call, and an image's columns are still in its core's cache when the GEMM
 // reads them. Otherwise (one thread, fewer images than threads, a few large images, or
 // columns too large to give every thread a buffer) the images go one at a time: im2col /
-// col2im in parallel, the product on OpenBLAS's threads (gemm_cpu's policy).
+// col2im in parallel, the product split over the threads (gemm_cpu's policy).
 int64_t image_slots(const ConvProblem& p) {
   const int64_t threads = get_num_threads();
   if (threads <= 1 || p.N < threads || in_parallel_region()) return 1;
   if (threads * p.padded_cols_image() > kColumnsBudget) return 1;
-  // a few large images: OpenBLAS's threads share each product evenly, N / threads may not
+  // a few large images: gemm_cpu's panels share each product evenly, N / threads may not
   if (p.N < 2 * threads && p.image_work() > kBlasSerialWork) return 1;
   return threads;
 }
@@ -281,7 +281,6 @@ void for_each_image_range(int64_t slots, int64_t N, const F& body) {
     body(int64_t{0}, int64_t{0}, N);
     return;
   }
-  OpenBlasThreadsGuard single(1);  // products inside the region run on their own thread
   parallel_for(0, slots, 1, [&](int64_t s0, int64_t s1) {
     for (int64_t s = s0; s < s1; ++s) body(s, N * s / slots, N * (s + 1) / slots);
   });

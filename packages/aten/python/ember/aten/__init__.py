@@ -20,11 +20,14 @@ import types as _types
 from importlib import metadata as _metadata
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-# OpenBLAS's worker threads spin for a long while after each product before they sleep;
-# on few cores they then take the CPU from the OpenMP threads of the next elementwise op
-# (a 64x784 grad accumulation right after its GEMM ran 500x slower). Sleep at once
-# instead. Read when _C loads OpenBLAS; a value the user set is kept.
-_os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+# One thread pool: OpenBLAS runs on one thread and ember splits its products over its own
+# OpenMP threads (native/Blas.cpp). Those threads sleep as soon as a parallel region ends
+# instead of spinning for it: a spinning thread takes a core from whatever runs next -- the
+# main thread's Python, another process -- and on a loaded 2-core machine a small conv
+# training step took 9x the CPU time of one thread. Read when _C loads libgomp; a value the
+# user set (OMP_WAIT_POLICY=ACTIVE, GOMP_SPINCOUNT) is kept.
+if "GOMP_SPINCOUNT" not in _os.environ:
+    _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import ember.c10py
 from ember.c10py import device

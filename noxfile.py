@@ -95,11 +95,11 @@ def _sanitise(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
 
-def _wheel(layer: str) -> Path:
+def _wheel(layer: str, wheels: Path = DEV_WHEELS) -> Path:
     dist = f"ember_{layer}-{VERSION}"
-    matches = sorted(DEV_WHEELS.glob(f"{dist}-*.whl"))
+    matches = sorted(wheels.glob(f"{dist}-*.whl"))
     if not matches:
-        raise RuntimeError(f"no wheel for ember-{layer} in {DEV_WHEELS}: did the build session run?")
+        raise RuntimeError(f"no wheel for ember-{layer} in {wheels}: did the build session run?")
     return matches[-1]
 
 
@@ -125,7 +125,7 @@ def _compiler_cache_env(session: nox.Session) -> dict[str, str]:
     """ccache as the compiler launcher of every CMake build of the session. The cache lives
     outside the tree (~/.cache/ccache unless CCACHE_DIR says otherwise) and CCACHE_BASEDIR
     makes paths relative, so clones and worktrees of this repository share hits."""
-    session.install(CCACHE_REQUIREMENT)
+    _install_requirements(session, CCACHE_REQUIREMENT)
     env = {
         "CMAKE_C_COMPILER_LAUNCHER": "ccache",
         "CMAKE_CXX_COMPILER_LAUNCHER": "ccache",
@@ -181,11 +181,11 @@ def _record_digest(wheel: Path) -> str:
         return hashlib.sha256(zf.read(record)).hexdigest()
 
 
-def _install_build_dependency(session: nox.Session, layer: str) -> None:
+def _install_build_dependency(session: nox.Session, layer: str, wheels: Path) -> None:
     """Install the layer the next C++ layer compiles against, unless the build venv already
     holds these very files: reinstalling rewrites its headers with new times, and ninja would
     then recompile the whole of the next layer for nothing."""
-    wheel = _wheel(layer)
+    wheel = _wheel(layer, wheels)
     digest = _record_digest(wheel)
     stamp = _stamp(Path(session.virtualenv.location), layer)
     if stamp.read_text() == digest:
@@ -200,24 +200,52 @@ def _install_build_dependency(session: nox.Session, layer: str) -> None:
 @nox.session(python=PYTHON, reuse_venv=True)
 def build(session: nox.Session) -> None:
     """Compile every layer once into build/wheels (persistent build dirs)."""
-    session.install(*BUILD_REQUIREMENTS)
-    if _builds_cuda():
-        session.install(*CUDA_BUILD_REQUIREMENTS)
+    _build_wheels(session, DEV_WHEELS, BUILD_DIR, cuda=_builds_cuda())
+
+
+def _build_wheels(session: nox.Session, wheels: Path, build_dirs: Path, cuda: bool) -> None:
+    """Every layer's wheel into `wheels`, the C++ layers from persistent CMake build dirs
+    under `build_dirs` (CUDA compiled when `cuda`)."""
+    _install_requirements(session, *BUILD_REQUIREMENTS, *(CUDA_BUILD_REQUIREMENTS if cuda else []))
     cache_env = _compiler_cache_env(session)
-    DEV_WHEELS.mkdir(parents=True, exist_ok=True)
-    for old in DEV_WHEELS.glob("*.whl"):
-        old.unlink()
+    if not cuda:
+        cache_env["EMBER_CUDA"] = "OFF"
+    wheels.mkdir(parents=True, exist_ok=True)
+    below = ""  # the digests of the C++ layers' wheels built so far (the next compiles against them)
     for layer in LAYERS:
-        args = ["pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(DEV_WHEELS)]
+        args = ["pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(wheels)]
+        if layer in CPP_LAYERS or layer in EXTENSION_LAYERS:
+            args.append(f"-Cbuild-dir={build_dirs / _sanitise(layer)}")
+            args += _cuda_architecture_args() if cuda else []
         if layer in CPP_LAYERS:
-            args.append(f"-Cbuild-dir={BUILD_DIR / _sanitise(layer)}")
-            args += _cuda_architecture_args() + _cpu_capability_args()
-        elif layer in EXTENSION_LAYERS:
-            args.append(f"-Cbuild-dir={BUILD_DIR / _sanitise(layer)}")
-            args += _cuda_architecture_args()
-        session.run(*args, str(ROOT / "packages" / layer), env=cache_env)
+            args += _cpu_capability_args()
+        # a layer whose sources, build arguments and C++ layers below are those of its last
+        # wheel is not rebuilt (pip, CMake's check and zipping aten's library cost seconds each)
+        stamp = wheels / f".{layer}.sources-sha256"
+        digest = _sources_digest(layer, [*args, str(sorted(cache_env.items())), below])
+        if stamp.exists() and stamp.read_text() == digest and list(wheels.glob(f"ember_{layer}-{VERSION}-*.whl")):
+            session.log(f"ember-{layer}: sources unchanged since its wheel was built")
+        else:
+            for old in wheels.glob(f"ember_{layer}-*.whl"):
+                old.unlink()
+            session.run(*args, str(ROOT / "packages" / layer), env=cache_env)
+            stamp.write_text(digest)
         if layer in CPP_LAYERS:
-            _install_build_dependency(session, layer)  # the next C++ layer compiles against it
+            below += _record_digest(_wheel(layer, wheels))
+            _install_build_dependency(session, layer, wheels)  # the next C++ layer compiles against it
+
+
+def _sources_digest(layer: str, extra: list[str]) -> str:
+    """A digest of every file of packages/<layer> (bytecode caches aside), the EMBER_*
+    variables of the environment and `extra`."""
+    h = hashlib.sha256()
+    base = ROOT / "packages" / layer
+    for path in sorted(base.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and ".egg-info" not in str(path):
+            h.update(str(path.relative_to(base)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for item in [*extra, *sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("EMBER_"))]:
+        h.update(item.encode() + b"\0")
+    return h.hexdigest()
 
 
 def _runtime_requirements(layers: list[str]) -> list[str]:
@@ -232,16 +260,28 @@ def _runtime_requirements(layers: list[str]) -> list[str]:
     return sorted(set(reqs))
 
 
-def _install_layers(session: nox.Session, layers: list[str]) -> None:
-    session.install(*TEST_REQUIREMENTS, *_runtime_requirements(layers))
+def _install_requirements(session: nox.Session, *requirements: str) -> None:
+    """pip install, skipped in a reused venv that already installed exactly these requirements
+    (a satisfied `pip install` still costs seconds; an unpinned one is not upgraded then)."""
+    key = hashlib.sha256("\n".join(requirements).encode()).hexdigest()[:16]
+    stamp = Path(session.virtualenv.location) / f"requirements-{key}.installed"
+    if stamp.exists():
+        return
+    session.install(*requirements)
+    stamp.touch()
+
+
+def _install_layers(session: nox.Session, layers: list[str], wheels: Path = DEV_WHEELS) -> None:
+    _install_requirements(session, *TEST_REQUIREMENTS, *_runtime_requirements(layers))
     # the wheels whose files this venv does not hold yet: a reused venv (demo) takes only
     # what a rebuild changed; pip alone would keep an old build of the same version
     venv = Path(session.virtualenv.location)
-    stale = [layer for layer in layers if _stamp(venv, layer).read_text() != _record_digest(_wheel(layer))]
+    digests = {layer: _record_digest(_wheel(layer, wheels)) for layer in layers}
+    stale = [layer for layer in layers if _stamp(venv, layer).read_text() != digests[layer]]
     if stale:
-        session.install("--no-deps", "--force-reinstall", *[str(_wheel(layer)) for layer in stale])
+        session.install("--no-deps", "--force-reinstall", *[str(_wheel(layer, wheels)) for layer in stale])
         for layer in stale:
-            _stamp(venv, layer).write_text(_record_digest(_wheel(layer)))
+            _stamp(venv, layer).write_text(digests[layer])
 
 
 def _stamp(venv: Path, layer: str) -> Path:
@@ -388,11 +428,20 @@ def dev(session: nox.Session) -> None:
 
 
 # reuse_venv: a rerun with nothing changed installs nothing (see _install_layers)
-@nox.session(python=PYTHON, requires=["build"], reuse_venv=True)
+# The demo trains on the CPU: on a machine without a GPU it builds its own CPU-only wheels
+# (build/demo-wheels, build dirs build/demo-<layer>), which is most of the way to a first
+# run in ten minutes -- the CUDA sources are a third of aten's compile. The test sessions'
+# build (with CUDA whenever nvcc is found) stays apart and is not disturbed.
+DEMO_BUILD_DIR = BUILD_DIR / "demo"
+DEMO_WHEELS = BUILD_DIR / "demo-wheels"
+
+
+@nox.session(python=PYTHON, reuse_venv=True)
 def demo(session: nox.Session) -> None:
     """The README's first command: every layer installed, a CNN trained on scikit-learn's digits."""
-    _install_layers(session, list(LAYERS))
-    session.install(*EXAMPLE_REQUIREMENTS)
+    _build_wheels(session, DEMO_WHEELS, DEMO_BUILD_DIR, cuda=_builds_cuda() and _has_gpu())
+    _install_layers(session, list(LAYERS), DEMO_WHEELS)
+    _install_requirements(session, *EXAMPLE_REQUIREMENTS)
     session.run("python", "examples/cnn_digits.py", *session.posargs)
 
 

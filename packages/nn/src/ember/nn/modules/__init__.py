@@ -75,6 +75,8 @@ from .loss import (
     SmoothL1Loss,
     SoftMarginLoss,
     TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+    MultiLabelSoftMarginLoss,
 )
 from .module import (
     Module,
@@ -249,6 +251,8 @@ __all__ = [
     "Tanhshrink",
     "Threshold",
     "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
+    "MultiLabelSoftMarginLoss",
     "Unflatten",
     "Unfold",
     "Upsample",

@@ -1409,6 +1409,23 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     return _op("pixel_shuffle")(input, upscale_factor)
 
 
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """channel_shuffle(input, groups): (N, g k, *) -> the channels as a (g, k) grid transposed:
+    output channel j g + i is input channel i k + j. A view/permute composite, as PyTorch's."""
+    if input.dim() <= 2:
+        raise RuntimeError(
+            f"channel_shuffle expects input to have at least 3 dimensions, but got input with sizes {list(input.shape)}"
+        )
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    shape = tuple(input.shape)
+    c = shape[1]
+    if c % groups != 0:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    grid = input.reshape(shape[0], groups, c // groups, *shape[2:])
+    return grid.transpose(1, 2).reshape(shape)
+
+
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """pixel_unshuffle(input, downscale_factor): (*, C, H r, W r) -> (*, C r^2, H, W)"""
     return _op("pixel_unshuffle")(input, downscale_factor)

@@ -113,6 +113,7 @@ from .padding import (
     ZeroPad3d,
 )
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .channelshuffle import ChannelShuffle
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -226,6 +227,7 @@ __all__ = [
     "ParameterList",
     "PixelShuffle",
     "PixelUnshuffle",
+    "ChannelShuffle",
     "PoissonNLLLoss",
     "RMSNorm",
     "ReLU",

@@ -891,6 +891,8 @@ def embedding(
 ) -> Tensor:
     """embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
     sparse=False): the rows of weight (num_embeddings, dim) picked by the indices in input -> (*, dim)"""
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
     padding_idx = _padding_index(padding_idx, weight.size(0), "Padding_idx must be within num_embeddings")
     if max_norm is not None:
         input = input.contiguous()

@@ -45,7 +45,9 @@ WINDOWS: list[tuple[str, Callable[..., Any], Callable[[int, bool], np.ndarray]]]
 
 @pytest.mark.parametrize(("name", "fn", "ref"), WINDOWS, ids=[w[0] for w in WINDOWS])
 @pytest.mark.parametrize("sym", [True, False])
-def test_window_matches_scipy(name: str, fn: Callable[..., Any], ref: Callable[[int, bool], np.ndarray], sym: bool) -> None:
+def test_window_matches_scipy(
+    name: str, fn: Callable[..., Any], ref: Callable[[int, bool], np.ndarray], sym: bool
+) -> None:
     for M in range(10):
         got = fn(M, sym, ea.float64)
         assert got.dtype == ea.float64 and tuple(got.shape) == (M,)
@@ -77,11 +79,11 @@ def test_window_errors(name: str) -> None:
 
 
 def test_window_option_errors() -> None:
-    with pytest.raises(ValueError, match="Tau must be positive, got: 0.0 instead."):
+    with pytest.raises(ValueError, match=r"Tau must be positive, got: 0\.0 instead\."):
         windows.exponential(3, tau=0.0)
     with pytest.raises(ValueError, match="Center must be None for symmetric windows"):
         windows.exponential(3, center=1.0)
-    with pytest.raises(ValueError, match="Standard deviation must be positive, got: -1.0 instead."):
+    with pytest.raises(ValueError, match=r"Standard deviation must be positive, got: -1\.0 instead\."):
         windows.gaussian(3, std=-1.0)
     with pytest.raises(TypeError, match="Coefficients must be a list/tuple"):
         windows.general_cosine(3, a=0.5)  # type: ignore[arg-type]

@@ -266,9 +266,7 @@ def test_multilabel_soft_margin_loss(reduction: str, weighted: bool) -> None:
     ref = {"none": per, "mean": per.mean(), "sum": per.sum()}[reduction]
     got = F.multilabel_soft_margin_loss(x, y, weight=w, reduction=reduction)
     np.testing.assert_allclose(_np(got), ref, rtol=1e-12)
-    np.testing.assert_allclose(
-        _np(nn.MultiLabelSoftMarginLoss(weight=w, reduction=reduction)(x, y)), ref, rtol=1e-12
-    )
+    np.testing.assert_allclose(_np(nn.MultiLabelSoftMarginLoss(weight=w, reduction=reduction)(x, y)), ref, rtol=1e-12)
     assert gradcheck(lambda a: F.multilabel_soft_margin_loss(a, y, weight=w, reduction=reduction), (x,))
     # a 1-d input is one sample: the mean over its classes
     np.testing.assert_allclose(
@@ -307,12 +305,14 @@ def test_triplet_margin_with_distance_loss(swap: bool, reduction: str) -> None:
         _np(F.triplet_margin_loss(a, p, n, swap=swap)),
         rtol=1e-12,
     )
-    assert gradcheck(lambda x, y, z: F.triplet_margin_with_distance_loss(x, y, z, swap=swap, reduction=reduction), (a, p, n))
+    assert gradcheck(
+        lambda x, y, z: F.triplet_margin_with_distance_loss(x, y, z, swap=swap, reduction=reduction), (a, p, n)
+    )
 
 
 def test_triplet_margin_with_distance_loss_errors() -> None:
     a = ea.randn(4, 3)
-    with pytest.raises(ValueError, match="margin must be greater than 0, got 0.0"):
+    with pytest.raises(ValueError, match=r"margin must be greater than 0, got 0\.0"):
         F.triplet_margin_with_distance_loss(a, a, a, margin=0.0)
     with pytest.raises(ValueError, match="TripletMarginWithDistanceLoss: expected margin to be greater than 0"):
         nn.TripletMarginWithDistanceLoss(margin=-1.0)

@@ -204,9 +204,11 @@ def test_channel_shuffle(shape: tuple[int, ...]) -> None:
 def test_channel_shuffle_errors() -> None:
     with pytest.raises(RuntimeError, match="channel_shuffle expects input to have at least 3 dimensions"):
         F.channel_shuffle(ea.randn(2, 4), 2)
-    with pytest.raises(RuntimeError, match="Number of groups to divide channels in must be positive. Value of groups:0"):
+    with pytest.raises(RuntimeError, match=r"must be positive\. Value of groups:0"):
         F.channel_shuffle(ea.randn(1, 4, 2), 0)
-    with pytest.raises(RuntimeError, match="Number of channels must be divisible by groups. Got 4 channels and 3 groups."):
+    with pytest.raises(
+        RuntimeError, match=r"Number of channels must be divisible by groups\. Got 4 channels and 3 groups\."
+    ):
         F.channel_shuffle(ea.randn(1, 4, 2), 3)
 
 

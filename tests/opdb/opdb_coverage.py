@@ -205,7 +205,7 @@ def compare(expected: Any, actual: Any, metadata_only: bool = False) -> str | No
     exp, act = _flatten(expected), _flatten(actual)
     if len(exp) != len(act):
         return f"{len(act)} outputs, PyTorch has {len(exp)}"
-    for i, (e, a) in enumerate(zip(exp, act)):
+    for i, (e, a) in enumerate(zip(exp, act, strict=True)):
         if isinstance(e, torch.Tensor):
             if not isinstance(a, ea.Tensor):
                 return f"output {i}: {type(a).__name__}, PyTorch gives a Tensor"
@@ -278,7 +278,7 @@ def _is_random(opinfo: Any, sample: Any) -> bool:
         except Exception:
             return False
     try:
-        for a, b in (pair for other in outs[1:] for pair in zip(outs[0], other)):
+        for a, b in (pair for other in outs[1:] for pair in zip(outs[0], other, strict=False)):
             if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape:
                 if not torch.equal(a.detach(), b.detach()) and not (a.isnan().any() or b.isnan().any()):
                     return True
@@ -314,7 +314,11 @@ def check_entry(index: int) -> dict[str, Any]:
     for dtype in (torch.float32, torch.float64):
         if dtype not in supported:
             continue
-        want_grad = bool(opinfo.supports_autograd) and dtype == torch.float64 and dtype in opinfo.supported_backward_dtypes("cpu")
+        want_grad = (
+            bool(opinfo.supports_autograd)
+            and dtype == torch.float64
+            and dtype in opinfo.supported_backward_dtypes("cpu")
+        )
         torch.manual_seed(0)
         try:
             samples = list(opinfo.sample_inputs("cpu", dtype, requires_grad=want_grad))[:SAMPLE_LIMIT]
@@ -359,12 +363,14 @@ def check_entry(index: int) -> dict[str, Any]:
                 proc = _rebound(proc) if _is_suite_function(proc) else proc
                 e_all = _flatten(proc(actual))
                 t_all = _flatten(sample.output_process_fn_grad(expected))
-                pairs = [(t, e) for t, e in zip(t_all, e_all) if any(t is o for o in t_outs)]
+                pairs = [(t, e) for t, e in zip(t_all, e_all, strict=False) if any(t is o for o in t_outs)]
                 gen = torch.Generator().manual_seed(1)
                 vs = [torch.randn(t.shape, dtype=t.dtype, generator=gen) for t, _ in pairs]
                 t_grads = torch.autograd.grad([t for t, _ in pairs], t_leaves, vs, allow_unused=True)
                 # an ember output that does not require grad is constant: its VJP is zero
-                live = [(e, v) for (_, e), v in zip(pairs, vs) if isinstance(e, ea.Tensor) and e.requires_grad]
+                live = [
+                    (e, v) for (_, e), v in zip(pairs, vs, strict=True) if isinstance(e, ea.Tensor) and e.requires_grad
+                ]
                 e_leaves = [e for _, e in conv.leaves]
                 if live:
                     e_grads = eag.grad(
@@ -375,8 +381,10 @@ def check_entry(index: int) -> dict[str, Any]:
                     )
                 else:
                     e_grads = [None] * len(e_leaves)
-                t_grads = [g if g is not None else torch.zeros_like(t) for g, t in zip(t_grads, t_leaves)]
-                e_grads = [g if g is not None else ea.zeros_like(e) for g, (_, e) in zip(e_grads, conv.leaves)]
+                t_grads = [g if g is not None else torch.zeros_like(t) for g, t in zip(t_grads, t_leaves, strict=True)]
+                e_grads = [
+                    g if g is not None else ea.zeros_like(e) for g, (_, e) in zip(e_grads, conv.leaves, strict=True)
+                ]
                 reason = compare(t_grads, e_grads)
             except Exception as exc:
                 reason = _short(exc)
@@ -419,7 +427,7 @@ def _worker(conn: Any) -> None:
             return
         try:
             rec = check_entry(index)
-        except BaseException as exc:  # noqa: BLE001 -- reported as the entry's failure
+        except BaseException as exc:
             from torch.testing._internal.common_methods_invocations import op_db
 
             rec = {"name": op_db[index].name, "variant": op_db[index].variant_test_name, "resolved": True}
@@ -471,7 +479,12 @@ def run_all(indices: list[int], jobs: int, timeout: float) -> list[dict[str, Any
             if rec is None and (not w.proc.is_alive() or time.monotonic() - w.started > timeout):
                 why = "timeout" if w.proc.is_alive() else f"worker died (exit {w.proc.exitcode})"
                 w.kill()
-                rec = {"name": op_db[index].name, "variant": op_db[index].variant_test_name, "resolved": True, "crash": why}
+                rec = {
+                    "name": op_db[index].name,
+                    "variant": op_db[index].variant_test_name,
+                    "resolved": True,
+                    "crash": why,
+                }
                 workers[workers.index(w)] = Worker(ctx)
             if rec is not None:
                 rec["index"] = index
@@ -504,7 +517,11 @@ def verdict(rec: dict[str, Any]) -> str:
 
 
 def all_ok(rec: dict[str, Any]) -> bool:
-    return "crash" not in rec and bool(rec.get("resolved")) and all(_part_ok(rec, p) for p in ("forward", "grad", "errors"))
+    return (
+        "crash" not in rec
+        and bool(rec.get("resolved"))
+        and all(_part_ok(rec, p) for p in ("forward", "grad", "errors"))
+    )
 
 
 def figures(records: list[dict[str, Any]]) -> dict[str, int]:
@@ -540,18 +557,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--update-floor", action="store_true", help="rewrite the floor file with this run's figures")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds one entry may take")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
-    parser.add_argument("-k", dest="filter", default=None, help="only entries whose name contains one of these (comma-separated)")
+    parser.add_argument(
+        "-k", dest="filter", default=None, help="only entries whose name contains one of these (comma-separated)"
+    )
     args = parser.parse_args(argv)
 
     import torch
 
     torch.set_num_threads(1)
-    from torch.testing._internal.common_methods_invocations import op_db
-
-    import ember.aten  # noqa: F401 -- imported before the workers fork
-    import ember.autograd  # noqa: F401
-    import ember.torch  # noqa: F401
+    import ember.aten
+    import ember.autograd
+    import ember.torch
     import ember.torch.nn.functional  # noqa: F401
+    from torch.testing._internal.common_methods_invocations import op_db
 
     wanted = None if args.filter is None else args.filter.split(",")
     indices = [i for i, o in enumerate(op_db) if wanted is None or any(w in o.name for w in wanted)]

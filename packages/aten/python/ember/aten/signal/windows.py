@@ -213,7 +213,9 @@ def hann(
     requires_grad: bool = False,
 ) -> Any:
     """hann(M, *, sym=True, ...) -> general_hamming with alpha = 0.5"""
-    return general_hamming(M, alpha=0.5, sym=sym, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad)
+    return general_hamming(
+        M, alpha=0.5, sym=sym, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad
+    )
 
 
 def blackman(

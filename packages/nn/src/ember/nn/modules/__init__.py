@@ -34,6 +34,7 @@ from .batchnorm import (
     BatchNorm2d,
     BatchNorm3d,
 )
+from .channelshuffle import ChannelShuffle
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .distance import (
@@ -70,13 +71,13 @@ from .loss import (
     L1Loss,
     MarginRankingLoss,
     MSELoss,
+    MultiLabelSoftMarginLoss,
     NLLLoss,
     PoissonNLLLoss,
     SmoothL1Loss,
     SoftMarginLoss,
     TripletMarginLoss,
     TripletMarginWithDistanceLoss,
-    MultiLabelSoftMarginLoss,
 )
 from .module import (
     Module,
@@ -113,7 +114,6 @@ from .padding import (
     ZeroPad3d,
 )
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
-from .channelshuffle import ChannelShuffle
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -161,6 +161,7 @@ __all__ = [
     "BatchNorm3d",
     "Bilinear",
     "CTCLoss",
+    "ChannelShuffle",
     "CircularPad1d",
     "CircularPad2d",
     "CircularPad3d",
@@ -220,6 +221,7 @@ __all__ = [
     "Module",
     "ModuleDict",
     "ModuleList",
+    "MultiLabelSoftMarginLoss",
     "NLLLoss",
     "PReLU",
     "PairwiseDistance",
@@ -227,7 +229,6 @@ __all__ = [
     "ParameterList",
     "PixelShuffle",
     "PixelUnshuffle",
-    "ChannelShuffle",
     "PoissonNLLLoss",
     "RMSNorm",
     "ReLU",
@@ -254,7 +255,6 @@ __all__ = [
     "Threshold",
     "TripletMarginLoss",
     "TripletMarginWithDistanceLoss",
-    "MultiLabelSoftMarginLoss",
     "Unflatten",
     "Unfold",
     "Upsample",

@@ -16,8 +16,6 @@ from .. import functional as F
 from .module import Module
 
 __all__ = [
-    "MultiLabelSoftMarginLoss",
-    "TripletMarginWithDistanceLoss",
     "BCELoss",
     "BCEWithLogitsLoss",
     "CTCLoss",
@@ -30,11 +28,13 @@ __all__ = [
     "L1Loss",
     "MSELoss",
     "MarginRankingLoss",
+    "MultiLabelSoftMarginLoss",
     "NLLLoss",
     "PoissonNLLLoss",
     "SmoothL1Loss",
     "SoftMarginLoss",
     "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
 ]
 
 

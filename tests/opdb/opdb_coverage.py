@@ -147,6 +147,26 @@ class Converter:
     def dtype(self, dt: Any) -> Any:
         return getattr(self.ea, str(dt).split(".")[-1])
 
+    def function(self, fn: Any) -> Any:
+        import ember.torch as et
+
+        if isinstance(fn, self.torch.nn.Module):  # a stateless module (nn.PairwiseDistance()): ember's, same options
+            cls = getattr(et.nn, type(fn).__name__, None)
+            if cls is None:
+                return fn
+            twin = cls()
+            for k, v in vars(fn).items():
+                if not k.startswith("_") and isinstance(v, (bool, int, float, str, type(None))):
+                    setattr(twin, k, v)
+            return twin
+        module = fn.__module__.replace("torch._C._nn", "torch.nn.functional").split(".")[1:]
+        for path in (".".join([*module, fn.__name__]), f"nn.functional.{fn.__name__}", fn.__name__):
+            try:
+                return _walk(et, path)
+            except AttributeError:
+                continue
+        return fn
+
     def __call__(self, obj: Any) -> Any:
         torch = self.torch
         if isinstance(obj, torch.Tensor):
@@ -168,6 +188,8 @@ class Converter:
             return getattr(self.ea, str(obj).split(".")[-1])
         if isinstance(obj, torch.layout):
             return getattr(self.ea, str(obj).split(".")[-1], obj)
+        if callable(obj) and (getattr(obj, "__module__", None) or "").startswith("torch"):
+            return self.function(obj)  # a torch function passed as an argument (distance_function=...)
         if isinstance(obj, torch.Generator):
             return None
         if isinstance(obj, tuple) and hasattr(obj, "_fields"):

@@ -479,6 +479,22 @@ def interop(session: nox.Session) -> None:
     )
 
 
+# -- PyTorch's operator database (op_db) against ember
+@nox.session(python=PYTHON, requires=["build"])
+def opdb(session: nox.Session) -> None:
+    """Optional: every OpInfo entry of PyTorch 2.13's op_db run against ember on the CPU
+    (forward, gradient and error inputs; docs/opdb.md). Prints the coverage table, writes
+    opdb-out/opdb.json and fails when a figure falls below tests/opdb/floor.json.
+    ``-- --update-floor`` rewrites the floor; ``-- -k NAME`` runs only matching entries."""
+    _install_layers(session, list(LAYERS))
+    # torch==2.13.0 installs from a wheel on this machine's disk; expecttest: op_db's import needs it
+    session.install("torch==2.13.0", "expecttest", "scipy")
+    session.run(
+        "python", "tests/opdb/opdb_coverage.py", "--json", str(ROOT / "opdb-out" / "opdb.json"),
+        "--floor", str(ROOT / "tests" / "opdb" / "floor.json"), *session.posargs,
+    )  # fmt: skip
+
+
 # -- docs (Sphinx + MyST; warnings are errors)
 @nox.session(python=PYTHON, requires=["build"])
 def docs(session: nox.Session) -> None:

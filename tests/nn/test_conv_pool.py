@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import ember.aten as ea
 import numpy as np
@@ -305,3 +306,20 @@ def test_pool_reprs() -> None:
     assert repr(nn.LPPool2d(2, 3)) == "LPPool2d(norm_type=2, kernel_size=3, stride=None, ceil_mode=False)"
     assert repr(nn.Fold((4, 5), 2)) == "Fold(output_size=(4, 5), kernel_size=2, dilation=1, padding=0, stride=1)"
     assert repr(nn.Unfold(2)) == "Unfold(kernel_size=2, dilation=1, padding=0, stride=1)"
+
+
+@pytest.mark.parametrize(
+    ("fn", "shape"),
+    [
+        (F.adaptive_avg_pool2d, (1, 2, 3, 4)),
+        (F.adaptive_max_pool2d, (1, 2, 3, 4)),
+        (F.adaptive_avg_pool3d, (1, 2, 3, 4, 5)),
+        (F.adaptive_max_pool3d, (1, 2, 3, 4, 5)),
+    ],
+)
+def test_adaptive_pool_empty_output_size(fn: Any, shape: tuple[int, ...]) -> None:
+    # an empty output_size is the kernel's RuntimeError (as PyTorch's), not a ValueError of the front end
+    with pytest.raises(RuntimeError, match="output_size"):
+        fn(ea.rand(*shape), ())
+    with pytest.raises(ValueError, match="Input dimension should be at least"):
+        fn(ea.rand(2, 2), (2,) * (len(shape) - 2))

@@ -132,6 +132,9 @@ def test_embedding_padding_idx_and_grad() -> None:
     np.testing.assert_array_equal(g, [[0, 0], [2, 2], [0, 0], [1, 1], [0, 0]])
     w = ea.randn(5, 2, dtype=ea.float64, requires_grad=True)
     assert gradcheck(lambda t: F.embedding(ea.tensor([1, 3, 3]), t), (w,))
+    for shape in ((), (2,), (2, 2, 2)):  # the table must be a matrix, as PyTorch's check says
+        with pytest.raises(RuntimeError, match="'weight' must be 2-D"):
+            F.embedding(ea.tensor([[0, 1]]), ea.ones(shape), padding_idx=0)
 
 
 def test_embedding_from_pretrained_and_max_norm() -> None:

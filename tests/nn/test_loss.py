@@ -191,6 +191,9 @@ def test_margin_and_embedding_losses() -> None:
         RuntimeError, match="The anchor, positive, and negative tensors are expected to have the same number"
     ):
         F.triplet_margin_loss(u, v, n[0])
+    for margin in (0.0, -1.0):  # PyTorch refuses a margin that is not positive
+        with pytest.raises(ValueError, match=f"margin must be greater than 0, got {margin}"):
+            F.triplet_margin_loss(u, v, n, margin=margin)
 
 
 def test_poisson_gaussian_nll() -> None:
@@ -243,3 +246,77 @@ def test_scaled_dot_product_attention_front_end() -> None:
     np.testing.assert_allclose(
         _np(causal), np.einsum("bhls,bhsd->bhld", np.exp(_log_softmax(sc, -1)), _np(v)[:, :, :4]), rtol=1e-10
     )
+
+
+def _log_sigmoid(x: np.ndarray) -> np.ndarray:
+    return -np.logaddexp(0.0, -x)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_multilabel_soft_margin_loss(reduction: str, weighted: bool) -> None:
+    x = ea.randn(5, 4, dtype=ea.float64, requires_grad=True)
+    y = (ea.rand(5, 4, dtype=ea.float64) > 0.5).to(ea.float64)
+    w = ea.rand(4, dtype=ea.float64) + 0.5 if weighted else None
+    xs, ys = _np(x), _np(y)
+    per = -(ys * _log_sigmoid(xs) + (1 - ys) * _log_sigmoid(-xs))
+    if w is not None:
+        per = per * _np(w)
+    per = per.sum(-1) / 4
+    ref = {"none": per, "mean": per.mean(), "sum": per.sum()}[reduction]
+    got = F.multilabel_soft_margin_loss(x, y, weight=w, reduction=reduction)
+    np.testing.assert_allclose(_np(got), ref, rtol=1e-12)
+    np.testing.assert_allclose(_np(nn.MultiLabelSoftMarginLoss(weight=w, reduction=reduction)(x, y)), ref, rtol=1e-12)
+    assert gradcheck(lambda a: F.multilabel_soft_margin_loss(a, y, weight=w, reduction=reduction), (x,))
+    # a 1-d input is one sample: the mean over its classes
+    np.testing.assert_allclose(
+        _np(F.multilabel_soft_margin_loss(x[0], y[0], reduction="none")),
+        -(ys[0] * _log_sigmoid(xs[0]) + (1 - ys[0]) * _log_sigmoid(-xs[0])).mean(),
+        rtol=1e-12,
+    )
+    with pytest.raises(ValueError, match="bad is not a valid value for reduction"):
+        F.multilabel_soft_margin_loss(x, y, reduction="bad")
+
+
+@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_triplet_margin_with_distance_loss(swap: bool, reduction: str) -> None:
+    a, p, n = (ea.randn(6, 3, dtype=ea.float64, requires_grad=True) for _ in range(3))
+    an, pn, nn_ = _np(a), _np(p), _np(n)
+
+    def dist(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return np.linalg.norm(u - v + 1e-6, axis=-1)
+
+    d_neg = dist(an, nn_)
+    if swap:
+        d_neg = np.minimum(d_neg, dist(pn, nn_))
+    per = np.maximum(dist(an, pn) - d_neg + 0.7, 0)
+    ref = {"none": per, "mean": per.mean(), "sum": per.sum()}[reduction]
+    got = F.triplet_margin_with_distance_loss(a, p, n, margin=0.7, swap=swap, reduction=reduction)
+    np.testing.assert_allclose(_np(got), ref, rtol=1e-10)
+    mod = nn.TripletMarginWithDistanceLoss(margin=0.7, swap=swap, reduction=reduction)
+    np.testing.assert_allclose(_np(mod(a, p, n)), ref, rtol=1e-10)
+    # a custom distance (L1); the default equals triplet_margin_loss with p=2
+    l1 = F.triplet_margin_with_distance_loss(a, p, n, distance_function=lambda u, v: (u - v).abs().sum(-1))
+    ref_l1 = np.maximum(np.abs(an - pn).sum(-1) - np.abs(an - nn_).sum(-1) + 1.0, 0).mean()
+    np.testing.assert_allclose(_np(l1), ref_l1, rtol=1e-10)
+    np.testing.assert_allclose(
+        _np(F.triplet_margin_with_distance_loss(a, p, n, swap=swap)),
+        _np(F.triplet_margin_loss(a, p, n, swap=swap)),
+        rtol=1e-12,
+    )
+    assert gradcheck(
+        lambda x, y, z: F.triplet_margin_with_distance_loss(x, y, z, swap=swap, reduction=reduction), (a, p, n)
+    )
+
+
+def test_triplet_margin_with_distance_loss_errors() -> None:
+    a = ea.randn(4, 3)
+    with pytest.raises(ValueError, match=r"margin must be greater than 0, got 0\.0"):
+        F.triplet_margin_with_distance_loss(a, a, a, margin=0.0)
+    with pytest.raises(ValueError, match="TripletMarginWithDistanceLoss: expected margin to be greater than 0"):
+        nn.TripletMarginWithDistanceLoss(margin=-1.0)
+    with pytest.raises(RuntimeError, match="anchor 2D, positive 2D, and negative 1D inputs"):
+        F.triplet_margin_with_distance_loss(a, a, a[0])
+    with pytest.raises(ValueError, match="bad is not a valid value for reduction"):
+        F.triplet_margin_with_distance_loss(a, a, a, reduction="bad")

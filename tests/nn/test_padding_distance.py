@@ -186,6 +186,32 @@ def test_pixel_shuffle() -> None:
     np.testing.assert_array_equal(_np(nn.PixelUnshuffle(2)(ps(x))), _np(x))
 
 
+@pytest.mark.parametrize("shape", [(2, 6, 3), (1, 6, 2, 3), (2, 6, 1, 2, 2), (0, 6, 4)])
+def test_channel_shuffle(shape: tuple[int, ...]) -> None:
+    x = ea.randn(*shape, dtype=ea.float64, requires_grad=True)
+    xs = _np(x)
+    ref = xs.reshape(shape[0], 3, 2, *shape[2:]).swapaxes(1, 2).reshape(shape)
+    np.testing.assert_array_equal(_np(F.channel_shuffle(x, 3)), ref)
+    np.testing.assert_array_equal(_np(nn.ChannelShuffle(3)(x)), ref)
+    assert repr(nn.ChannelShuffle(3)) == "ChannelShuffle(groups=3)"
+    # channel j * g + i of the output is channel i * k + j of the input (g = 3, k = 2)
+    np.testing.assert_array_equal(_np(F.channel_shuffle(x, 3))[:, 1], xs[:, 2])
+    np.testing.assert_array_equal(_np(F.channel_shuffle(x.transpose(0, 1).transpose(0, 1), 1)), xs)
+    if x.numel():
+        assert gradcheck(lambda a: F.channel_shuffle(a, 2), (x,))
+
+
+def test_channel_shuffle_errors() -> None:
+    with pytest.raises(RuntimeError, match="channel_shuffle expects input to have at least 3 dimensions"):
+        F.channel_shuffle(ea.randn(2, 4), 2)
+    with pytest.raises(RuntimeError, match=r"must be positive\. Value of groups:0"):
+        F.channel_shuffle(ea.randn(1, 4, 2), 0)
+    with pytest.raises(
+        RuntimeError, match=r"Number of channels must be divisible by groups\. Got 4 channels and 3 groups\."
+    ):
+        F.channel_shuffle(ea.randn(1, 4, 2), 3)
+
+
 def test_grid_sample_identity_and_affine_grid() -> None:
     x = ea.randn(2, 3, 5, 6, dtype=ea.float64)
     theta = ea.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]] * 2, dtype=ea.float64)

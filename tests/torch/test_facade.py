@@ -73,6 +73,10 @@ def test_submodule_imports_in_every_spelling():
     assert importlib.import_module("ember.torch.nn.modules.activation") is ember.nn.modules.activation
     assert importlib.import_module("ember.torch.utils.data.distributed") is ember.data.distributed
     assert importlib.import_module("ember.torch.linalg") is ea.linalg
+    import ember.aten.signal.windows
+
+    assert importlib.import_module("ember.torch.signal.windows") is ember.aten.signal.windows
+    assert torch.signal.windows.hann is ember.aten.signal.windows.hann
     assert importlib.import_module("ember.torch.backends.mps") is ea.backends.mps
     assert torch.optim.swa_utils.AveragedModel.__module__ == "ember.optim.swa_utils"
     # the aliased modules keep their own identity

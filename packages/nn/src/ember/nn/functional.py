@@ -8,7 +8,7 @@ derivatives, live there. Signatures and defaults are PyTorch's.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ember.aten as ea
@@ -429,6 +429,8 @@ def _list_with_default(out_size: Any, defaults: Sequence[int]) -> list[int]:
         return [out_size]
     if len(defaults) <= len(out_size):
         raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
+    if len(out_size) == 0:
+        return []  # the kernel names the size it wants ("output_size must be 2")
     return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size) :], strict=True)]
 
 
@@ -889,6 +891,8 @@ def embedding(
 ) -> Tensor:
     """embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
     sparse=False): the rows of weight (num_embeddings, dim) picked by the indices in input -> (*, dim)"""
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
     padding_idx = _padding_index(padding_idx, weight.size(0), "Padding_idx must be within num_embeddings")
     if max_norm is not None:
         input = input.contiguous()
@@ -1292,7 +1296,61 @@ def triplet_margin_loss(
             "The anchor, positive, and negative tensors are expected to have the same number of dimensions, but "
             f"got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D inputs"
         )
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     return _op("triplet_margin_loss")(anchor, positive, negative, margin, p, eps, swap, r)
+
+
+def triplet_margin_with_distance_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    *,
+    distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,
+    swap=False, reduction='mean') -> max(d(a, p) - d(a, n) + margin, 0); d defaults to pairwise_distance
+    and ``swap`` uses min(d(a, n), d(p, n)). A composite, as PyTorch's."""
+    r = _reduction_enum(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of dimensions, but "
+            f"got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D inputs"
+        )
+    distance = distance_function if distance_function is not None else pairwise_distance
+    dist_pos = distance(anchor, positive)
+    dist_neg = distance(anchor, negative)
+    if swap:
+        dist_neg = ea.minimum(dist_neg, distance(positive, negative))
+    loss = ea.clamp_min(margin + dist_pos - dist_neg, 0)
+    return loss if r == 0 else (loss.mean() if r == 1 else loss.sum())
+
+
+def multilabel_soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """multilabel_soft_margin_loss(input, target, weight=None, reduction='mean')
+
+    -(y log sigmoid(x) + (1 - y) log sigmoid(-x)), times weight, averaged over the class
+    (last) dim, then reduced over the rest. A composite, as PyTorch's."""
+    r = _reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(dim=class_dim) / input.size(class_dim)
+    return loss if r == 0 else (loss.mean() if r == 1 else loss.sum())
 
 
 def poisson_nll_loss(
@@ -1351,6 +1409,23 @@ def ctc_loss(
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """pixel_shuffle(input, upscale_factor): (*, C r^2, H, W) -> (*, C, H r, W r)"""
     return _op("pixel_shuffle")(input, upscale_factor)
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """channel_shuffle(input, groups): (N, g k, *) -> the channels as a (g, k) grid transposed:
+    output channel j g + i is input channel i k + j. A view/permute composite, as PyTorch's."""
+    if input.dim() <= 2:
+        raise RuntimeError(
+            f"channel_shuffle expects input to have at least 3 dimensions, but got input with sizes {list(input.shape)}"
+        )
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    shape = tuple(input.shape)
+    c = shape[1]
+    if c % groups != 0:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    grid = input.reshape(shape[0], groups, c // groups, *shape[2:])
+    return grid.transpose(1, 2).reshape(shape)
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:

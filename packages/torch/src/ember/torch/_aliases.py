@@ -47,6 +47,7 @@ SUBMODULES: dict[str, tuple[str, str]] = {
     "fft": ("ember.aten:fft", "ember-aten"),
     "return_types": ("ember.aten:return_types", "ember-aten"),
     "sparse": ("ember.aten:sparse", "ember-aten"),
+    "signal": ("ember.aten.signal", "ember-aten"),  # torch.signal.windows
     "onnx": ("ember.onnx", "ember-onnx"),
     "fx": ("ember.fx", "ember-fx"),
     "amp": ("ember.aten.amp", "ember-aten"),  # autocast, GradScaler, custom_fwd / custom_bwd

@@ -7,6 +7,7 @@ it with PyTorch's deprecation warning). Class weights are buffers (``weight``,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ember.aten import Tensor
@@ -27,11 +28,13 @@ __all__ = [
     "L1Loss",
     "MSELoss",
     "MarginRankingLoss",
+    "MultiLabelSoftMarginLoss",
     "NLLLoss",
     "PoissonNLLLoss",
     "SmoothL1Loss",
     "SoftMarginLoss",
     "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
 ]
 
 
@@ -310,6 +313,49 @@ class TripletMarginLoss(_Loss):
             swap=self.swap,
             reduction=self.reduction,
         )
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """TripletMarginWithDistanceLoss(*, distance_function=None, margin=1.0, swap=False, reduction='mean')."""
+
+    __constants__ = ("margin", "swap", "reduction")
+
+    def __init__(
+        self,
+        *,
+        distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+        margin: float = 1.0,
+        swap: bool = False,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average=None, reduce=None, reduction=reduction)
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead"
+            )
+        self.distance_function = distance_function if distance_function is not None else F.pairwise_distance
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(
+            anchor,
+            positive,
+            negative,
+            distance_function=self.distance_function,
+            margin=self.margin,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """MultiLabelSoftMarginLoss(weight=None, reduction='mean')."""
+
+    __constants__ = ("reduction",)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
 
 
 class PoissonNLLLoss(_Loss):

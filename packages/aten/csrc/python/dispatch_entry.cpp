@@ -1,14 +1,16 @@
 // DispatchEntry: the dispatcher's entry of one operator, in C++ (ember.aten._C._dispatch_entry).
 //
 // It does what the generated Python entry `_call_<op>` (tools/codegen/gen_python.py) does
-// for an operator whose result needs no post-processing (no view base, no version bump,
-// no named tuple) -- most of the ops on a model's hot path:
+// for an operator whose result needs no post-processing beyond a version bump (no view base,
+// no named tuple) -- most of the ops on a model's hot path, in-place and out= ones included:
 //
 //   ks = (keys of the tensor arguments | tls.include) & tls.exclude_not
-//   return (op._table.get(ks) or op._slow(ks))(*args)
+//   r = (op._table.get(ks) or op._slow(ks))(*args)
+//   (in-place / out=: bump the version of each written tensor, return the one written)
 //
-// reading each Tensor's `_keys` slot at its offset, so the common call enters no Python
-// code between the caller and the kernel. The table is the operator's own `_table` dict:
+// reading each Tensor's key set from its TensorImpl (a Tensor is the handle of one: see
+// python_glue/casters.cpp), so the common call enters no Python code between the caller and
+// the kernel. The table is the operator's own `_table` dict:
 // Python kernels (autograd formulas, `library` ops, the trace/profiler keys) registered
 // with OpOverload.register are found exactly as from Python. Anything unusual -- another
 // number of arguments, an int[] argument that is neither a list, a tuple nor an int --
@@ -26,16 +28,18 @@
 // entry reads them as two integers instead of two attribute lookups on a threading.local, and
 // the Autograd kernels' `tls.exclude_not = ...` writes one.
 //
-// Below it, two helpers of the autograd engine's hot path (_input_meta, _meta_matches).
+// Below it, the helpers of the autograd engine's hot path (_input_meta, _meta_matches, _add_keys,
+// _remove_keys, _bump_version).
 #include <ember/aten/python/casters.h>
+#include <ember/aten/python/tensor_object.h>
 
 #include <cstring>
 
 namespace py = pybind11;
 using namespace ember::at;
 
-namespace ember::at::python {
-Py_ssize_t tensor_keys_offset();  // python_glue/casters.cpp: where a Tensor keeps `_keys`
+namespace ember::at::python::tensor_base {
+bool update_keys(PyObject* t, uint64_t bits, bool clear);  // python_glue/casters.cpp
 }
 
 namespace {
@@ -173,6 +177,9 @@ struct DispatchEntry {
   int nintlists;
   int intlist_pos[kMaxArgs];
   int intlist_n[kMaxArgs];
+  int nbump;  // in-place ops: the written Tensor(a!) arguments, bumped after the kernel
+  int bump_pos[kMaxArgs];
+  int ret_pos;  // in-place ops: the argument returned (the kernel's result is dropped), else -1
 };
 
 PyObject* s_include = nullptr;
@@ -204,14 +211,12 @@ PyObject* kernel_for(DispatchEntry* e, uint64_t ks) {
 // The call's key set from its tensor arguments and the thread-local sets; false with an
 // exception set, or (no exception) when the Python entry should handle the call.
 bool call_keys(DispatchEntry* e, PyObject* const* args, uint64_t& ks) {
-  const Py_ssize_t keys_offset = python::tensor_keys_offset();
   uint64_t k = 0;
   for (int i = 0; i < e->ntensors; ++i) {
     PyObject* a = args[e->tensor_pos[i]];
     if (!python::is_tensor_object(a)) continue;  // None, or a Python number (getattr(x, "_keys", 0))
-    PyObject* v = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(a) + keys_offset);
     uint64_t bits;
-    if (!read_u64(v, bits)) {
+    if (!python::tensor_key_bits(a, bits)) {
       PyErr_Clear();
       return false;
     }
@@ -275,6 +280,21 @@ PyObject* call_fallback(DispatchEntry* e, PyObject* const* args, size_t nargsf, 
   return PyObject_Vectorcall(e->fallback, args, nargsf, kwnames);
 }
 
+// Bumps the version counter of every tensor an in-place op wrote (PyTorch's increment_version).
+bool bump_written(DispatchEntry* e, PyObject* const* argv) {
+  for (int i = 0; i < e->nbump; ++i) {
+    PyObject* a = argv[e->bump_pos[i]];
+    if (!python::is_tensor_object(a)) continue;
+    try {
+      python::unpack_tensor_object(a).unsafeGetTensorImpl()->bump_version();
+    } catch (...) {
+      py::detail::try_translate_exceptions();
+      return false;
+    }
+  }
+  return true;
+}
+
 // Runs the kernel on the schema's arguments `argv` (nargs of them).
 PyObject* dispatch(DispatchEntry* e, PyObject* const* argv, Py_ssize_t nargs, bool& use_fallback) {
   use_fallback = false;
@@ -287,8 +307,18 @@ PyObject* dispatch(DispatchEntry* e, PyObject* const* argv, Py_ssize_t nargs, bo
   if (!fn) return nullptr;
   PyObject* r = PyObject_Vectorcall(fn, argv, static_cast<size_t>(nargs), nullptr);
   Py_DECREF(fn);
-  if (!r) translate_type_error(e, argv, nargs);
-  return r;
+  if (!r) {
+    translate_type_error(e, argv, nargs);
+    return nullptr;
+  }
+  if (e->nbump == 0 && e->ret_pos < 0) return r;
+  if (!bump_written(e, argv)) {
+    Py_DECREF(r);
+    return nullptr;
+  }
+  if (e->ret_pos < 0) return r;
+  Py_DECREF(r);
+  return Py_NewRef(argv[e->ret_pos]);
 }
 
 PyObject* entry_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
@@ -449,22 +479,16 @@ PyTypeObject DispatchEntryType = [] {
 //   _C._meta_matches(t, meta)    -> t has exactly that shape, dtype and backend
 // Both equal what ember.autograd computes from `t._impl.sizes`, `t._impl.dtype` and
 // `t._keys & 0x3`, without the two pybind11 property calls per tensor.
+//   _C._add_keys(t, bits) / _C._remove_keys(t, bits), _C._bump_version(t): the writes to the
+// TensorImpl's key set and version counter that autograd and the Python entries make.
 // ---------------------------------------------------------------------------
 
 namespace {
 
 constexpr uint64_t kBackendBits = 0x3;  // the CPU / CUDA backend bits of a key set
 
-// The Tensor's `_keys` slot as an int; false with an exception set.
-bool keys_of(PyObject* t, uint64_t& out) {
-  PyObject* v = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(t) + python::tensor_keys_offset());
-  if (v == nullptr) {
-    PyErr_SetString(PyExc_AttributeError, "_keys");
-    return false;
-  }
-  out = PyLong_AsUnsignedLongLong(v);
-  return !(out == static_cast<uint64_t>(-1) && PyErr_Occurred());
-}
+// The Tensor's key bits as an int; false with an exception set.
+bool keys_of(PyObject* t, uint64_t& out) { return python::tensor_key_bits(t, out); }
 
 PyObject* input_meta(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 1 || !python::is_tensor_object(args[0])) {
@@ -516,7 +540,42 @@ PyObject* meta_matches(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
 }
 
+// _add_keys(t, bits) / _remove_keys(t, bits): t's key set (its TensorImpl's) |= bits / &= ~bits.
+PyObject* change_keys(PyObject* const* args, Py_ssize_t nargs, bool clear) {
+  if (nargs != 2 || !PyLong_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError, clear ? "_remove_keys(tensor, bits)" : "_add_keys(tensor, bits)");
+    return nullptr;
+  }
+  const uint64_t bits = PyLong_AsUnsignedLongLong(args[1]);
+  if (bits == static_cast<uint64_t>(-1) && PyErr_Occurred()) return nullptr;
+  if (!python::tensor_base::update_keys(args[0], bits, clear)) return nullptr;
+  Py_RETURN_NONE;
+}
+PyObject* add_keys(PyObject*, PyObject* const* args, Py_ssize_t nargs) { return change_keys(args, nargs, false); }
+PyObject* remove_keys(PyObject*, PyObject* const* args, Py_ssize_t nargs) { return change_keys(args, nargs, true); }
+
+// _bump_version(t): t was written in place (its version counter, shared by its views, goes up).
+PyObject* bump_version(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 1 || !python::is_tensor_object(args[0])) {
+    PyErr_SetString(PyExc_TypeError, "_bump_version(tensor)");
+    return nullptr;
+  }
+  try {
+    python::unpack_tensor_object(args[0]).unsafeGetTensorImpl()->bump_version();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
 PyMethodDef methods[] = {
+    {"_add_keys", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&add_keys)), METH_FASTCALL,
+     "_add_keys(tensor, bits): the tensor's dispatch key set (its TensorImpl's) |= bits."},
+    {"_remove_keys", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&remove_keys)), METH_FASTCALL,
+     "_remove_keys(tensor, bits): the tensor's dispatch key set (its TensorImpl's) &= ~bits."},
+    {"_bump_version", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&bump_version)), METH_FASTCALL,
+     "_bump_version(tensor): bumps the tensor's version counter (an in-place write)."},
     {"_input_meta", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&input_meta)), METH_FASTCALL,
      "_input_meta(tensor) -> (sizes, dtype, backend bits): what a backward Node records of an input."},
     {"_meta_matches", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&meta_matches)), METH_FASTCALL,
@@ -570,8 +629,9 @@ void init_dispatch_entry(py::module_& m) {
       "_dispatch_entry",
       [](py::object op, py::object tls, py::object fallback, const std::string& mode, int nargs,
          std::vector<int> tensor_pos, std::vector<std::pair<int, int>> intlists, py::object extra,
-         py::object is_operand, const std::string& name) {
-        if (tensor_pos.size() > kMaxArgs || intlists.size() > kMaxArgs || nargs > kMaxArgs - 4) {
+         py::object is_operand, const std::string& name, std::vector<int> bump, int ret) {
+        if (tensor_pos.size() > kMaxArgs || intlists.size() > kMaxArgs || bump.size() > kMaxArgs ||
+            nargs > kMaxArgs - 4 || ret >= nargs) {
           throw ember::c10::ValueError("_dispatch_entry: too many arguments");
         }
         auto* e = PyObject_New(DispatchEntry, &DispatchEntryType);
@@ -622,9 +682,21 @@ void init_dispatch_entry(py::module_& m) {
           e->intlist_pos[i] = intlists[i].first;
           e->intlist_n[i] = intlists[i].second;
         }
+        e->nbump = static_cast<int>(bump.size());
+        for (size_t i = 0; i < bump.size(); ++i) {
+          if (bump[i] < 0 || bump[i] >= nargs) {
+            Py_DECREF(e);
+            throw ember::c10::ValueError("_dispatch_entry: a bumped position outside the arguments");
+          }
+          e->bump_pos[i] = bump[i];
+        }
+        e->ret_pos = ret;
         return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(e));
       },
       py::arg("op"), py::arg("tls"), py::arg("fallback"), py::arg("mode"), py::arg("nargs"), py::arg("tensor_pos"),
       py::arg("intlists"), py::arg("extra"), py::arg("is_operand"), py::arg("name"),
-      "A C++ dispatcher entry for `op` (see csrc/python/dispatch_entry.cpp); `fallback` is the Python entry.");
+      py::arg("bump") = std::vector<int>{}, py::arg("ret") = -1,
+      "A C++ dispatcher entry for `op` (see csrc/python/dispatch_entry.cpp); `fallback` is the Python entry. "
+      "`bump`: the positions of the tensors an in-place op writes (their version is bumped after the kernel); "
+      "`ret`: the position of the argument returned instead of the kernel's result (-1: the result).");
 }

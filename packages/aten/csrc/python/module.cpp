@@ -3,6 +3,7 @@
 #include <ember/aten/TensorIterator.h>
 #include <ember/aten/native/DispatchStub.h>
 #include <ember/aten/python/casters.h>
+#include <ember/aten/python/tensor_object.h>
 
 namespace py = pybind11;
 using namespace ember;
@@ -11,9 +12,12 @@ using namespace ember::at;
 namespace ember::at::generated {
 void register_all(python::KernelSink& sink);
 }
-namespace ember::at::python {  // python_glue/casters.cpp: the Tensor class and its slot offsets
+namespace ember::at::python {  // python_glue/casters.cpp: the Tensor class and its TensorBase
 void set_tensor_class(PyObject* type, PyObject* wrap);
-}
+namespace tensor_base {
+bool set_impl_of(PyObject* t, const c10::intrusive_ptr<c10::TensorImpl>& impl);
+}  // namespace tensor_base
+}  // namespace ember::at::python
 namespace ember::at::native {
 void set_cpu_capability(const std::string& name);
 bool cpu_capability_built(CPUCapability c);  // csrc/core/DispatchStub.cpp (EMBER_CPU_CAPABILITIES)
@@ -73,10 +77,31 @@ bool cuda_cross_emulation(bool on);         // csrc/native/cuda/Cross.cu
 PYBIND11_MODULE(_C, m) {
   m.doc() = "ember.aten._C: aten's C++ kernels and runtime hooks.";
 
+  m.attr("TensorBase") = py::handle(reinterpret_cast<PyObject*>(python::tensor_base_type()));
   m.def(
       "_set_tensor_class", [](py::object type, py::object wrap) { python::set_tensor_class(type.ptr(), wrap.ptr()); },
-      py::arg("type"), py::arg("wrap"), "Tells the C++ casters which Python class is ember.aten.Tensor.");
-
+      py::arg("type"), py::arg("wrap"),
+      "Tells the C++ casters which TensorBase subclass is ember.aten.Tensor (the class of every output).");
+  m.def(
+      "_wrap",
+      [](const c10::intrusive_ptr<c10::TensorImpl>& impl, py::object cls) -> py::object {
+        PyObject* type = cls.is_none() ? python::tensor_class().type : cls.ptr();
+        if (type == nullptr || !PyType_Check(type) ||
+            !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(type), python::tensor_base_type())) {
+          throw py::type_error("_wrap: cls must be ember.aten.Tensor or a subclass");
+        }
+        PyObject* r = python::new_tensor_object(reinterpret_cast<PyTypeObject*>(type), Tensor(impl));
+        if (!r) throw py::error_already_set();
+        return py::reinterpret_steal<py::object>(r);
+      },
+      py::arg("impl"), py::arg("cls") = py::none(),
+      "A new Tensor (or `cls` instance) that is the handle of `impl`: no _base, no _meta.");
+  m.def(
+      "_set_impl",
+      [](py::handle t, const c10::intrusive_ptr<c10::TensorImpl>& impl) {
+        if (!python::tensor_base::set_impl_of(t.ptr(), impl)) throw py::error_already_set();
+      },
+      py::arg("t"), py::arg("impl"), "Makes t the handle of another TensorImpl (`t.data = other`).");
   m.def(
       "_native_kernels",
       [] {

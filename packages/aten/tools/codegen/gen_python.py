@@ -208,6 +208,17 @@ class PythonGen:
             outs = [py_name(x) for x in aliases]  # type: ignore[arg-type]
             if len(outs) == 1:
                 L.append(f"    return {outs[0]}")
+                tensors = [i for i, a in enumerate(s.arguments) if a.type.base == "Tensor"]
+                if tensors and not any(s.arguments[i].type.is_list for i in tensors):
+                    # an in-place / out= op returning the one tensor it wrote: the same steps (kernel,
+                    # version bump, return of the argument) run in C++ (csrc/python/dispatch_entry.cpp)
+                    intlists = [(i, a.type.list_size or 0) for i, a in enumerate(s.arguments) if a.type.is_int_list]
+                    bump = [params.index(py_name(a.name)) for a in s.mutated_arguments]
+                    ret = params.index(outs[0])
+                    L.append(
+                        f"_call_{m} = _c_entry(_op_{m}, _call_{m}, {len(params)}, {tensors!r}, {intlists!r},"
+                        f" {bump!r}, {ret})"
+                    )
             elif all(r.name for r in s.returns):
                 L.append(f"    return _rt_{s.name.rstrip('_')}({', '.join(outs)})")
             else:

@@ -121,9 +121,13 @@ for _rt_name, _rt in _generated_ops.RETURN_TYPES.items():
 # -- Tensor's methods, from these sources in this order. Each source adds names; a name a later
 # source also sets is recorded in _TENSOR_METHOD_OVERRIDES, and tests/aten/test_tensor_method_sources.py
 # fails on any override not declared in _DECLARED_TENSOR_METHOD_OVERRIDES (nothing wins silently):
-#   1. the class body (_tensor.py), 2. native_functions.yaml's methods (generated), 3. the operator
-#   dunders (_tensor_ops), 4. _indexing, 5. _legacy, 6. _dlpack, 7. _sparse (installed further down).
-_TENSOR_METHOD_SOURCES: dict[str, str] = dict.fromkeys(Tensor.__dict__, "ember.aten._tensor")
+#   0. the native base (_C.TensorBase: _impl, _keys, dtype, dim, numel, ...), 1. the class body
+#   (_tensor.py), 2. native_functions.yaml's methods (generated), 3. the operator dunders
+#   (_tensor_ops), 4. _indexing, 5. _legacy, 6. _dlpack, 7. _sparse (installed further down).
+_TENSOR_METHOD_SOURCES: dict[str, str] = {
+    name: "ember.aten._C.TensorBase" for name in _C.TensorBase.__dict__ if not name.startswith("__")
+}
+_TENSOR_METHOD_SOURCES.update(dict.fromkeys(Tensor.__dict__, "ember.aten._tensor"))
 _TENSOR_METHOD_OVERRIDES: list[tuple[str, str, str]] = []  # (name, the source replaced, the source used)
 # the overrides meant to be there, each with its reason
 _DECLARED_TENSOR_METHOD_OVERRIDES = {
@@ -142,10 +146,10 @@ def _record_tensor_methods(source: str, before: dict[str, object]) -> None:
 
 _MISSING = object()
 # 2: a generated method the class body writes by hand is not installed (the class's is used)
-for _name in _generated_ops.TENSOR_METHODS.keys() & Tensor.__dict__.keys():
-    _TENSOR_METHOD_OVERRIDES.append((_name, "native_functions.yaml", "ember.aten._tensor"))
+for _name in _generated_ops.TENSOR_METHODS.keys() & _TENSOR_METHOD_SOURCES.keys():
+    _TENSOR_METHOD_OVERRIDES.append((_name, "native_functions.yaml", _TENSOR_METHOD_SOURCES[_name]))
 for _name, _fn in _generated_ops.TENSOR_METHODS.items():
-    if _name not in Tensor.__dict__:
+    if _name not in _TENSOR_METHOD_SOURCES:
         setattr(Tensor, _name, _fn)
         _TENSOR_METHOD_SOURCES[_name] = "native_functions.yaml"
 _before = dict(Tensor.__dict__)

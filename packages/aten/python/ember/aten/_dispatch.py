@@ -532,7 +532,7 @@ def _mark_no_grad_view(r: Any, src_keys: int, marker: _NoGradView) -> None:
     if m is None:
         m = r._meta = AutogradMeta()
     m.view_info = marker
-    r._keys |= src_keys & AUTOGRAD_FUNCTIONALITY
+    _C._add_keys(r, src_keys & AUTOGRAD_FUNCTIONALITY)
 
 
 def _no_grad_view_marker(src: Any) -> _NoGradView | None:
@@ -567,14 +567,13 @@ def set_view_base_list(rs: Iterable[Any], src: Any) -> None:
             _mark_no_grad_view(r, ks, marker)
 
 
-def bump_version(t: Any) -> None:
-    t._impl.bump_version()
+bump_version = _C._bump_version  # bump_version(t): t was written in place
 
 
 def bump_versions(ts: Iterable[Any]) -> None:
     """Every tensor of a Tensor(a!)[] argument (the in-place _foreach_ ops) was written."""
     for t in ts:
-        t._impl.bump_version()
+        _C._bump_version(t)
 
 
 def intlist(x: Any, n: int) -> Any:
@@ -604,8 +603,9 @@ def varargs(size: tuple[Any, ...]) -> Any:
 # EMBER_PYTHON_DISPATCH=1: every call goes through the generated Python entries (for debugging
 # the dispatcher, and for the tests that check both paths agree).
 PYTHON_DISPATCH = os.environ.get("EMBER_PYTHON_DISPATCH", "0") == "1"
-# op full name -> (Python entry, number of arguments, tensor positions, int[] positions and sizes)
-_entry_specs: dict[str, tuple[Callable[..., Any], int, list[int], list[tuple[int, int]]]] = {}
+# op full name -> (Python entry, number of arguments, tensor positions, int[] positions and sizes,
+# positions of the tensors written, position of the argument returned or -1)
+_entry_specs: dict[str, tuple[Callable[..., Any], int, list[int], list[tuple[int, int]], list[int], int]] = {}
 
 
 def c_entry(
@@ -614,16 +614,20 @@ def c_entry(
     nargs: int,
     tensor_pos: list[int],
     intlists: list[tuple[int, int]],
+    bump: list[int] | None = None,
+    ret: int = -1,
 ) -> Callable[..., Any]:
     """The C++ dispatcher entry of `op` doing what `python_entry` (a generated ``_call_``) does:
-    key set from the tensor arguments and the TLS sets, the kernel from ``op._table``. Unusual
-    calls (keywords, an int[] given as a NumPy int, ...) go to `python_entry`."""
+    key set from the tensor arguments and the TLS sets, the kernel from ``op._table``; for an
+    in-place or out= op, the version bump of the tensors at `bump` and the return of argument
+    `ret`. Unusual calls (keywords, an int[] given as a NumPy int, ...) go to `python_entry`."""
     if PYTHON_DISPATCH:
         return python_entry
 
-    _entry_specs[op.full_name] = (python_entry, nargs, tensor_pos, intlists)
+    bump = bump or []
+    _entry_specs[op.full_name] = (python_entry, nargs, tensor_pos, intlists, bump, ret)
     return _C._dispatch_entry(  # type: ignore[no-any-return]
-        op, tls, python_entry, "call", nargs, tensor_pos, intlists, None, None, python_entry.__name__
+        op, tls, python_entry, "call", nargs, tensor_pos, intlists, None, None, python_entry.__name__, bump, ret
     )
 
 
@@ -637,14 +641,14 @@ def dunder_entry(
     if spec is None:
         return None
 
-    python_entry, nargs, tensor_pos, intlists = spec
+    python_entry, nargs, tensor_pos, intlists, bump, ret = spec
     if nargs == 1:  # a unary operator (__neg__): the entry itself, under the dunder's name
         return _C._dispatch_entry(  # type: ignore[no-any-return]
-            op, tls, python_entry, "call", nargs, tensor_pos, intlists, None, None, name
+            op, tls, python_entry, "call", nargs, tensor_pos, intlists, None, None, name, bump, ret
         )
     mode = "rdunder" if reflected else "dunder"
     return _C._dispatch_entry(  # type: ignore[no-any-return]
-        op, tls, python_entry, mode, nargs, tensor_pos, intlists, tuple(extra), is_operand, name
+        op, tls, python_entry, mode, nargs, tensor_pos, intlists, tuple(extra), is_operand, name, bump, ret
     )
 
 

@@ -290,12 +290,9 @@ def set_data(t: Tensor, value: Tensor) -> None:
     if not isinstance(value, Tensor):
         raise TypeError("data must be a Tensor")
     impl = value._impl
-    t._impl = TensorImpl(impl.storage, impl.dtype, impl.sizes, impl.strides, impl.storage_offset)
-    keys = t._keys
-    t._keys = t._impl._key_bits
-    if t.requires_grad:
+    _C._set_impl(t, TensorImpl(impl.storage, impl.dtype, impl.sizes, impl.strides, impl.storage_offset))
+    if t.requires_grad:  # the new TensorImpl's key set has no Autograd key yet
         _set_requires_grad(t, True)
-    del keys
 
 
 def reduce_tensor(t: Tensor) -> Any:

@@ -33,7 +33,7 @@ from typing import Any
 
 from ember.c10py import DispatchKey, DispatchKeySet
 
-from . import _dispatch
+from . import _C, _dispatch
 from ._factories import layout
 from ._tensor import Size, Tensor
 
@@ -55,7 +55,9 @@ class SparseTensor(Tensor):
     """A sparse COO tensor: ``indices`` (int64, sparse_dim x nnz), ``values`` (nnz x *dense
     sizes) and ``size``. Made by :func:`sparse_coo_tensor` and ``Tensor.to_sparse()``."""
 
-    __slots__ = ("_coalesced", "_i", "_sizes", "_v")
+    # no TensorImpl: the dispatch keys are this slot's (values' keys | the Python key), which
+    # shadows TensorBase's `_keys` (a dense tensor's TensorImpl key set)
+    __slots__ = ("_coalesced", "_i", "_keys", "_sizes", "_v")
 
     _i: Tensor
     _v: Tensor
@@ -330,7 +332,9 @@ class SparseTensor(Tensor):
 
 def _make(indices: Tensor, values: Tensor, sizes: Sequence[int], coalesced: bool) -> SparseTensor:
     """A sparse tensor over `indices` / `values` (trusted: no checks)."""
-    t = object.__new__(SparseTensor)
+    # a TensorBase subclass is made by _C (object.__new__ refuses it); then it holds no dense TensorImpl
+    t = _C._wrap(values._impl, SparseTensor)
+    _C._set_impl(t, None)
     t._i = indices
     t._v = values
     t._sizes = tuple(int(s) for s in sizes)

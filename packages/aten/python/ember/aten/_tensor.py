@@ -1,10 +1,13 @@
 """ember.aten.Tensor: the tensor users hold.
 
-A Tensor is a thin Python object over a c10 ``TensorImpl`` (``_impl``). Its
-dispatch keys are cached as an int in ``_keys`` (the dispatcher reads them on
-every call); ``_base`` is the tensor a view was made from; ``_meta`` holds the
-autograd state (None until a tensor requires grad -- PyTorch's AutogradMeta),
-which ember.autograd fills. Operator methods (``add``, ``sum``, ...) are
+A Tensor *is* the handle of one c10 ``TensorImpl``, as PyTorch's THPVariable: its
+native base ``_C.TensorBase`` (csrc/python_glue/casters.cpp) holds the TensorImpl
+reference, and the C++ entries read the key set and the version counter straight from
+it. ``_impl`` (the c10py TensorImpl object) and ``_keys`` (the raw key bits) are
+read-only views of that one TensorImpl -- the key set is changed with
+``_C._add_keys`` / ``_C._remove_keys``, never kept twice; ``_base`` is the tensor a view
+was made from; ``_meta`` holds the autograd state (None until a tensor requires grad --
+PyTorch's AutogradMeta), which ember.autograd fills. Operator methods (``add``, ``sum``, ...) are
 generated from native_functions.yaml and attached in ``ember/aten/__init__.py``;
 this file holds what is not an operator: properties, conversions, Python
 protocols and the operator dunders.
@@ -20,8 +23,6 @@ from ember.c10py import dtype as _dtype_cls
 
 from . import _C
 from ._typing import TensorStubs
-
-_object_new = object.__new__
 
 
 class AutogradMeta:
@@ -91,7 +92,9 @@ def _autograd(name: str) -> Any:
 
 
 class Tensor(TensorStubs):
-    __slots__ = ("__dict__", "__weakref__", "_base", "_impl", "_keys", "_meta")
+    # TensorStubs is _C.TensorBase at run time: the slots (_impl, _keys, _base, _meta, __dict__,
+    # __weakref__) and dtype, ndim, dim(), numel(), is_cuda, _version are its, in C++
+    __slots__ = ()
 
     _impl: TensorImpl
     _keys: int
@@ -123,31 +126,11 @@ class Tensor(TensorStubs):
         return self._impl.stride(_index(dim))
 
     @property
-    def dtype(self) -> Any:
-        return self._impl.dtype
-
-    @property
     def device(self) -> _device_cls:
         d = self._impl.device
         if d.type == "cuda" and d.index is None:
             return _device_cls("cuda", 0)
         return d
-
-    @property
-    def ndim(self) -> int:
-        return self._impl.dim
-
-    def dim(self) -> int:
-        return self._impl.dim
-
-    def ndimension(self) -> int:
-        return self._impl.dim
-
-    def numel(self) -> int:
-        return self._impl.numel
-
-    def nelement(self) -> int:
-        return self._impl.numel
 
     def storage_offset(self) -> int:
         return self._impl.storage_offset
@@ -172,10 +155,6 @@ class Tensor(TensorStubs):
     @property
     def nbytes(self) -> int:
         return self._impl.nbytes
-
-    @property
-    def is_cuda(self) -> bool:
-        return self._impl.device.type == "cuda"
 
     @property
     def is_cpu(self) -> bool:
@@ -282,10 +261,6 @@ class Tensor(TensorStubs):
     def retains_grad(self) -> bool:
         m = self._meta
         return m is not None and m.retains_grad
-
-    @property
-    def _version(self) -> int:
-        return self._impl.version
 
     @property
     def output_nr(self) -> int:
@@ -599,8 +574,7 @@ def _set_requires_grad(t: Tensor, flag: bool) -> None:
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
     _meta_of(t).requires_grad = flag
     functionality = _AUTOGRAD_BITS[t._impl.device.type] & ~_BACKEND_ONLY
-    t._keys = (t._keys | functionality) if flag else (t._keys & ~functionality)
-    t._impl.key_set = DispatchKeySet.from_raw(t._keys)
+    (_C._add_keys if flag else _C._remove_keys)(t, functionality)
 
 
 def _check_grad_assignable(t: Tensor, g: Tensor) -> None:
@@ -614,15 +588,11 @@ def _check_grad_assignable(t: Tensor, g: Tensor) -> None:
         raise RuntimeError("assigned grad has data of a different size")
 
 
-def _wrap(impl: TensorImpl) -> Tensor:
-    """TensorImpl -> new Tensor. The C++ casters build the same object without calling this
-    (python_glue/casters.cpp, wrap_tensor_object), writing these four slots at their offsets."""
-    t = _object_new(Tensor)
-    t._impl = impl
-    t._keys = impl._key_bits
-    t._base = None
-    t._meta = None
-    return t
+def _wrap(impl: TensorImpl, cls: type | None = None) -> Tensor:
+    """TensorImpl -> new Tensor (or ``cls`` instance, a Tensor subclass) that is its handle, with
+    no _base and no _meta. The C++ casters make every operator's output the same way
+    (python_glue/casters.cpp, new_tensor_object)."""
+    return _C._wrap(impl, cls)  # type: ignore[no-any-return]
 
 
 import ember.c10py as _C_c10  # noqa: E402

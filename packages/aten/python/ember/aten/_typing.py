@@ -4,18 +4,33 @@ Tensor's methods (``_generated/_ops.py``) and operators (``_tensor_ops._TABLE``)
 attached to the class when ember.aten is imported, so a type checker reading ``_tensor.py``
 alone would see a Tensor without them. ``TensorStubs``, Tensor's base class, declares them
 for the checker: the generated ``_TensorMethods`` stubs (``_generated/_ops.pyi``) and the
-operators below. At run time it is ``object``.
+operators below, and the members of the native base class ``_C.TensorBase`` (the TensorImpl
+handle: ``dtype``, ``ndim``, ``dim()``, ``numel()``, ...). At run time it is ``_C.TensorBase``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._generated._ops import Number, _TensorMethods
     from ._tensor import Tensor
 
     class TensorStubs(_TensorMethods):
+        # the members of _C.TensorBase (csrc/python_glue/casters.cpp)
+        @property
+        def dtype(self) -> Any: ...
+        @property
+        def ndim(self) -> int: ...
+        @property
+        def is_cuda(self) -> bool: ...
+        @property
+        def _version(self) -> int: ...
+        def dim(self) -> int: ...
+        def ndimension(self) -> int: ...
+        def numel(self) -> int: ...
+        def nelement(self) -> int: ...
+
         # one line per entry of _tensor_ops._TABLE (tests/aten/test_typing.py keeps them in step)
         def __add__(self, other: Tensor | Number) -> Tensor: ...
         def __radd__(self, other: Tensor | Number) -> Tensor: ...
@@ -67,6 +82,6 @@ if TYPE_CHECKING:
         def __pos__(self) -> Tensor: ...
 
 else:
-    TensorStubs = object
+    from ._C import TensorBase as TensorStubs
 
 __all__ = ["TensorStubs"]

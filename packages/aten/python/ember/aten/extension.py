@@ -9,7 +9,8 @@ of, or attribute access to, another layer's underscore module or name.
 
 Key bits
 --------
-A tensor's dispatch key set is an int (``t._keys``), the raw bits of a ``DispatchKeySet``.
+A tensor's dispatch key set is its TensorImpl's; ``t._keys`` reads it as an int (the raw bits
+of a ``DispatchKeySet``) and ``add_keys(t, bits)`` / ``remove_keys(t, bits)`` change it.
 The constants below are computed from c10py's ``DispatchKey`` / ``DispatchKeySet`` (never
 written as numbers elsewhere):
 
@@ -32,16 +33,19 @@ code that calls many ops). ``set_autograd_excluded(flag)`` is what grad mode swi
 
 The Tensor protocol
 -------------------
-aten and autograd share four attributes of every ``Tensor``, read and written directly on
-the hot path (a call would cost more than the op's bookkeeping): ``TENSOR_PROTOCOL``.
+A ``Tensor`` is the native handle of one TensorImpl (``_C.TensorBase``, PyTorch's THPVariable).
+aten and autograd share four attributes of it, read directly on the hot path (a call would
+cost more than the op's bookkeeping): ``TENSOR_PROTOCOL``.
 
-* ``t._impl``: the c10py ``TensorImpl`` (sizes, strides, dtype, device, version counter);
-* ``t._keys``: the raw dispatch key bits (autograd sets / clears ``AUTOGRAD_KEY``);
+* ``t._impl``: the c10py ``TensorImpl`` (sizes, strides, dtype, device, version counter); read-only;
+* ``t._keys``: the TensorImpl's raw dispatch key bits, read-only (autograd sets / clears
+  ``AUTOGRAD_KEY`` with ``add_keys`` / ``remove_keys``);
 * ``t._base``: the root tensor of a view, else None (set by aten's view kernels);
 * ``t._meta``: the ``AutogradMeta`` (requires_grad, grad, grad_fn, output_nr, hooks,
   view_info), None until autograd or ``requires_grad_`` needs it (``meta_of`` creates it).
 
-``wrap(impl)`` makes a Tensor of a TensorImpl (the one construction entry besides the
+``wrap(impl, cls=None)`` makes a Tensor (or a ``cls`` instance, a Tensor subclass such as
+nn.Parameter) that is the handle of a TensorImpl (the one construction entry besides the
 factories); ``set_requires_grad`` / ``check_grad_assignable`` keep the flag, the key bit and
 PyTorch's errors in one place; ``input_meta(t)`` / ``meta_matches(g, meta)`` read (sizes,
 dtype, backend bits) in one C++ call.
@@ -71,8 +75,10 @@ from typing import Any
 from ember.c10py import DispatchKey, DispatchKeySet
 
 from . import _dispatch, _tensor, _trace, _weights_only_unpickler, serialization
+from ._C import _add_keys as add_keys
 from ._C import _input_meta as input_meta
 from ._C import _meta_matches as meta_matches
+from ._C import _remove_keys as remove_keys
 from ._dispatch import (
     INFERENCE_MODE_VIEW,
     NO_GRAD_VIEW,
@@ -237,6 +243,7 @@ __all__ = [
     "OpOverload",
     "SparseTensor",
     "Tensor",
+    "add_keys",
     "all_ops",
     "backend_device_type",
     "bump_version",
@@ -260,6 +267,7 @@ __all__ = [
     "register_kernel",
     "register_parameter_class",
     "register_torch_pickle_names",
+    "remove_keys",
     "schema_params",
     "set_autograd_excluded",
     "set_autograd_hook",

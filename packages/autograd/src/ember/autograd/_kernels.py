@@ -33,6 +33,7 @@ from typing import Any
 import ember.aten as ea
 from ember.aten import extension as ext
 from ember.aten.extension import AutogradMeta, FunctionSchema, Tensor, call_below_autograd
+from ember.aten.extension import add_keys as _add_keys
 from ember.aten.extension import entries as ops
 from ember.aten.extension import input_meta as _input_meta
 from ember.c10py import DispatchKey
@@ -72,7 +73,7 @@ def _set_history_1(r: Any, node: Node) -> None:
     meta = _input_meta(r)  # (sizes, dtype, backend bits), in one C++ call
     if meta[1] in _FLOATING:
         r._meta = AutogradMeta(True, node)
-        r._keys |= AUTOGRAD_BIT
+        _add_keys(r, AUTOGRAD_BIT)
         node._input_meta = (meta,)
     else:
         node._input_meta = (None,)
@@ -222,7 +223,7 @@ def _make_non_differentiable_kernel(op: Any, schema: FunctionSchema) -> Any:
         r = _plain(op.redispatch, ks, args)
         for t in r if isinstance(r, (list, tuple)) else (r,):
             if isinstance(t, Tensor):
-                t._keys &= ~AUTOGRAD_BIT  # a view copies its input's key set: this one never requires grad
+                ext.remove_keys(t, AUTOGRAD_BIT)  # a view copies its input's key set: this one never requires grad
                 if is_view:
                     _meta.mark_non_differentiable_view(t)
         return r

@@ -3,7 +3,7 @@
 The autograd state of a tensor is aten's ``AutogradMeta`` (``t._meta``): requires_grad,
 grad, grad_fn, output_nr, hooks, view_info, grad_accumulator. A tensor carries the
 Autograd dispatch key exactly while it requires grad, so every helper here that makes
-a tensor require grad also sets that key bit in ``t._keys``.
+a tensor require grad also sets that key bit in its TensorImpl's key set (``add_keys``).
 
 Views and in-place operations (PyTorch's "view + inplace" rules)
 ----------------------------------------------------------------
@@ -33,7 +33,7 @@ import sys
 import weakref
 from typing import Any
 
-from ember.aten.extension import AUTOGRAD_KEY, INFERENCE_MODE_VIEW, NO_GRAD_VIEW, AutogradMeta, Tensor, wrap
+from ember.aten.extension import AUTOGRAD_KEY, INFERENCE_MODE_VIEW, NO_GRAD_VIEW, AutogradMeta, Tensor, add_keys, wrap
 from ember.aten.extension import input_meta as _input_meta
 
 from ._copy_slices import CopySlices
@@ -158,7 +158,7 @@ def set_history(t: Any, node: Node, output_nr: int = 0) -> None:
     m.requires_grad = True
     m.grad_fn = node
     m.output_nr = output_nr
-    t._keys |= AUTOGRAD_BIT
+    add_keys(t, AUTOGRAD_BIT)
 
 
 def mark_view(t: Any, multi_output: bool = False) -> None:
@@ -246,7 +246,7 @@ def rebase_history(t: Any, node: Node) -> None:
         m.requires_grad = True
         m.grad_fn = None
         m.view_info = ViewInfo(-1)  # stale: rebuilt from the base on the next read
-        t._keys |= AUTOGRAD_BIT
+        add_keys(t, AUTOGRAD_BIT)
         return
     _move_retains_grad(t, node)
     set_history(t, node, 0)
@@ -325,7 +325,7 @@ class SavedVariable:
             m.requires_grad = True
             m.grad_fn = node
             m.output_nr = self.output_nr
-            t._keys |= AUTOGRAD_BIT
+            add_keys(t, AUTOGRAD_BIT)
         return t
 
     def _modified_message(self, impl: Any, grad_fn: Node | None) -> str:

@@ -19,22 +19,14 @@ from typing import Any
 
 import ember.aten as ea
 from ember.aten import Tensor
-from ember.aten.extension import register_parameter_class
+from ember.aten.extension import register_parameter_class, wrap
 
 __all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter", "is_lazy"]
-
-_object_new = object.__new__
 
 
 def _alias(cls: type, data: Tensor) -> Any:
     """A ``cls`` instance over data's TensorImpl (detached: no autograd history)."""
-    d = data.detach()
-    t: Any = _object_new(cls)
-    t._impl = d._impl
-    t._keys = d._impl._key_bits
-    t._base = None
-    t._meta = None
-    return t
+    return wrap(data.detach()._impl, cls)
 
 
 class Parameter(Tensor):

@@ -133,9 +133,10 @@ def test_methods_where_pytorch_has_them() -> None:
         "as_strided_scatter",
         "deg2rad_",
         "rad2deg_",
+        "nonzero_static",
     ):
         assert callable(getattr(t, name)), name
-    for name in ("searchsorted", "bucketize", "isin", "cdist", "pdist", "tril_indices", "block_diag", "trapezoid"):
+    for name in ("searchsorted", "bucketize", "isin", "cdist", "pdist", "tril_indices", "block_diag", "trapezoid", "combinations"):
         assert not hasattr(ea.Tensor, name), name  # functions only, as in PyTorch
 
 

@@ -4,6 +4,7 @@ tril_indices / triu_indices (C++ kernels), and the composites of ember/aten/nati
 References are NumPy's functions of the same meaning (np.searchsorted, np.digitize, np.diff,
 np.trapezoid, np.cov, np.corrcoef, np.quantile, ...) or SciPy's (scipy.spatial.distance for
 cdist / pdist, scipy.integrate for cumulative_trapezoid, scipy.linalg.block_diag), in float64.
+SciPy is imported by the references only: tests/autograd reuses these rows without it.
 Entries of kind "functions" are gradchecked and gradgradchecked by tests/autograd. The in-place
 variants (deg2rad_, rad2deg_, renorm_) are checked in test_functions.py: a composite in-place op
 bumps the version counter once for its inner in-place op and once in its generated entry, and the
@@ -19,9 +20,6 @@ from typing import Any
 
 import ember.aten as ea
 import numpy as np
-import scipy.integrate
-import scipy.linalg
-import scipy.spatial.distance
 
 from .core import (
     ALL_DTYPES,
@@ -248,6 +246,8 @@ def _block_diag(tensors: Any, **kw: Any) -> Any:
 
 
 def _ref_block_diag(tensors: Any) -> Any:
+    import scipy.linalg
+
     return scipy.linalg.block_diag(*[np.atleast_2d(t) if np.ndim(t) == 0 else t for t in tensors])
 
 
@@ -295,6 +295,8 @@ def _ref_trapezoid(y: Any, x: Any = None, dx: Any = 1, dim: int = -1) -> Any:
 
 
 def _ref_cumulative_trapezoid(y: Any, x: Any = None, dx: Any = 1, dim: int = -1) -> Any:
+    import scipy.integrate
+
     if y.shape[dim] == 0:
         return y * 0
     if x is None:
@@ -324,6 +326,7 @@ def _slice_scatter_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
     yield SampleInput(make_tensor((4, 5), dtype), (make_tensor((2, 5), dtype),), {"start": 1, "end": 3})
     yield SampleInput(make_tensor((4, 6), dtype), (make_tensor((4, 3), dtype), 1, 0, None, 2))
     yield SampleInput(make_tensor((4, 5), dtype), (make_tensor((4, 5), dtype),))
+    yield SampleInput(make_tensor((3, 2), dtype), (make_tensor((3, 1), dtype), -1, -1), name="small, negative")
 
 
 def _ref_slice_scatter(a: Any, src: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Any:
@@ -375,6 +378,8 @@ def _cdist_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
 
 
 def _ref_cdist(a: Any, b: Any, p: float = 2.0, compute_mode: Any = None) -> Any:
+    import scipy.spatial.distance
+
     if a.ndim == 3:
         return np.stack([_ref_cdist(x, y, p) for x, y in zip(a, b, strict=True)])
     if a.shape[0] == 0 or b.shape[0] == 0:
@@ -397,6 +402,8 @@ def _pdist_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
 
 
 def _ref_pdist(a: Any, p: float = 2.0) -> Any:
+    import scipy.spatial.distance
+
     if a.shape[0] < 2:
         return np.zeros((0,))
     return scipy.spatial.distance.pdist(a, "minkowski", p=p)
@@ -437,6 +444,32 @@ def _ref_quantile(nan: bool) -> Any:
         return fn(a, q, axis=dim, keepdims=keepdim, method=interpolation)
 
     return f
+
+
+def _ref_combinations(a: Any, r: int = 2, with_replacement: bool = False) -> Any:
+    import itertools
+
+    if r == 0:
+        return np.zeros((0,), dtype=a.dtype)
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    return np.array(list(pick(a.tolist(), r)), dtype=a.dtype).reshape(-1, r)
+
+
+def _combinations_errors(op: OpInfo) -> Iterator[ErrorInput]:
+    yield _err(ea.ones(2, 2), (), RuntimeError, r"Expect a 1D vector, but got shape \[2, 2\]")
+    yield _err(ea.ones(3), (-1,), RuntimeError, "Expect a non-negative number, but got -1")
+
+
+def _nonzero_static_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
+    for shape, size in [((3, 4), 5), ((3, 4), 30), ((6,), 0), ((), 2), ((0, 3), 2)]:
+        yield SampleInput(make_tensor(shape, dtype, low=-1, high=2), (), {"size": size})
+    yield SampleInput(make_tensor((5,), dtype, low=-1, high=2), (), {"size": 8, "fill_value": 7}, name="fill")
+
+
+def _ref_nonzero_static(a: Any, size: int, fill_value: int = -1) -> Any:
+    nz = np.argwhere(a).astype(np.int64)[:size]
+    pad = np.full((size - len(nz), a.ndim), fill_value, dtype=np.int64)
+    return np.concatenate([nz.reshape(len(nz), a.ndim), pad])
 
 
 OPS = [
@@ -550,8 +583,15 @@ OPS = [
            check_unsupported=False, kind="functions"),
     OpInfo("pdist", ea.pdist, F32_64, _pdist_samples, ref=_ref_pdist, supports_out=False, error_inputs=_pdist_errors,
            check_unsupported=False, kind="functions"),
-    OpInfo("quantile", ea.quantile, F32_64, _quantile_samples, ref=_ref_quantile(False), supports_out=False,
+    OpInfo("quantile", ea.quantile, F32_64, _quantile_samples, ref=_ref_quantile(False), supports_out=False, nondifferentiable_args=(1,),
            error_inputs=_quantile_errors, kind="functions"),
-    OpInfo("nanquantile", ea.nanquantile, F32_64, _quantile_samples, ref=_ref_quantile(True), supports_out=False,
+    OpInfo("nanquantile", ea.nanquantile, F32_64, _quantile_samples, ref=_ref_quantile(True), supports_out=False, nondifferentiable_args=(1,),
            error_inputs=_quantile_errors, kind="functions"),
+    OpInfo("combinations", ea.combinations, ALL_DTYPES,
+           _samples(((4,), ()), ((4,), (3,)), ((3,), (2, True)), ((3,), (0,)), ((2,), (3,)), ((5,), (1,))),
+           ref=_ref_combinations, method=None, supports_out=False, error_inputs=_combinations_errors,
+           kind="functions"),
+    OpInfo("nonzero_static", ea.nonzero_static, ALL_DTYPES, _nonzero_static_samples, ref=_ref_nonzero_static,
+           result_dtype=lambda s: ea.int64, supports_autograd=False,
+           error_inputs=lambda op: iter([_err(ea.ones(3), (), RuntimeError, "'size' must be an non-negative integer", size=-1)])),
 ]

@@ -650,3 +650,36 @@ def nanquantile_scalar(self: Any, q: float, dim: int | None, keepdim: bool, inte
 
 def nanquantile_out(self: Any, q: Any, dim: int | None, keepdim: bool, interpolation: str, out: Any) -> Any:
     return _out(out, nanquantile(self, q, dim, keepdim, interpolation), "nanquantile")
+
+
+# ---- combinations / nonzero_static --------------------------------------------------------------
+
+
+def combinations(self: Any, r: int, with_replacement: bool) -> Any:
+    import itertools
+
+    if self.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(self.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return ea.empty((0,), dtype=self.dtype, device=self.device)
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = [i for combo in pick(range(self.shape[0]), r) for i in combo]
+    index = ea.tensor(rows, dtype=ea.int64, device=self.device)
+    return ea.reshape(ea.index_select(self, 0, index), (-1, r))
+
+
+def nonzero_static(self: Any, size: int, fill_value: int) -> Any:
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    nz = ea.nonzero(self)
+    n = nz.shape[0]
+    if n >= size:
+        return ea.narrow(nz, 0, 0, size).clone()
+    pad = ea.full((size - n, self.dim()), fill_value, dtype=ea.int64, device=self.device)
+    return ea.cat([nz, pad], 0)
+
+
+def nonzero_static_out(self: Any, size: int, fill_value: int, out: Any) -> Any:
+    return _out(out, nonzero_static(self, size, fill_value), "nonzero_static")

@@ -69,7 +69,9 @@ def _searchsorted_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
     )
 
 
-def _ref_searchsorted(b: Any, v: Any, out_int32: bool = False, right: bool = False, side: Any = None, sorter: Any = None) -> Any:
+def _ref_searchsorted(
+    b: Any, v: Any, out_int32: bool = False, right: bool = False, side: Any = None, sorter: Any = None
+) -> Any:
     side = side or ("right" if right else "left")
     b = np.asarray(b)
     v = np.asarray(v)
@@ -89,8 +91,12 @@ def _searchsorted_errors(op: OpInfo) -> Iterator[ErrorInput]:
     v = ea.tensor([1.5])
     yield _err(b, (v,), RuntimeError, "side and right can't be set to opposites", side="left", right=True)
     yield _err(b, (v,), RuntimeError, "side can only be 'left' or 'right' but got mid", side="mid")
-    yield _err(ea.ones(2, 2), (1.0,), RuntimeError, r"input value can be a scalar only when boundaries tensor dimension is 1")
-    yield _err(ea.ones(2, 2), (ea.ones(3, 2),), RuntimeError, r"first N-1 dimensions of boundaries tensor and input value")
+    yield _err(
+        ea.ones(2, 2), (1.0,), RuntimeError, r"input value can be a scalar only when boundaries tensor dimension is 1"
+    )
+    yield _err(
+        ea.ones(2, 2), (ea.ones(3, 2),), RuntimeError, r"first N-1 dimensions of boundaries tensor and input value"
+    )
     yield _err(ea.tensor(1.0), (v,), RuntimeError, "boundaries tensor should have positive dimension")
     yield _err(b, (v,), RuntimeError, "sorter must be a tensor of long dtype but got dtype Float", sorter=ea.ones(3))
     yield _err(b, (v,), RuntimeError, "boundary and sorter must have the same size", sorter=ea.tensor([0, 1]))
@@ -103,7 +109,9 @@ def _bucketize_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
     for v_shape in [(5,), (3, 4), (), (0,)]:
         b = _sorted((6,), dtype)
         yield SampleInput(make_tensor(v_shape, dtype), (b,), name=f"{v_shape}")
-        yield SampleInput(make_tensor(v_shape, dtype), (b,), {"right": True, "out_int32": True}, name=f"{v_shape} right")
+        yield SampleInput(
+            make_tensor(v_shape, dtype), (b,), {"right": True, "out_int32": True}, name=f"{v_shape} right"
+        )
     b = tensor_from(np.array([1, 3, 3, 6]), dtype)
     yield SampleInput(tensor_from(np.array([[3, 0], [6, 7]]), dtype), (b,), name="ties")
     yield SampleInput(tensor_from(np.array([[3, 0], [6, 7]]), dtype), (b,), {"right": True}, name="ties right")
@@ -226,7 +234,9 @@ def _ref_take_along_dim(a: Any, idx: Any, dim: Any = None) -> Any:
     )
     ishape = list(shape)
     ishape[dim % a.ndim] = a.shape[dim % a.ndim]
-    return np.take_along_axis(np.broadcast_to(a, np.broadcast_shapes(tuple(ishape), a.shape)), np.broadcast_to(idx, shape), dim)
+    return np.take_along_axis(
+        np.broadcast_to(a, np.broadcast_shapes(tuple(ishape), a.shape)), np.broadcast_to(idx, shape), dim
+    )
 
 
 def _take_along_dim_errors(op: OpInfo) -> Iterator[ErrorInput]:
@@ -271,8 +281,16 @@ def _cov_errors(op: OpInfo) -> Iterator[ErrorInput]:
     yield _err(ea.ones(2, 2, 2), (), RuntimeError, "expected input to have two or fewer dimensions")
     yield _err(x.bool(), (), RuntimeError, "bool dtype is not supported for input")
     yield _err(x, (), RuntimeError, "expected fweights to have integral dtype", fweights=ea.ones(4))
-    yield _err(x, (), RuntimeError, "expected aweights to have floating point dtype", aweights=ea.ones(4, dtype=ea.int64))
-    yield _err(x, (), RuntimeError, r"same numel as there are observations in the input but got 3 != 4", fweights=ea.ones(3, dtype=ea.int64))
+    yield _err(
+        x, (), RuntimeError, "expected aweights to have floating point dtype", aweights=ea.ones(4, dtype=ea.int64)
+    )
+    yield _err(
+        x,
+        (),
+        RuntimeError,
+        r"same numel as there are observations in the input but got 3 != 4",
+        fweights=ea.ones(3, dtype=ea.int64),
+    )
     yield _err(x, (), RuntimeError, "fweights cannot be negative", fweights=ea.tensor([1, -1, 1, 1]))
     yield _err(x, (), RuntimeError, "expected aweights to have one or fewer dimensions", aweights=ea.ones(1, 4))
 
@@ -286,7 +304,11 @@ def _trapz_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
     yield SampleInput(make_tensor((3, 4), dtype), (), {"dim": 0})
     yield SampleInput(make_tensor((3, 4), dtype), (), {"dx": 0.5})
     yield SampleInput(make_tensor((2, 0), dtype), (), name="empty dim")
-    yield SampleInput(make_tensor((3, 4), dtype), (tensor_from(np.cumsum(make_array((4,), ea.float64, low=0.1, high=1)), dtype),), name="x 1-d")
+    yield SampleInput(
+        make_tensor((3, 4), dtype),
+        (tensor_from(np.cumsum(make_array((4,), ea.float64, low=0.1, high=1)), dtype),),
+        name="x 1-d",
+    )
     yield SampleInput(make_tensor((3, 4), dtype), (make_tensor((3, 4), dtype),), {"dim": 0}, name="x same shape")
 
 
@@ -391,7 +413,9 @@ def _ref_cdist(a: Any, b: Any, p: float = 2.0, compute_mode: Any = None) -> Any:
 
 def _cdist_errors(op: OpInfo) -> Iterator[ErrorInput]:
     yield _err(ea.ones(3), (ea.ones(2, 3),), RuntimeError, "cdist only supports at least 2D tensors, X1 got: 1D")
-    yield _err(ea.ones(2, 3), (ea.ones(2, 4),), RuntimeError, "X1 and X2 must have the same number of columns. X1: 3 X2: 4")
+    yield _err(
+        ea.ones(2, 3), (ea.ones(2, 4),), RuntimeError, "X1 and X2 must have the same number of columns. X1: 3 X2: 4"
+    )
     yield _err(ea.ones(2, 3), (ea.ones(2, 3), -1.0), RuntimeError, "cdist only supports non-negative p values")
 
 
@@ -434,8 +458,16 @@ def _quantile_errors(op: OpInfo) -> Iterator[ErrorInput]:
     yield _err(x, (1.5,), RuntimeError, r"q must be in the range \[0, 1\]")
     yield _err(x, (ea.tensor([0.5, 2.0]),), RuntimeError, r"q values must be in the range \[0, 1\]")
     yield _err(x, (ea.ones(2, 2) / 2,), RuntimeError, "q must be a scalar or 1D tensor")
-    yield _err(x, (ea.tensor([0.5], dtype=ea.float64),), RuntimeError, "q tensor must be same dtype as the input tensor")
-    yield _err(x, (0.5,), RuntimeError, "interpolation must be one of linear, lower, higher, midpoint or nearest", interpolation="x")
+    yield _err(
+        x, (ea.tensor([0.5], dtype=ea.float64),), RuntimeError, "q tensor must be same dtype as the input tensor"
+    )
+    yield _err(
+        x,
+        (0.5,),
+        RuntimeError,
+        "interpolation must be one of linear, lower, higher, midpoint or nearest",
+        interpolation="x",
+    )
 
 
 def _ref_quantile(nan: bool) -> Any:
@@ -534,64 +566,262 @@ OPS = [
         error_inputs=_diff_errors,
         kind="functions",
     ),
-    OpInfo("hsplit", ea.hsplit, ALL_DTYPES, _samples(((4, 6), (3,)), ((6,), (2,)), ((4, 6), ((1, 4),))),
-           ref=_split_ref(np.hsplit), supports_out=False, error_inputs=_split_errors("hsplit", 1), kind="functions"),
-    OpInfo("vsplit", ea.vsplit, ALL_DTYPES, _samples(((4, 6), (2,)), ((4, 6), ((1, 3),))),
-           ref=_split_ref(np.vsplit), supports_out=False, error_inputs=_split_errors("vsplit", 2), kind="functions"),
-    OpInfo("dsplit", ea.dsplit, ALL_DTYPES, _samples(((2, 3, 4), (2,)), ((2, 3, 4), ((1, 3),))),
-           ref=_split_ref(np.dsplit), supports_out=False, error_inputs=_split_errors("dsplit", 3), kind="functions"),
-    OpInfo("ravel", ea.ravel, ALL_DTYPES, _samples(((3, 4), ()), ((), ()), ((2, 0), ())), ref=np.ravel,
-           supports_out=False, kind="functions"),
-    OpInfo("msort", ea.msort, ALL_DTYPES, _samples(((5, 3), ()), ((4,), ()), ((0, 2), ())),
-           ref=lambda a: np.sort(a, axis=0), kind="functions"),
-    OpInfo("inner", ea.inner, ALL_NUMERIC,
-           _samples(((3,), (_T(3),)), ((2, 3), (_T(4, 3),)), ((2, 2, 3), (_T(3),)), ((), (_T(2, 3),)), ((0, 3), (_T(2, 3),))),
-           ref=_ref_inner, kind="functions"),
-    OpInfo("deg2rad", ea.deg2rad, ALL_NUMERIC, _samples(((5,), ()), ((3, 4), ()), ((0,), ())), ref=lambda a: np.deg2rad(np.asarray(a, dtype=np.float64)),
-           result_dtype=lambda s: s.input.dtype if s.input.dtype.is_floating_point else ea.float32,
-           tol_overrides={ea.bfloat16: (4e-2, 1.6e-2)}, supports_inplace=False, kind="functions"),
-    OpInfo("rad2deg", ea.rad2deg, ALL_NUMERIC, _samples(((5,), ()), ((3, 4), ()), ((0,), ())), ref=lambda a: np.rad2deg(np.asarray(a, dtype=np.float64)),
-           result_dtype=lambda s: s.input.dtype if s.input.dtype.is_floating_point else ea.float32,
-           tol_overrides={ea.float16: (2e-2, 1e-3), ea.bfloat16: (0.5, 1.6e-2)}, supports_inplace=False, kind="functions"),
-    OpInfo("take_along_dim", ea.take_along_dim, ALL_DTYPES, _take_along_dim_samples, ref=_ref_take_along_dim,
-           error_inputs=_take_along_dim_errors, kind="functions"),
-    OpInfo("block_diag", _block_diag, ALL_DTYPES, _block_diag_samples, ref=_ref_block_diag, method=None,
-           supports_noncontiguous=False, kind="functions"),
-    OpInfo("cov", ea.cov, F32_64, _cov_samples, ref=_ref_cov, supports_out=False, error_inputs=_cov_errors,
-           check_unsupported=False, kind="functions"),
-    OpInfo("corrcoef", ea.corrcoef, F32_64, _samples(((3, 6), ()), ((5,), ())), ref=_ref_corrcoef,
-           supports_out=False, atol=1e-5, check_unsupported=False, kind="functions"),
-    OpInfo("trapezoid", ea.trapezoid, F32_64, _trapz_samples, ref=_ref_trapezoid, supports_out=False,
-           error_inputs=_trapz_errors, check_unsupported=False, kind="functions"),
-    OpInfo("cumulative_trapezoid", ea.cumulative_trapezoid, F32_64, _trapz_samples, ref=_ref_cumulative_trapezoid,
-           supports_out=False, error_inputs=_trapz_errors, check_unsupported=False, kind="functions"),
-    OpInfo("isin", ea.isin, ALL_NUMERIC, _isin_samples, ref=_ref_isin, result_dtype=lambda s: ea.bool,
-           supports_out=False, supports_autograd=False),
-    OpInfo("slice_scatter", ea.slice_scatter, ALL_DTYPES, _slice_scatter_samples, ref=_ref_slice_scatter,
-           supports_out=False, error_inputs=_scatter_errors, kind="functions"),
-    OpInfo("select_scatter", ea.select_scatter, ALL_DTYPES,
-           _samples(((4, 5), (_T(5), 0, 2)), ((4, 5), (_T(4), 1, -1))), ref=_ref_select_scatter, supports_out=False,
-           kind="functions"),
-    OpInfo("diagonal_scatter", ea.diagonal_scatter, ALL_DTYPES,
-           _samples(((4, 4), (_T(4),)), ((3, 5), (_T(3), 1)), ((2, 4, 3), (_T(4, 1), -1, 0, 2))),
-           ref=_ref_diagonal_scatter, supports_out=False, kind="functions"),
-    OpInfo("renorm", ea.renorm, F32_64,
-           _samples(((3, 4), (2, 0, 1.0)), ((3, 4), (1, 1, 2.0)), ((2, 3, 2), (3, -1, 0.5)), ((3, 4), (2, 0, 100.0))),
-           ref=_ref_renorm, error_inputs=_renorm_errors, supports_inplace=False, check_unsupported=False,
-           kind="functions"),
-    OpInfo("cdist", ea.cdist, F32_64, _cdist_samples, ref=_ref_cdist, supports_out=False, error_inputs=_cdist_errors,
-           check_unsupported=False, kind="functions"),
-    OpInfo("pdist", ea.pdist, F32_64, _pdist_samples, ref=_ref_pdist, supports_out=False, error_inputs=_pdist_errors,
-           check_unsupported=False, kind="functions"),
-    OpInfo("quantile", ea.quantile, F32_64, _quantile_samples, ref=_ref_quantile(False), supports_out=False, nondifferentiable_args=(1,),
-           error_inputs=_quantile_errors, kind="functions"),
-    OpInfo("nanquantile", ea.nanquantile, F32_64, _quantile_samples, ref=_ref_quantile(True), supports_out=False, nondifferentiable_args=(1,),
-           error_inputs=_quantile_errors, kind="functions"),
-    OpInfo("combinations", ea.combinations, ALL_DTYPES,
-           _samples(((4,), ()), ((4,), (3,)), ((3,), (2, True)), ((3,), (0,)), ((2,), (3,)), ((5,), (1,))),
-           ref=_ref_combinations, method=None, supports_out=False, error_inputs=_combinations_errors,
-           kind="functions"),
-    OpInfo("nonzero_static", ea.nonzero_static, ALL_DTYPES, _nonzero_static_samples, ref=_ref_nonzero_static,
-           result_dtype=lambda s: ea.int64, supports_autograd=False,
-           error_inputs=lambda op: iter([_err(ea.ones(3), (), RuntimeError, "'size' must be an non-negative integer", size=-1)])),
+    OpInfo(
+        "hsplit",
+        ea.hsplit,
+        ALL_DTYPES,
+        _samples(((4, 6), (3,)), ((6,), (2,)), ((4, 6), ((1, 4),))),
+        ref=_split_ref(np.hsplit),
+        supports_out=False,
+        error_inputs=_split_errors("hsplit", 1),
+        kind="functions",
+    ),
+    OpInfo(
+        "vsplit",
+        ea.vsplit,
+        ALL_DTYPES,
+        _samples(((4, 6), (2,)), ((4, 6), ((1, 3),))),
+        ref=_split_ref(np.vsplit),
+        supports_out=False,
+        error_inputs=_split_errors("vsplit", 2),
+        kind="functions",
+    ),
+    OpInfo(
+        "dsplit",
+        ea.dsplit,
+        ALL_DTYPES,
+        _samples(((2, 3, 4), (2,)), ((2, 3, 4), ((1, 3),))),
+        ref=_split_ref(np.dsplit),
+        supports_out=False,
+        error_inputs=_split_errors("dsplit", 3),
+        kind="functions",
+    ),
+    OpInfo(
+        "ravel",
+        ea.ravel,
+        ALL_DTYPES,
+        _samples(((3, 4), ()), ((), ()), ((2, 0), ())),
+        ref=np.ravel,
+        supports_out=False,
+        kind="functions",
+    ),
+    OpInfo(
+        "msort",
+        ea.msort,
+        ALL_DTYPES,
+        _samples(((5, 3), ()), ((4,), ()), ((0, 2), ())),
+        ref=lambda a: np.sort(a, axis=0),
+        kind="functions",
+    ),
+    OpInfo(
+        "inner",
+        ea.inner,
+        ALL_NUMERIC,
+        _samples(
+            ((3,), (_T(3),)), ((2, 3), (_T(4, 3),)), ((2, 2, 3), (_T(3),)), ((), (_T(2, 3),)), ((0, 3), (_T(2, 3),))
+        ),
+        ref=_ref_inner,
+        kind="functions",
+    ),
+    OpInfo(
+        "deg2rad",
+        ea.deg2rad,
+        ALL_NUMERIC,
+        _samples(((5,), ()), ((3, 4), ()), ((0,), ())),
+        ref=lambda a: np.deg2rad(np.asarray(a, dtype=np.float64)),
+        result_dtype=lambda s: s.input.dtype if s.input.dtype.is_floating_point else ea.float32,
+        tol_overrides={ea.bfloat16: (4e-2, 1.6e-2)},
+        supports_inplace=False,
+        kind="functions",
+    ),
+    OpInfo(
+        "rad2deg",
+        ea.rad2deg,
+        ALL_NUMERIC,
+        _samples(((5,), ()), ((3, 4), ()), ((0,), ())),
+        ref=lambda a: np.rad2deg(np.asarray(a, dtype=np.float64)),
+        result_dtype=lambda s: s.input.dtype if s.input.dtype.is_floating_point else ea.float32,
+        tol_overrides={ea.float16: (2e-2, 1e-3), ea.bfloat16: (0.5, 1.6e-2)},
+        supports_inplace=False,
+        kind="functions",
+    ),
+    OpInfo(
+        "take_along_dim",
+        ea.take_along_dim,
+        ALL_DTYPES,
+        _take_along_dim_samples,
+        ref=_ref_take_along_dim,
+        error_inputs=_take_along_dim_errors,
+        kind="functions",
+    ),
+    OpInfo(
+        "block_diag",
+        _block_diag,
+        ALL_DTYPES,
+        _block_diag_samples,
+        ref=_ref_block_diag,
+        method=None,
+        supports_noncontiguous=False,
+        kind="functions",
+    ),
+    OpInfo(
+        "cov",
+        ea.cov,
+        F32_64,
+        _cov_samples,
+        ref=_ref_cov,
+        supports_out=False,
+        error_inputs=_cov_errors,
+        check_unsupported=False,
+        kind="functions",
+    ),
+    OpInfo(
+        "corrcoef",
+        ea.corrcoef,
+        F32_64,
+        _samples(((3, 6), ()), ((5,), ())),
+        ref=_ref_corrcoef,
+        supports_out=False,
+        atol=1e-5,
+        check_unsupported=False,
+        kind="functions",
+    ),
+    OpInfo(
+        "trapezoid",
+        ea.trapezoid,
+        F32_64,
+        _trapz_samples,
+        ref=_ref_trapezoid,
+        supports_out=False,
+        error_inputs=_trapz_errors,
+        check_unsupported=False,
+        kind="functions",
+    ),
+    OpInfo(
+        "cumulative_trapezoid",
+        ea.cumulative_trapezoid,
+        F32_64,
+        _trapz_samples,
+        ref=_ref_cumulative_trapezoid,
+        supports_out=False,
+        error_inputs=_trapz_errors,
+        check_unsupported=False,
+        kind="functions",
+    ),
+    OpInfo(
+        "isin",
+        ea.isin,
+        ALL_NUMERIC,
+        _isin_samples,
+        ref=_ref_isin,
+        result_dtype=lambda s: ea.bool,
+        supports_out=False,
+        supports_autograd=False,
+    ),
+    OpInfo(
+        "slice_scatter",
+        ea.slice_scatter,
+        ALL_DTYPES,
+        _slice_scatter_samples,
+        ref=_ref_slice_scatter,
+        supports_out=False,
+        error_inputs=_scatter_errors,
+        kind="functions",
+    ),
+    OpInfo(
+        "select_scatter",
+        ea.select_scatter,
+        ALL_DTYPES,
+        _samples(((4, 5), (_T(5), 0, 2)), ((4, 5), (_T(4), 1, -1))),
+        ref=_ref_select_scatter,
+        supports_out=False,
+        kind="functions",
+    ),
+    OpInfo(
+        "diagonal_scatter",
+        ea.diagonal_scatter,
+        ALL_DTYPES,
+        _samples(((4, 4), (_T(4),)), ((3, 5), (_T(3), 1)), ((2, 4, 3), (_T(4, 1), -1, 0, 2))),
+        ref=_ref_diagonal_scatter,
+        supports_out=False,
+        kind="functions",
+    ),
+    OpInfo(
+        "renorm",
+        ea.renorm,
+        F32_64,
+        _samples(((3, 4), (2, 0, 1.0)), ((3, 4), (1, 1, 2.0)), ((2, 3, 2), (3, -1, 0.5)), ((3, 4), (2, 0, 100.0))),
+        ref=_ref_renorm,
+        error_inputs=_renorm_errors,
+        supports_inplace=False,
+        check_unsupported=False,
+        kind="functions",
+    ),
+    OpInfo(
+        "cdist",
+        ea.cdist,
+        F32_64,
+        _cdist_samples,
+        ref=_ref_cdist,
+        supports_out=False,
+        error_inputs=_cdist_errors,
+        check_unsupported=False,
+        kind="functions",
+    ),
+    OpInfo(
+        "pdist",
+        ea.pdist,
+        F32_64,
+        _pdist_samples,
+        ref=_ref_pdist,
+        supports_out=False,
+        error_inputs=_pdist_errors,
+        check_unsupported=False,
+        kind="functions",
+    ),
+    OpInfo(
+        "quantile",
+        ea.quantile,
+        F32_64,
+        _quantile_samples,
+        ref=_ref_quantile(False),
+        supports_out=False,
+        nondifferentiable_args=(1,),
+        error_inputs=_quantile_errors,
+        kind="functions",
+    ),
+    OpInfo(
+        "nanquantile",
+        ea.nanquantile,
+        F32_64,
+        _quantile_samples,
+        ref=_ref_quantile(True),
+        supports_out=False,
+        nondifferentiable_args=(1,),
+        error_inputs=_quantile_errors,
+        kind="functions",
+    ),
+    OpInfo(
+        "combinations",
+        ea.combinations,
+        ALL_DTYPES,
+        _samples(((4,), ()), ((4,), (3,)), ((3,), (2, True)), ((3,), (0,)), ((2,), (3,)), ((5,), (1,))),
+        ref=_ref_combinations,
+        method=None,
+        supports_out=False,
+        error_inputs=_combinations_errors,
+        kind="functions",
+    ),
+    OpInfo(
+        "nonzero_static",
+        ea.nonzero_static,
+        ALL_DTYPES,
+        _nonzero_static_samples,
+        ref=_ref_nonzero_static,
+        result_dtype=lambda s: ea.int64,
+        supports_autograd=False,
+        error_inputs=lambda op: iter(
+            [_err(ea.ones(3), (), RuntimeError, "'size' must be an non-negative integer", size=-1)]
+        ),
+    ),
 ]

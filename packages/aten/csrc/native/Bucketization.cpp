@@ -67,9 +67,8 @@ BucketizePlan searchsorted_plan(const Tensor& sorted_sequence, const Tensor& sel
                 shape_str(sorted_sequence.sizes()), " and input value tensor ", shape_str(self.sizes()));
   }
   const int64_t row_size = sorted_sequence.size(-1);
-  EMBER_CHECK(!out_int32 || row_size < INT_MAX, op,
-              ": the size of boundaries' last dimension should be less than ", INT_MAX,
-              ", but we got ", row_size);
+  EMBER_CHECK(!out_int32 || row_size < INT_MAX, op, ": the size of boundaries' last dimension should be less than ",
+              INT_MAX, ", but we got ", row_size);
 
   BucketizePlan p;
   p.dtype = c10::promoteTypes(sorted_sequence.dtype(), self.dtype());
@@ -92,8 +91,8 @@ BucketizePlan searchsorted_plan(const Tensor& sorted_sequence, const Tensor& sel
   } else {
     p.result = empty(self.sizes(), out_dtype, self.device());
   }
-  const bool direct = p.result.is_contiguous() && !(out.defined() && (out.is_alias_of(self) ||
-                                                                      out.is_alias_of(sorted_sequence)));
+  const bool direct =
+      p.result.is_contiguous() && !(out.defined() && (out.is_alias_of(self) || out.is_alias_of(sorted_sequence)));
   p.buffer = direct ? p.result : empty(self.sizes(), out_dtype, self.device());
   return p;
 }
@@ -114,7 +113,7 @@ void search_cpu(const BucketizePlan& p) {
         const int64_t row = p.inner ? i / p.inner : 0;
         const int64_t off = row * p.row_size;
         o[i] = static_cast<out_t>(bucketize_search<scalar_t, acc_t>(b + off, sorter ? sorter + off : nullptr,
-                                                                     p.row_size, static_cast<acc_t>(v[i]), p.right));
+                                                                    p.row_size, static_cast<acc_t>(v[i]), p.right));
       }
     });
   });
@@ -151,8 +150,7 @@ Tensor searchsorted_scalar_out_cpu(const Tensor& sorted_sequence, const Scalar& 
   return run_cpu(searchsorted_plan(sorted_sequence, v, out_int32, right, side, sorter, out, true));
 }
 
-Tensor bucketize_out_cpu(const Tensor& self, const Tensor& boundaries, bool out_int32, bool right,
-                         const Tensor& out) {
+Tensor bucketize_out_cpu(const Tensor& self, const Tensor& boundaries, bool out_int32, bool right, const Tensor& out) {
   check_bucketize_boundaries(boundaries);
   return run_cpu(searchsorted_plan(boundaries, self, out_int32, right, std::nullopt, std::nullopt, out, false));
 }

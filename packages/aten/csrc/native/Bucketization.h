@@ -40,8 +40,8 @@ struct BucketizePlan {
   Tensor result;      // what the op returns (the caller's out=, resized, or a new tensor)
   Tensor buffer;      // what the kernel writes: `result` or a contiguous tensor copied over by finish()
   ScalarType dtype;
-  int64_t row_size;   // boundaries' last dimension
-  int64_t inner;      // values per boundaries row (0: every value searches the only row)
+  int64_t row_size;  // boundaries' last dimension
+  int64_t inner;     // values per boundaries row (0: every value searches the only row)
   bool right;
   void finish() const {
     if (!buffer.is_same(result)) result.copy_(buffer);

@@ -17,7 +17,7 @@ __global__ void searchsorted_kernel(const scalar_t* __restrict__ boundaries, con
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t off = (inner ? i / inner : 0) * row_size;
     out[i] = static_cast<out_t>(bucketize_search<scalar_t, acc_t>(boundaries + off, sorter ? sorter + off : nullptr,
-                                                                   row_size, static_cast<acc_t>(values[i]), right));
+                                                                  row_size, static_cast<acc_t>(values[i]), right));
   }
 }
 
@@ -29,8 +29,8 @@ void launch(const BucketizePlan& p) {
   EMBER_DISPATCH_ALL_TYPES_AND_HALF(p.dtype, "searchsorted", [&] {
     using acc_t = opmath_t<scalar_t>;
     searchsorted_kernel<scalar_t, acc_t, out_t><<<cuda::grid_size(n), cuda::kNumThreads, 0, stream>>>(
-        static_cast<const scalar_t*>(p.boundaries.data_ptr()), static_cast<const scalar_t*>(p.input.data_ptr()),
-        sorter, n, p.row_size, p.inner, p.right, static_cast<out_t*>(p.buffer.data_ptr()));
+        static_cast<const scalar_t*>(p.boundaries.data_ptr()), static_cast<const scalar_t*>(p.input.data_ptr()), sorter,
+        n, p.row_size, p.inner, p.right, static_cast<out_t*>(p.buffer.data_ptr()));
     EMBER_CUDA_KERNEL_LAUNCH_CHECK();
   });
 }
@@ -67,8 +67,7 @@ Tensor searchsorted_scalar_out_cuda(const Tensor& sorted_sequence, const Scalar&
   return run_cuda(searchsorted_plan(sorted_sequence, v, out_int32, right, side, sorter, out, true));
 }
 
-Tensor bucketize_out_cuda(const Tensor& self, const Tensor& boundaries, bool out_int32, bool right,
-                          const Tensor& out) {
+Tensor bucketize_out_cuda(const Tensor& self, const Tensor& boundaries, bool out_int32, bool right, const Tensor& out) {
   check_bucketize_boundaries(boundaries);
   return run_cuda(searchsorted_plan(boundaries, self, out_int32, right, std::nullopt, std::nullopt, out, false));
 }

@@ -183,7 +183,9 @@ def broadcast_shapes(*shapes: Any) -> Any:
             raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {s}")
         for v in s:
             if isinstance(v, bool) or not isinstance(v, int):
-                raise TypeError(f"torch.Size() takes an iterable of 'int' (item {list(s).index(v)} is '{type(v).__name__}')")
+                raise TypeError(
+                    f"torch.Size() takes an iterable of 'int' (item {list(s).index(v)} is '{type(v).__name__}')"
+                )
             if v < 0:
                 raise ValueError("Attempting to broadcast a dimension with negative length!")
         dims.append(tuple(s))

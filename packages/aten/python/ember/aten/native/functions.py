@@ -15,7 +15,6 @@ from typing import Any
 
 import ember.aten as ea
 import ember.c10py as _c10
-
 from ember.aten._generated import _ops as ops
 
 from .linalg import _set_out
@@ -175,7 +174,7 @@ def inner_out(self: Any, other: Any, out: Any) -> Any:
 
 def _check_angle_dtype(name: str, self: Any) -> None:
     if self.dtype == ea.bool:
-        raise RuntimeError(f'"{name}" not implemented for \'Bool\'')
+        raise RuntimeError(f"\"{name}\" not implemented for 'Bool'")
 
 
 def deg2rad(self: Any) -> Any:
@@ -222,7 +221,9 @@ def _dtype_name(dt: Any) -> str:
 
 def take_along_dim(self: Any, indices: Any, dim: int | None) -> Any:
     if indices.dtype != ea.int64:
-        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got {_dtype_name(indices.dtype)}")
+        raise RuntimeError(
+            f"torch.take_along_dim(): dtype of indices should be Long but got {_dtype_name(indices.dtype)}"
+        )
     if dim is None:
         return ea.gather(ea.reshape(self, (-1,)), 0, ea.reshape(indices, (-1,)))
     if self.dim() != indices.dim():
@@ -495,7 +496,7 @@ def as_strided_scatter(self: Any, src: Any, size: Any, stride: Any, storage_offs
 
 def renorm(self: Any, p: Any, dim: int, maxnorm: Any) -> Any:
     if not self.is_floating_point():
-        raise RuntimeError(f'"renorm" not implemented for \'{_dtype_name(self.dtype)}\'')
+        raise RuntimeError(f"\"renorm\" not implemented for '{_dtype_name(self.dtype)}'")
     if float(p) <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if float(maxnorm) < 0:
@@ -527,9 +528,7 @@ def cdist(x1: Any, x2: Any, p: float, compute_mode: int | None) -> Any:
     if x2.dim() < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {x2.dim()}D")
     if x1.shape[-1] != x2.shape[-1]:
-        raise RuntimeError(
-            f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
-        )
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     if not x1.is_floating_point() or not x2.is_floating_point():
         raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {_dtype_name(x1.dtype)}")
     if p < 0:
@@ -559,7 +558,9 @@ def pdist(self: Any, p: float) -> Any:
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
-def _quantile(name: str, self: Any, q: Any, dim: int | None, keepdim: bool, interpolation: str, ignore_nan: bool) -> Any:
+def _quantile(
+    name: str, self: Any, q: Any, dim: int | None, keepdim: bool, interpolation: str, ignore_nan: bool
+) -> Any:
     if not self.is_floating_point() or self.dtype not in (ea.float32, ea.float64):
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     scalar_q = not isinstance(q, ea.Tensor)

@@ -150,7 +150,7 @@ def ravel(self: Any) -> Any:
 
 
 def msort(self: Any) -> Any:
-    return ea.sort(self, 0).values
+    return ea.sort(self, 0)[0]
 
 
 def msort_out(self: Any, out: Any) -> Any:
@@ -434,7 +434,7 @@ def isin_Tensor_Tensor(elements: Any, test_elements: Any, assume_unique: bool, i
     e = elements.to(dtype)
     if test_elements.numel() == 0:
         return ea.full(tuple(elements.shape), invert, dtype=ea.bool, device=elements.device)
-    s = ea.sort(ea.reshape(test_elements.to(dtype), (-1,))).values
+    s = ea.sort(ea.reshape(test_elements.to(dtype), (-1,)))[0]
     pos = ea.clamp(ea.searchsorted(s, e), max=s.shape[0] - 1)
     found = ea.eq(ea.take(s, pos), e)
     return ea.logical_not(found) if invert else found
@@ -593,7 +593,7 @@ def _quantile(
     if n == 0:
         r = ea.full((*rest, nq), math.nan, dtype=self.dtype, device=self.device)
     else:
-        srt = ea.sort(x, -1).values
+        srt = ea.sort(x, -1)[0]
         nan = ea.isnan(srt)
         if ignore_nan:
             count = ea.sum(ea.logical_not(nan), -1, keepdim=True).to(self.dtype)

@@ -150,6 +150,12 @@ CPU_TABLE: dict[str, tuple[LowerArgs, Any]] = {
     "pinverse": (lambda: (b(3, 3),), f32),
     "triangular_solve": (lambda: (b(3, 1), spd(3)), f32),
     "lu_solve": (lambda: _lu_solve_args(), f32),
+    # functions family (issue 18)
+    "cdist": (lambda: (b(3, 4), b(2, 4)), f32),
+    "quantile": (lambda: (b(3, 4), ea.tensor([0.25, 0.5]).to(bf16)), f32),
+    "quantile.scalar": (lambda: (b(3, 4), 0.5), f32),
+    "nanquantile": (lambda: (b(3, 4), ea.tensor([0.25, 0.5]).to(bf16)), f32),
+    "nanquantile.scalar": (lambda: (b(3, 4), 0.5), f32),
     # (lower precision, PyTorch's CPU list: float32 inputs come out bfloat16)
     "linalg_vecdot": (lambda: (r(3), r(3)), bf16),
     # ---- promote: the widest floating type of the inputs

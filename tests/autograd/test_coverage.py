@@ -29,7 +29,9 @@ NON_DIFFERENTIABLE: dict[str, list[str]] = {
     ).split(),
     "integer result (indices, counts)": (
         "argmax argmin argsort nonzero nonzero_numpy argwhere count_nonzero repeat_interleave.Tensor multinomial"
-    ).split(),
+    ).split()
+    # functions family (issue 18)
+    + "searchsorted.Tensor searchsorted.Scalar bucketize.Tensor bucketize.Scalar".split(),
     "integer / bool operands only": (
         "gcd lcm bitwise_not bitwise_and.Tensor bitwise_or.Tensor bitwise_xor.Tensor "
         "bitwise_left_shift.Tensor bitwise_right_shift.Tensor"

@@ -20,6 +20,7 @@ from opinfo.core import OpInfo, to_device
 # kinds whose second derivatives are checked too (the nn kernels add their own kinds)
 GRADGRAD_KINDS = {"unary", "binary", "pointwise", "reduction", "matmul", "conv", "pooling", "softmax", "norm", "loss"}
 GRADGRAD_KINDS |= {"padding", "upsampling"}  # (attention: the fused backward has no derivative, as PyTorch)
+GRADGRAD_KINDS |= {"functions"}  # the composites of issue 18 (tests/aten/opinfo/functions.py)
 GRADGRAD_NAMES = {
     "sum",
     "mean",

@@ -74,7 +74,19 @@ from ._memory_format import channels_last, channels_last_3d, contiguous_format, 
 from ._tensor import Size, Tensor
 from ._tensor_str import get_printoptions, set_printoptions
 from ._trace import trace_dispatch
-from .functional import broadcast_tensors, cartesian_prod, einsum, meshgrid, tensordot
+from .functional import (  # issue 18
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    block_diag,
+    broadcast_shapes,
+    broadcast_tensors,
+    cartesian_prod,
+    einsum,
+    meshgrid,
+    tensordot,
+    unravel_index,
+)
 from .random import default_generator, fork_rng, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 
 __version__ = _metadata.version("ember-aten")

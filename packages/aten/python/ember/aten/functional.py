@@ -116,3 +116,122 @@ def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
     if out is None:
         return ops._call_tensordot(a, b, dims_a, dims_b)
     return ops._call_tensordot_out(a, b, dims_a, dims_b, out)
+
+
+# ---- functions family (issue 18) ----------------------------------------------------------
+
+
+def _atleast(op: Any, seq: Any, tensors: tuple[Any, ...]) -> Any:
+    if len(tensors) == 1:
+        tensors = tensors[0]
+        if not isinstance(tensors, (list, tuple)):
+            return op(tensors)
+    return tuple(seq(list(tensors)))
+
+
+def atleast_1d(*tensors: Any) -> Any:
+    """The input viewed with at least one dimension; several inputs (or one sequence) give a tuple.
+
+    >>> atleast_1d(ember.aten.tensor(1.0)).shape
+    ember.aten.Size([1])
+    """
+    return _atleast(ops._call_atleast_1d, ops._call_atleast_1d_Sequence, tensors)
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    """The input viewed with at least two dimensions (a vector becomes a row).
+
+    >>> atleast_2d(ember.aten.ones(3)).shape
+    ember.aten.Size([1, 3])
+    """
+    return _atleast(ops._call_atleast_2d, ops._call_atleast_2d_Sequence, tensors)
+
+
+def atleast_3d(*tensors: Any) -> Any:
+    """The input viewed with at least three dimensions ((n,) -> (1, n, 1), (m, n) -> (m, n, 1)).
+
+    >>> atleast_3d(ember.aten.ones(2, 3)).shape
+    ember.aten.Size([2, 3, 1])
+    """
+    return _atleast(ops._call_atleast_3d, ops._call_atleast_3d_Sequence, tensors)
+
+
+def block_diag(*tensors: Any, out: Any = None) -> Any:
+    """The block-diagonal matrix of 0-d, 1-d (a row) and 2-d blocks, in the promoted dtype.
+
+    >>> block_diag(ember.aten.ones(1, 2), ember.aten.ones(2, 1)).shape
+    ember.aten.Size([3, 3])
+    """
+    if out is None:
+        return ops._call_block_diag(list(tensors))
+    return ops._call_block_diag_out(list(tensors), out)
+
+
+def broadcast_shapes(*shapes: Any) -> Any:
+    """The shape tensors of these shapes broadcast to, without making any tensor.
+
+    >>> broadcast_shapes((2, 1), (3,))
+    ember.aten.Size([2, 3])
+    """
+    from ._tensor import Size
+
+    dims: list[tuple[int, ...]] = []
+    for s in shapes:
+        if isinstance(s, int):
+            s = (s,)
+        elif not isinstance(s, (list, tuple)):
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {s}")
+        for v in s:
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(
+                    f"torch.Size() takes an iterable of 'int' (item {list(s).index(v)} is '{type(v).__name__}')"
+                )
+            if v < 0:
+                raise ValueError("Attempting to broadcast a dimension with negative length!")
+        dims.append(tuple(s))
+    n = max((len(s) for s in dims), default=0)
+    result = [1] * n
+    for i, s in enumerate(dims):
+        for k, v in enumerate(s):
+            j = n - len(s) + k
+            if v == 1:
+                continue
+            if result[j] not in (1, v):
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {v} at {k - len(s)}! Mismatching argument at index "
+                    f"{i} had {tuple(s)}; but expected shape should be broadcastable to {result}"
+                )
+            result[j] = v
+    return Size(result)
+
+
+def unravel_index(indices: Any, shape: Any) -> tuple[Any, ...]:
+    """The coordinates, in an array of `shape`, of flat (row-major) indices: one tensor per dimension.
+
+    >>> [t.tolist() for t in unravel_index(ember.aten.tensor([5, 3]), (2, 3))]
+    [[1, 1], [2, 0]]
+    """
+    from ._dtypes import bool as _bool
+    from ._dtypes import int64 as _int64
+    from ._factories import tensor as _tensor
+
+    if indices.is_floating_point() or indices.dtype == _bool:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    if isinstance(shape, int):
+        shape = (shape,)
+    elif isinstance(shape, (list, tuple)):
+        for v in shape:
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"expected 'shape' sequence to only contain ints, but got {type(v)}")
+        shape = tuple(shape)
+    else:
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
+    if any(v < 0 for v in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {tuple(shape)}")
+    coefs = [1] * len(shape)
+    for k in range(len(shape) - 2, -1, -1):
+        coefs[k] = coefs[k + 1] * shape[k + 1]
+    idx = indices.unsqueeze(-1)
+    q = idx.div(_tensor(coefs, dtype=_int64, device=indices.device), rounding_mode="floor")
+    r = q.remainder(_tensor(list(shape), dtype=_int64, device=indices.device))
+    return tuple(r.unbind(-1))

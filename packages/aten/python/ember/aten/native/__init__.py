@@ -30,6 +30,8 @@ _MODULES = (
     "attention",
     "sampling",
     "special",
+    # --- functions family (issue 18) ---
+    "functions",
 )
 
 

@@ -10,7 +10,11 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from ._dtypes import bool as _bool
+from ._dtypes import int64 as _int64
+from ._factories import tensor as _tensor
 from ._generated import _ops as ops
+from ._tensor import Size
 
 
 def broadcast_tensors(*tensors: Any) -> tuple[Any, ...]:
@@ -173,8 +177,6 @@ def broadcast_shapes(*shapes: Any) -> Any:
     >>> broadcast_shapes((2, 1), (3,))
     ember.aten.Size([2, 3])
     """
-    from ._tensor import Size
-
     dims: list[tuple[int, ...]] = []
     for s in shapes:
         if isinstance(s, int):
@@ -211,10 +213,6 @@ def unravel_index(indices: Any, shape: Any) -> tuple[Any, ...]:
     >>> [t.tolist() for t in unravel_index(ember.aten.tensor([5, 3]), (2, 3))]
     [[1, 1], [2, 0]]
     """
-    from ._dtypes import bool as _bool
-    from ._dtypes import int64 as _int64
-    from ._factories import tensor as _tensor
-
     if indices.is_floating_point() or indices.dtype == _bool:
         raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
     if isinstance(shape, int):

@@ -198,7 +198,9 @@ def test_batched_gemm_does_not_trip_openblas_openmp_warning() -> None:
 @pytest.mark.parametrize("m,k,n", [(200, 300, 517), (613, 250, 90), (33, 1100, 301)])
 @pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
 @pytest.mark.parametrize("dtype", [ea.float32, ea.float64])
-def test_large_products_split_over_threads_equal_one_thread(m: int, k: int, n: int, ta: bool, tb: bool, dtype: Any) -> None:
+def test_large_products_split_over_threads_equal_one_thread(
+    m: int, k: int, n: int, ta: bool, tb: bool, dtype: Any
+) -> None:
     a, b = rand(m, k), rand(k, n)
     A = T(a.T.copy(), dtype).t() if ta else T(a, dtype)
     B = T(b.T.copy(), dtype).t() if tb else T(b, dtype)
@@ -245,7 +247,11 @@ def test_one_thread_pool_openblas_single_threaded_and_openmp_passive() -> None:
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["1", "PASSIVE"]
     r = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={**env, "OMP_WAIT_POLICY": "ACTIVE"}
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**env, "OMP_WAIT_POLICY": "ACTIVE"},
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["1", "ACTIVE"]

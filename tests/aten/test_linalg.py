@@ -226,6 +226,22 @@ def test_large_products_split_over_threads_equal_one_thread(
     np.testing.assert_allclose(N(out), 1.5 + 2.0 * (a @ b), **tol)
 
 
+@pytest.mark.parametrize("dtype", [ea.float32, ea.float64, ea.int64])
+def test_bmm_medium_products_run_over_the_batch(dtype: Any) -> None:
+    """Products between the small-matrix path and kBlasSerialWork (here 160^3 multiply-adds)
+    are spread over the threads one matrix each; larger ones (the last case) split themselves."""
+    before = ea.get_num_threads()
+    try:
+        ea.set_num_threads(2)
+        for batch, m in ((5, 160), (2, 170)):
+            a = RNG.integers(-3, 4, size=(batch, m, m)).astype(np.float64)
+            b = RNG.integers(-3, 4, size=(batch, m, m)).astype(np.float64)
+            got = ea.bmm(T(a, dtype), T(b, dtype).transpose(1, 2))
+            np.testing.assert_array_equal(N(got).astype(np.float64), a @ np.swapaxes(b, 1, 2))
+    finally:
+        ea.set_num_threads(before)
+
+
 def test_one_thread_pool_openblas_single_threaded_and_openmp_passive() -> None:
     """OpenBLAS's own pool stays at one thread whatever set_num_threads says (ember splits the
     products over its OpenMP threads), and OpenMP's threads sleep after a region unless the

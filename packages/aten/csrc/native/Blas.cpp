@@ -261,10 +261,10 @@ void gemm_batched_impl(const Tensor& out, const Tensor& a, const Tensor& b, cons
                   pc + i * sc, C.ld);
     }
   };
-  // Small matrices: one single-threaded GEMM per thread over the batch.
-  constexpr int64_t kSmallWork = int64_t{96} * 96 * 96;
+  // Products too small to split themselves (gemm_blas: at most kBlasSerialWork multiply-adds):
+  // one single-threaded GEMM per thread over the batch. Larger ones split over the threads.
   const int64_t work = std::max<int64_t>(1, m * n * std::max<int64_t>(k, 1));
-  if (batch > 1 && work <= kSmallWork && get_num_threads() > 1 && !in_parallel_region()) {
+  if (batch > 1 && work <= kBlasSerialWork && get_num_threads() > 1 && !in_parallel_region()) {
     const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / work);
     parallel_for(0, batch, grain, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) one(i);

@@ -18,6 +18,7 @@ import ember.c10py as _c10
 from ember.aten._generated import _ops as ops
 
 from .linalg import _set_out
+from .linalg_ext import _broadcast
 
 _wrap = _c10.maybe_wrap_dim
 
@@ -234,29 +235,15 @@ def take_along_dim(self: Any, indices: Any, dim: int | None) -> Any:
     d = _wrap(dim, self.dim())
     s_sizes = list(self.shape)
     s_sizes[d] = indices.shape[d]
-    idx = ea.broadcast_to(indices, _broadcast_shapes(tuple(s_sizes), tuple(indices.shape)))
+    idx = ea.broadcast_to(indices, _broadcast(tuple(s_sizes), tuple(indices.shape)))
     i_sizes = list(indices.shape)
     i_sizes[d] = self.shape[d]
-    src = ea.broadcast_to(self, _broadcast_shapes(tuple(i_sizes), tuple(self.shape)))
+    src = ea.broadcast_to(self, _broadcast(tuple(i_sizes), tuple(self.shape)))
     return ea.gather(src, d, idx)
 
 
 def take_along_dim_out(self: Any, indices: Any, dim: int | None, out: Any) -> Any:
     return _out(out, take_along_dim(self, indices, dim), "take_along_dim")
-
-
-def _broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
-    n = max(len(a), len(b))
-    a = (1,) * (n - len(a)) + tuple(a)
-    b = (1,) * (n - len(b)) + tuple(b)
-    out = []
-    for i, (x, y) in enumerate(zip(a, b, strict=True)):
-        if x != y and x != 1 and y != 1:
-            raise RuntimeError(
-                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {i}"
-            )
-        out.append(y if x == 1 else x)
-    return tuple(out)
 
 
 # ---- block_diag -----------------------------------------------------------------------------

@@ -199,8 +199,41 @@ def _install_build_dependency(session: nox.Session, layer: str, wheels: Path) ->
 # the compilers see the same headers with the same times and only changed files rebuild.
 @nox.session(python=PYTHON, reuse_venv=True)
 def build(session: nox.Session) -> None:
-    """Compile every layer once into build/wheels (persistent build dirs)."""
-    _build_wheels(session, DEV_WHEELS, BUILD_DIR, cuda=_builds_cuda())
+    """Compile every layer once into build/wheels (persistent build dirs), and in a CUDA build
+    the test-only module ember_aten_testing into build/testing-wheels."""
+    cuda = _builds_cuda()
+    _build_wheels(session, DEV_WHEELS, BUILD_DIR, cuda=cuda)
+    _build_aten_testing(session, cuda)
+
+
+# The host emulation of aten's CUDA kernels (packages/aten/testing): a module of its own that
+# only the aten tests install, so that no test-only code ships in the ember-aten wheel. It is
+# compiled against the ember-aten just built (installed in the build venv) and rebuilt when
+# aten's files (its own, and the kernel headers it includes) or that wheel change; a CPU-only
+# build has no CUDA kernels to emulate.
+TESTING_WHEELS = BUILD_DIR / "testing-wheels"
+
+
+def _build_aten_testing(session: nox.Session, cuda: bool) -> None:
+    TESTING_WHEELS.mkdir(parents=True, exist_ok=True)
+    stamp = TESTING_WHEELS / ".sources-sha256"
+    if not cuda:  # no stale module of an earlier CUDA build may reach the tests
+        for old in TESTING_WHEELS.glob("*.whl"):
+            old.unlink()
+        stamp.unlink(missing_ok=True)
+        return
+    args = [f"-Cbuild-dir={BUILD_DIR / 'aten-testing'}", *_cuda_architecture_args()]
+    digest = _sources_digest("aten", [*args, _record_digest(_wheel("aten"))])
+    if stamp.exists() and stamp.read_text() == digest and list(TESTING_WHEELS.glob("*.whl")):
+        session.log("ember-aten-testing: sources unchanged since its wheel was built")
+        return
+    for old in TESTING_WHEELS.glob("*.whl"):
+        old.unlink()
+    session.run(
+        "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(TESTING_WHEELS), *args,
+        str(ROOT / "packages" / "aten" / "testing"), env=_compiler_cache_env(session),
+    )  # fmt: skip
+    stamp.write_text(digest)
 
 
 def _build_wheels(session: nox.Session, wheels: Path, build_dirs: Path, cuda: bool) -> None:
@@ -303,6 +336,8 @@ def tests(session: nox.Session, layer: str) -> None:
     _install_layers(session, installed)
     if layer in LAYER_TEST_REQUIREMENTS:
         session.install(*LAYER_TEST_REQUIREMENTS[layer])
+    if layer == "aten" and list(TESTING_WHEELS.glob("*.whl")):  # CUDA builds: the host emulation
+        session.install("--no-deps", "--force-reinstall", *map(str, TESTING_WHEELS.glob("*.whl")))
     if layer == "integration":
         # tests/integration builds examples/custom_op against the installed ember wheels,
         # and runs the examples (at a reduced size) with their own requirements

@@ -2,7 +2,7 @@
 
 gemm_batched_cuda (CUDABlas.cpp) and the CUDA convolution (ConvolutionCUDA.cpp) turn
 row-major, possibly strided or transposed operands into column-major cuBLAS calls
-(operand order, transposes, leading dimensions, batch strides). ``_C._cuda_emulated_*``
+(operand order, transposes, leading dimensions, batch strides). ``ember_aten_testing.cuda_emulated_*``
 runs that host code on CPU tensors with cuBLAS replaced by a host emulation (cuBLAS's
 argument checks, then the column-major product), so those calls are checked against the
 CPU kernels on every CUDA build, GPU or not. The GPU runs the same cases for real in
@@ -15,10 +15,9 @@ from typing import Any
 import ember.aten as ea
 import numpy as np
 import pytest
+from emulation import ember_aten_testing, requires_emulation
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(ea._C, "_cuda_emulated_gemm_batched"), reason="a CPU-only build has no CUDA host code"
-)
+pytestmark = requires_emulation
 RNG = np.random.default_rng(5)
 
 
@@ -31,7 +30,7 @@ def N(t: Any) -> np.ndarray:
 
 
 def emulated(out: Any, a: Any, b: Any, beta: float = 0.0, alpha: float = 1.0) -> Any:
-    ea._C._cuda_emulated_gemm_batched(out, a, b, beta, alpha)
+    ember_aten_testing.cuda_emulated_gemm_batched(out, a, b, beta, alpha)
     return out
 
 
@@ -120,16 +119,16 @@ def conv_args(case: tuple) -> tuple[Any, Any, Any, list]:
 def test_cuda_convolution_matches_cpu(case: tuple) -> None:
     x, w, b, rest = conv_args(case)
     for bias in (b, None):
-        got = ea._C._cuda_emulated_convolution(x, w, bias, *rest)
+        got = ember_aten_testing.cuda_emulated_convolution(x, w, bias, *rest)
         np.testing.assert_allclose(N(got), N(ea.convolution(x, w, bias, *rest)), rtol=1e-10, atol=1e-10)
     y = ea.convolution(x, w, b, *rest)
     g = rand(*y.shape)
     mask = [True, True, True]
     expected = ea.convolution_backward(g, x, w, [b.shape[0]], *rest, mask)
-    got3 = ea._C._cuda_emulated_convolution_backward(g, x, w, [b.shape[0]], *rest, mask)
+    got3 = ember_aten_testing.cuda_emulated_convolution_backward(g, x, w, [b.shape[0]], *rest, mask)
     for gt, wt in zip(got3, expected, strict=True):
         np.testing.assert_allclose(N(gt), N(wt), rtol=1e-10, atol=1e-10)
-    only_weight = ea._C._cuda_emulated_convolution_backward(g, x, w, None, *rest, [False, True, False])
+    only_weight = ember_aten_testing.cuda_emulated_convolution_backward(g, x, w, None, *rest, [False, True, False])
     assert only_weight[0] is None and only_weight[2] is None
     np.testing.assert_allclose(N(only_weight[1]), N(expected[1]), rtol=1e-10, atol=1e-10)
 
@@ -139,7 +138,7 @@ def test_cuda_convolution_many_images_in_chunks() -> None:
     x, w = rand(9, 4, 6, 5), rand(6, 2, 3, 3)
     rest = [[1, 1], [1, 1], [1, 1], False, [0, 0], 2]
     np.testing.assert_allclose(
-        N(ea._C._cuda_emulated_convolution(x, w, None, *rest)),
+        N(ember_aten_testing.cuda_emulated_convolution(x, w, None, *rest)),
         N(ea.convolution(x, w, None, *rest)),
         rtol=1e-10,
         atol=1e-10,
@@ -156,7 +155,7 @@ def test_cuda_convolution_half_gradients_sum_in_float32(dtype: Any) -> None:
     g = (rand(64, 6, 4, 4) + 1.0).to(dtype)
     rest = [[1, 1], [0, 0], [1, 1], False, [0, 0], 1]
     want = ea.convolution_backward(g, x, w, [6], *rest, [True, True, True])
-    got = ea._C._cuda_emulated_convolution_backward(g, x, w, [6], *rest, [True, True, True])
+    got = ember_aten_testing.cuda_emulated_convolution_backward(g, x, w, [6], *rest, [True, True, True])
     eps = 2.0**-8 if dtype == ea.bfloat16 else 2.0**-11
     for gt, wt in zip(got, want, strict=True):
         assert gt.dtype == dtype

@@ -1,6 +1,6 @@
 """The CUDA ctc_loss kernels (cuda/LossCTC.cu) run on the host.
 
-``_C._cuda_emulated_ctc_loss`` / ``_cuda_emulated_ctc_loss_backward`` run the CUDA host
+``ember_aten_testing.cuda_emulated_ctc_loss`` / ``cuda_emulated_ctc_loss_backward`` run the CUDA host
 code on CPU tensors with every block of its kernels executed on the host (one thread per
 block: the block code is the kernels' own), so the alpha / beta recursions and the
 gradient gather are checked against the CPU kernel on any CUDA build. (Barriers and the
@@ -13,10 +13,9 @@ from typing import Any
 import ember.aten as ea
 import numpy as np
 import pytest
+from emulation import ember_aten_testing, requires_emulation
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(ea._C, "_cuda_emulated_ctc_loss"), reason="a CPU-only build has no CUDA kernels"
-)
+pytestmark = requires_emulation
 
 # (targets, input_lengths, target_lengths, blank)
 CASES = [
@@ -40,12 +39,14 @@ def test_cuda_ctc_kernels_match_the_cpu_kernel(case: tuple, dtype: Any, zero_inf
     lp = lp_of(dtype)
     targets = ea.tensor(tg, dtype=ea.int64)
     nll_c, alpha_c = ea._ctc_loss(lp, targets, il, tl, blank, zero_infinity)
-    nll_e, alpha_e = ea._C._cuda_emulated_ctc_loss(lp, targets, il, tl, blank, zero_infinity)
+    nll_e, alpha_e = ember_aten_testing.cuda_emulated_ctc_loss(lp, targets, il, tl, blank, zero_infinity)
     tol = 1e-5 if dtype == ea.float32 else 1e-12
     np.testing.assert_allclose(nll_e.double().numpy(), nll_c.double().numpy(), rtol=tol, atol=tol)
     np.testing.assert_allclose(alpha_e.double().numpy(), alpha_c.double().numpy(), rtol=tol, atol=tol)
     go = ea.tensor([0.7, 1.1, 0.4], dtype=dtype)
     gc = ea._ctc_loss_backward(go, lp, targets, il, tl, nll_c, alpha_c, blank, zero_infinity)
-    ge = ea._C._cuda_emulated_ctc_loss_backward(go, lp, targets, il, tl, nll_e, alpha_e, blank, zero_infinity)
+    ge = ember_aten_testing.cuda_emulated_ctc_loss_backward(
+        go, lp, targets, il, tl, nll_e, alpha_e, blank, zero_infinity
+    )
     assert ge.dtype == gc.dtype and tuple(ge.shape) == tuple(gc.shape)
     np.testing.assert_allclose(ge.double().numpy(), gc.double().numpy(), rtol=10 * tol, atol=10 * tol)

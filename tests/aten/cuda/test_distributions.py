@@ -1,7 +1,7 @@
 """The CUDA random kernels' stream layout (csrc/native/cuda/Distributions.cu) on any CUDA
 build, and the CUDA multinomial against the CPU's.
 
-"emulated": _C._cuda_distributions_emulation(True) puts the CUDA stub functions into the
+"emulated": ember_aten_testing.cuda_distributions_emulation(True) puts the CUDA stub functions into the
 CPU slots of the distribution stubs; given CPU tensors they run their Philox block bodies
 (the same functors the kernel calls) in a host loop. Every draw is then compared bit for
 bit with the CPU kernels' draw of the same generator state: which block, lane and words
@@ -18,10 +18,7 @@ from typing import Any
 import ember.aten as ea
 import numpy as np
 import pytest
-
-_C = ea._C
-
-needs_cuda_build = pytest.mark.skipif(not _C._built_with_cuda, reason="needs a CUDA build of ember.aten")
+from emulation import ember_aten_testing, requires_emulation
 
 FLOATS = [ea.float32, ea.float64, ea.float16, ea.bfloat16]
 INTS = [ea.int64, ea.int32, ea.int16, ea.int8, ea.uint8, ea.bool]
@@ -29,11 +26,11 @@ INTS = [ea.int64, ea.int32, ea.int16, ea.int8, ea.uint8, ea.bool]
 
 @contextlib.contextmanager
 def cuda_kernels_on_host() -> Iterator[None]:
-    previous = _C._cuda_distributions_emulation(True)
+    previous = ember_aten_testing.cuda_distributions_emulation(True)
     try:
         yield
     finally:
-        _C._cuda_distributions_emulation(previous)
+        ember_aten_testing.cuda_distributions_emulation(previous)
 
 
 def as_bits(t: Any) -> np.ndarray:
@@ -66,24 +63,21 @@ def check(draw: Callable[[Any], Any], seed: int, what: str) -> None:
     assert sc == se, f"{what}: the generators advanced differently"
 
 
-def test_emulation_switch_is_part_of_cuda_builds_only() -> None:
-    if not _C._built_with_cuda:
-        with pytest.raises(AttributeError):
-            _C._cuda_distributions_emulation  # noqa: B018
-        return
+@requires_emulation
+def test_emulation_switch_reports_the_previous_state() -> None:
     with cuda_kernels_on_host():
-        assert _C._cuda_distributions_emulation(True) is True  # already on
-    assert _C._cuda_distributions_emulation(False) is False
+        assert ember_aten_testing.cuda_distributions_emulation(True) is True  # already on
+    assert ember_aten_testing.cuda_distributions_emulation(False) is False
 
 
-@needs_cuda_build
+@requires_emulation
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 1000, 4099])
 def test_rand_and_randn_float32_follow_the_cpu_layout(n: int) -> None:
     check(lambda g: ea.rand(n, generator=g), n, f"rand({n})")
     check(lambda g: ea.randn(n, generator=g), n, f"randn({n})")
 
 
-@needs_cuda_build
+@requires_emulation
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_real_distributions_follow_the_cpu_layout(dtype: Any) -> None:
     draws: dict[str, Callable[[Any], Any]] = {
@@ -103,7 +97,7 @@ def test_real_distributions_follow_the_cpu_layout(dtype: Any) -> None:
         check(draw, 7, f"{name} {dtype}")
 
 
-@needs_cuda_build
+@requires_emulation
 @pytest.mark.parametrize("dtype", INTS, ids=str)
 def test_integer_draws_follow_the_cpu_layout(dtype: Any) -> None:
     ranges: list[tuple[int, int | None]] = [(0, 2)]
@@ -121,7 +115,7 @@ def test_integer_draws_follow_the_cpu_layout(dtype: Any) -> None:
         check(lambda g: ea.empty(1027, dtype=dtype).geometric_(0.01, generator=g), 6, "geometric_")
 
 
-@needs_cuda_build
+@requires_emulation
 def test_tensor_parameters_follow_the_cpu_layout() -> None:
     rng = np.random.default_rng(0)
     mean = ea.from_numpy(rng.standard_normal((33, 17)).astype(np.float32))

@@ -18,6 +18,7 @@ import ember.aten as ea
 import ember.c10py as c10py
 import numpy as np
 import pytest
+from emulation import ember_aten_testing, requires_emulation
 from opinfo.core import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, make_array, tensor_from, to_numpy
 
 requires_cuda = pytest.mark.skipif(not c10py.cuda.is_available(), reason="needs a CUDA GPU")
@@ -677,10 +678,8 @@ def test_many_dims_and_in_place() -> None:
 
 # ---- index math of gpu_kernel, checked on the host (no GPU needed) ------------------------------
 
-needs_cuda_build = pytest.mark.skipif(not ea._C._built_with_cuda, reason="ember.aten was built without CUDA")
 
-
-@needs_cuda_build
+@requires_emulation
 def test_offset_calculator_matches_strides() -> None:
     rng = np.random.default_rng(7)
     for nd in (0, 1, 2, 3, 5, 8):
@@ -688,13 +687,13 @@ def test_offset_calculator_matches_strides() -> None:
         strides = [[int(s) for s in rng.integers(0, 1000, size=nd)] for _ in range(3)]
         numel = int(np.prod(shape)) if shape else 1
         linear = list(range(numel)) if numel < 2000 else [int(i) for i in rng.integers(0, numel, size=2000)]
-        got = ea._C._cuda_loops_offsets(shape, strides, linear)
+        got = ember_aten_testing.cuda_loops_offsets(shape, strides, linear)
         for i, row in zip(linear, got, strict=True):
             idx = np.unravel_index(i, shape[::-1])[::-1] if shape else ()  # dim 0 is the fastest
             assert row == [sum(int(a) * b for a, b in zip(idx, s, strict=True)) for s in strides]
 
 
-@needs_cuda_build
+@requires_emulation
 def test_offset_calculator_division_edge_sizes() -> None:
     # the multiply-shift division over sizes near powers of two and the int32 limit
     sizes = [1, 2, 3, 7, 8, 9, 255, 256, 257, 65535, 65536, 65537, 1 << 20, (1 << 31) - 1]
@@ -703,21 +702,21 @@ def test_offset_calculator_division_edge_sizes() -> None:
         shape = [size, rest]
         linear = sorted({0, 1, size - 1, size, size + 1, size * rest - 1, (size * rest) // 2, (1 << 31) - 1})
         linear = [i for i in linear if i < size * rest]
-        got = ea._C._cuda_loops_offsets(shape, [[1, 1 << 31], [0, 1]], linear)
+        got = ember_aten_testing.cuda_loops_offsets(shape, [[1, 1 << 31], [0, 1]], linear)
         for i, row in zip(linear, got, strict=True):
             q, r = divmod(i, size)
             assert row[0] == (r + (q << 31)) % (1 << 32)  # 32-bit arithmetic wraps
             assert row[1] == q
 
 
-@needs_cuda_build
+@requires_emulation
 def test_32bit_split_covers_the_iteration() -> None:
     # a 3 x 2^31 iteration (expanded: no memory) must be cut into pieces below 2^31
     # elements whose starts follow the operands' strides
     n = 1 << 31
     out = ea.zeros(1, dtype=ea.int8).expand(3, n)
     col = ea.zeros(3, dtype=ea.float32).view(3, 1).expand(3, n)
-    pieces = ea._C._cuda_loops_split([out, col])
+    pieces = ember_aten_testing.cuda_loops_split([out, col])
     assert len(pieces) > 1
     total = 0
     for shape, starts in pieces:

@@ -1,7 +1,7 @@
 """The CUDA kernels of grid_sampler_2d (+ backward) and linalg_cross (cuda/GridSampler.cu,
 cuda/Cross.cu) run on the host.
 
-``_C._cuda_grid_sampler_emulation(True)`` / ``_C._cuda_cross_emulation(True)`` put a host loop
+``ember_aten_testing.cuda_grid_sampler_emulation(True)`` / ``cuda_cross_emulation(True)`` put a host loop
 over the kernels' own per-location / per-position code in the CPU slots of the stubs (cross:
 with the same 32-bit split and offset calculator as the launch). These tests compare that
 code with the CPU kernel on every mode, dtype and layout, on any CUDA build, GPU or not.
@@ -17,10 +17,9 @@ from typing import Any
 import ember.aten as ea
 import numpy as np
 import pytest
+from emulation import ember_aten_testing, requires_emulation
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(ea._C, "_cuda_grid_sampler_emulation"), reason="a CPU-only build has no CUDA kernels"
-)
+pytestmark = requires_emulation
 
 
 @contextmanager
@@ -75,7 +74,7 @@ def gs_inputs(dtype: Any, n: int = 2, c: int = 3, h: int = 5, w: int = 7, ho: in
 def test_grid_sampler_2d_cuda_code_matches_cpu(dtype: Any, mode: int, padding: int, align_corners: bool) -> None:
     x, g = gs_inputs(dtype)
     go = ea.tensor(np.random.default_rng(1).uniform(-1, 1, size=(2, 3, 4, 6)), dtype=dtype)
-    toggle = ea._C._cuda_grid_sampler_emulation
+    toggle = ember_aten_testing.cuda_grid_sampler_emulation
     tol = GS_TOL[dtype]
     cpu, emu = both(lambda: ea.grid_sampler_2d(x, g, mode, padding, align_corners), toggle)
     close(emu, cpu, tol)
@@ -94,7 +93,7 @@ def test_grid_sampler_2d_cuda_code_edge_shapes(shape: tuple[int, ...]) -> None:
     x = ea.tensor(rng.uniform(-2, 2, size=(n, c, h, w)))
     g = ea.tensor(rng.uniform(-1.2, 1.2, size=(n, ho, wo, 2)))
     go = ea.ones(n, c, ho, wo)
-    toggle = ea._C._cuda_grid_sampler_emulation
+    toggle = ember_aten_testing.cuda_grid_sampler_emulation
     for padding in (0, 1, 2):  # a 1x1 input: reflection over a single pixel
         cpu, emu = both(lambda padding=padding: ea.grid_sampler_2d(x, g, 0, padding, False), toggle)
         close(emu, cpu, 1e-6)
@@ -109,7 +108,7 @@ def test_grid_sampler_2d_cuda_code_strided_inputs() -> None:
     x, g = gs_inputs(ea.float64, n=2, c=4, h=6, w=5, ho=3, wo=10)
     xt, gs = x.transpose(2, 3), g[:, :, ::2]
     assert not xt.is_contiguous() and not gs.is_contiguous()
-    cpu, emu = both(lambda: ea.grid_sampler_2d(xt, gs, 0, 2, True), ea._C._cuda_grid_sampler_emulation)
+    cpu, emu = both(lambda: ea.grid_sampler_2d(xt, gs, 0, 2, True), ember_aten_testing.cuda_grid_sampler_emulation)
     close(emu, cpu, 1e-12)
 
 
@@ -139,7 +138,7 @@ def cross_t(shape: tuple[int, ...], dtype: Any, seed: int = 0) -> Any:
 )
 def test_cross_cuda_code_matches_cpu(dtype: Any, sa: tuple[int, ...], sb: tuple[int, ...], dim: int) -> None:
     a, b = cross_t(sa, dtype), cross_t(sb, dtype, seed=1)
-    cpu, emu = both(lambda: ea.linalg.cross(a, b, dim=dim), ea._C._cuda_cross_emulation)
+    cpu, emu = both(lambda: ea.linalg.cross(a, b, dim=dim), ember_aten_testing.cuda_cross_emulation)
     close(emu, cpu, CROSS_TOL.get(dtype, 0.0))  # integers: exact
 
 
@@ -147,7 +146,7 @@ def test_cross_cuda_code_strided_out_and_alias() -> None:
     a = cross_t((6, 3, 8), ea.float64)[::2].transpose(0, 2)
     b = cross_t((8, 3, 3), ea.float64, seed=1).transpose(1, 2).contiguous().transpose(1, 2)
     assert not a.is_contiguous() and not b.is_contiguous()
-    toggle = ea._C._cuda_cross_emulation
+    toggle = ember_aten_testing.cuda_cross_emulation
     cpu, emu = both(lambda: ea.linalg.cross(a, b, dim=1), toggle)
     close(emu, cpu, 1e-14)
     np.testing.assert_allclose(emu.numpy(), np.cross(a.numpy(), b.numpy(), axis=1), rtol=1e-12, atol=1e-12)

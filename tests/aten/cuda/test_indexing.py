@@ -2,7 +2,7 @@
 
 On any build: every indexing stub has a CUDA kernel on a CUDA build, none on a
 CPU-only one. The kernel tests run against two targets: "cuda" (a GPU; skipped
-without one) and "emulated" (any CUDA build: _C._cuda_indexing_emulation puts a host
+without one) and "emulated" (any CUDA build: ember_aten_testing.cuda_indexing_emulation puts a host
 emulation of the CUDA kernels -- the same element code, run serially on CPU tensors
 -- into the stubs' CPU slots). Each is compared with the CPU kernels: every sample
 of the indexing OpInfo table, negative and duplicate indices, accumulation in every
@@ -20,6 +20,7 @@ import ember.aten as ea
 import ember.c10py
 import numpy as np
 import pytest
+from emulation import ember_aten_testing, requires_emulation
 from opinfo.core import assert_close, to_numpy
 from opinfo.indexing import OPS
 
@@ -80,11 +81,11 @@ def assert_same(got: Any, expected: Any, msg: str = "", cuda: bool = True) -> No
 
 @contextlib.contextmanager
 def cuda_kernels_on_host() -> Iterator[None]:
-    previous = ea._C._cuda_indexing_emulation(True)
+    previous = ember_aten_testing.cuda_indexing_emulation(True)
     try:
         yield
     finally:
-        ea._C._cuda_indexing_emulation(previous)
+        ember_aten_testing.cuda_indexing_emulation(previous)
 
 
 class Target:
@@ -111,8 +112,8 @@ class Target:
 def target(request: pytest.FixtureRequest) -> Target:
     if request.param == "cuda" and not ember.c10py.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
-    if request.param == "emulated" and not ea._C._built_with_cuda:
-        pytest.skip("the host emulation of the CUDA kernels is part of CUDA builds")
+    if request.param == "emulated" and ember_aten_testing is None:
+        pytest.skip("no ember_aten_testing: the host emulation of the CUDA kernels (CUDA builds)")
     return Target(request.param)
 
 
@@ -125,20 +126,17 @@ def long(values: Any) -> Any:
     return ea.from_numpy(np.array(values, dtype=np.int64))
 
 
+@requires_emulation
 def test_emulation_switches_the_cpu_slots_and_back() -> None:
-    if not ea._C._built_with_cuda:
-        with pytest.raises(AttributeError):
-            ea._C._cuda_indexing_emulation  # noqa: B018
-        return
     x = ints((5, 3))
     # the CPU kernel words a bad index without the operator's name, the emulated CUDA one with it
     with pytest.raises(IndexError, match=r"^index 7 is out of bounds for dimension 0 with size 5$"):
         ea.index_select(x, 0, long([7]))
     with cuda_kernels_on_host():
-        assert ea._C._cuda_indexing_emulation(True) is True  # already on
+        assert ember_aten_testing.cuda_indexing_emulation(True) is True  # already on
         with pytest.raises(IndexError, match=r"^index_select\(\): index 7 is out of bounds for dimension 0"):
             ea.index_select(x, 0, long([7]))
-    assert ea._C._cuda_indexing_emulation(False) is False
+    assert ember_aten_testing.cuda_indexing_emulation(False) is False
     with pytest.raises(IndexError, match=r"^index 7 is out of bounds"):
         ea.index_select(x, 0, long([7]))
 

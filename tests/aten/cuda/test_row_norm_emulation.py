@@ -1,7 +1,7 @@
 """The CUDA layer / RMS norm kernels (cuda/Normalization.cu, row_norm_stub and
 row_norm_backward_stub) run on the host.
 
-``_C._cuda_row_norm_emulation(True)`` puts a host emulation of the CUDA kernels in the CPU
+``ember_aten_testing.cuda_row_norm_emulation(True)`` puts a host emulation of the CUDA kernels in the CPU
 slots of the row-norm stubs: each kernel's own block code, blocks of one thread (the
 weight / bias gradients chunk by chunk as on the GPU). So the statistics, the affine output
 and the three gradients are checked against the CPU kernel on any CUDA build; block
@@ -14,10 +14,9 @@ from typing import Any
 import ember.aten as ea
 import numpy as np
 import pytest
+from emulation import ember_aten_testing, requires_emulation
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(ea._C, "_cuda_row_norm_emulation"), reason="a CPU-only build has no CUDA kernels"
-)
+pytestmark = requires_emulation
 TOL = {ea.float32: 1e-5, ea.float64: 1e-12, ea.bfloat16: 2e-2}
 
 
@@ -50,11 +49,11 @@ def run(kind: str, dtype: Any, affine: bool) -> list[Any]:
 @pytest.mark.parametrize("affine", [False, True])
 def test_cuda_row_norm_kernels_match_the_cpu_kernel(kind: str, dtype: Any, affine: bool) -> None:
     want = run(kind, dtype, affine)
-    previous = ea._C._cuda_row_norm_emulation(True)
+    previous = ember_aten_testing.cuda_row_norm_emulation(True)
     try:
         got = run(kind, dtype, affine)
     finally:
-        ea._C._cuda_row_norm_emulation(previous)
+        ember_aten_testing.cuda_row_norm_emulation(previous)
     assert len(got) == len(want)
     for g, w in zip(got, want, strict=True):
         if w is None:

@@ -1,6 +1,6 @@
 """The CUDA fused attention kernels (cuda/Attention.cu) run on the host.
 
-``_C._cuda_sdpa_emulation(True)`` puts a host emulation of the CUDA forward / backward
+``ember_aten_testing.cuda_sdpa_emulation(True)`` puts a host emulation of the CUDA forward / backward
 kernels in the CPU slots of the attention stubs: every block of the launch the GPU would
 get, one thread each, in 48 KiB of "shared memory" (large heads shrink the tiles). The
 block code is the kernels' own, so these tests check their tiling, online softmax,
@@ -16,10 +16,9 @@ from typing import Any
 import ember.aten as ea
 import numpy as np
 import pytest
+from emulation import ember_aten_testing, requires_emulation
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(ea._C, "_cuda_sdpa_emulation"), reason="a CPU-only build has no CUDA kernels"
-)
+pytestmark = requires_emulation
 
 CASES = [
     # (B, Hq, Hkv, L, S, E, Ev, is_causal, mask)
@@ -55,22 +54,22 @@ def run(case: tuple[Any, ...], dtype: Any) -> list[Any]:
 
 @pytest.fixture
 def emulated() -> Iterator[None]:
-    previous = ea._C._cuda_sdpa_emulation(True)
+    previous = ember_aten_testing.cuda_sdpa_emulation(True)
     try:
         yield
     finally:
-        ea._C._cuda_sdpa_emulation(previous)
+        ember_aten_testing.cuda_sdpa_emulation(previous)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[str(c) for c in CASES])
 @pytest.mark.parametrize("dtype", [ea.float32, ea.float64], ids=str)
 def test_cuda_attention_kernels_match_the_cpu_kernel(case: tuple[Any, ...], dtype: Any) -> None:
     want = run(case, dtype)
-    previous = ea._C._cuda_sdpa_emulation(True)
+    previous = ember_aten_testing.cuda_sdpa_emulation(True)
     try:
         got = run(case, dtype)
     finally:
-        ea._C._cuda_sdpa_emulation(previous)
+        ember_aten_testing.cuda_sdpa_emulation(previous)
     tol = 2e-5 if dtype == ea.float32 else 1e-11
     for g, w in zip(got, want, strict=True):
         assert g.dtype == w.dtype and tuple(g.shape) == tuple(w.shape)
@@ -78,10 +77,10 @@ def test_cuda_attention_kernels_match_the_cpu_kernel(case: tuple[Any, ...], dtyp
 
 
 def test_emulation_switch_reports_the_previous_state(emulated: None) -> None:
-    assert ea._C._cuda_sdpa_emulation(True) is True
-    assert ea._C._cuda_sdpa_emulation(False) is True
-    assert ea._C._cuda_sdpa_emulation(False) is False
-    assert ea._C._cuda_sdpa_emulation(True) is False
+    assert ember_aten_testing.cuda_sdpa_emulation(True) is True
+    assert ember_aten_testing.cuda_sdpa_emulation(False) is True
+    assert ember_aten_testing.cuda_sdpa_emulation(False) is False
+    assert ember_aten_testing.cuda_sdpa_emulation(True) is False
 
 
 def test_public_function_under_emulation_matches_math(emulated: None) -> None:

@@ -1,6 +1,6 @@
 """The CUDA softmax kernels (cuda/SoftMax.cu) run on the host.
 
-``_C._cuda_softmax_emulation(True)`` puts a host emulation of the CUDA softmax /
+``ember_aten_testing.cuda_softmax_emulation(True)`` puts a host emulation of the CUDA softmax /
 log_softmax kernels and their backward in the CPU slots of the softmax stubs: each kernel's
 own block code run as one block of one thread (which walks every row, or every column of
 the strided layout). So the row and column layouts, the max / sum passes and the backward
@@ -14,10 +14,9 @@ from typing import Any
 import ember.aten as ea
 import numpy as np
 import pytest
+from emulation import ember_aten_testing, requires_emulation
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(ea._C, "_cuda_softmax_emulation"), reason="a CPU-only build has no CUDA kernels"
-)
+pytestmark = requires_emulation
 
 SHAPES = [((7, 33), 1), ((3, 1000), -1), ((4, 5, 6), 1), ((4, 5, 6), 0), ((2, 3, 4, 5), 2), ((), 0), ((5,), 0)]
 
@@ -37,11 +36,11 @@ def run(shape: tuple[int, ...], dim: int, log: bool, dtype: Any) -> list[Any]:
 @pytest.mark.parametrize("dtype", [ea.float32, ea.float64, ea.bfloat16], ids=str)
 def test_cuda_softmax_kernels_match_the_cpu_kernel(shape: tuple[int, ...], dim: int, log: bool, dtype: Any) -> None:
     want = run(shape, dim, log, dtype)
-    previous = ea._C._cuda_softmax_emulation(True)
+    previous = ember_aten_testing.cuda_softmax_emulation(True)
     try:
         got = run(shape, dim, log, dtype)
     finally:
-        ea._C._cuda_softmax_emulation(previous)
+        ember_aten_testing.cuda_softmax_emulation(previous)
     tol = {ea.float32: 1e-5, ea.float64: 1e-12, ea.bfloat16: 1e-2}[dtype]
     for g, w in zip(got, want, strict=True):
         assert g.dtype == w.dtype and tuple(g.shape) == tuple(w.shape)
@@ -50,12 +49,12 @@ def test_cuda_softmax_kernels_match_the_cpu_kernel(shape: tuple[int, ...], dim: 
 
 def test_extreme_rows_under_emulation() -> None:
     x = ea.tensor([[1e4, -1e4, 0.0, 1e4], [-1e4, -1e4, -1e4, -1e4], [0.0, float("nan"), 1.0, 2.0]])
-    previous = ea._C._cuda_softmax_emulation(True)
+    previous = ember_aten_testing.cuda_softmax_emulation(True)
     try:
         s = ea._softmax(x, 1, False).numpy()
         ls = ea._log_softmax(x, 1, False).numpy()
     finally:
-        ea._C._cuda_softmax_emulation(previous)
+        ember_aten_testing.cuda_softmax_emulation(previous)
     np.testing.assert_allclose(s[0], [0.5, 0.0, 0.0, 0.5])
     np.testing.assert_allclose(s[1], [0.25] * 4)
     assert np.isnan(s[2]).all()

@@ -41,37 +41,6 @@ void init_serialization(py::module_& m);  // csrc/python/serialization.cpp
 namespace ember::at::cuda {
 void check_device_errors(int device);
 }
-namespace ember::at::native {  // csrc/native/cuda/LoopsTesting.cu
-std::vector<std::vector<int64_t>> cuda_loops_offsets(const std::vector<int64_t>& shape,
-                                                     const std::vector<std::vector<int64_t>>& strides,
-                                                     const std::vector<int64_t>& linear);
-std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cuda_loops_split(const std::vector<Tensor>& tensors);
-bool cuda_indexing_emulation(bool on);       // csrc/native/cuda/IndexingTesting.cu
-bool cuda_distributions_emulation(bool on);  // csrc/native/cuda/Distributions.cu
-// csrc/native/cuda/BlasTesting.cpp
-void cuda_emulated_gemm_batched(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& beta,
-                                const Scalar& alpha);
-Tensor cuda_emulated_convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                                 IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
-                                 IntArrayRef output_padding, int64_t groups);
-std::tuple<Tensor, Tensor, Tensor> cuda_emulated_convolution_backward(
-    const Tensor& grad_output, const Tensor& input, const Tensor& weight,
-    const std::optional<c10::DimVector>& bias_sizes, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
-    bool transposed, IntArrayRef output_padding, int64_t groups, const std::vector<bool>& output_mask);
-bool cuda_sdpa_emulation(bool on);      // csrc/native/cuda/Attention.cu
-bool cuda_softmax_emulation(bool on);   // csrc/native/cuda/SoftMax.cu
-bool cuda_row_norm_emulation(bool on);  // csrc/native/cuda/Normalization.cu
-// csrc/native/cuda/LossCTC.cu
-std::tuple<Tensor, Tensor> cuda_emulated_ctc_loss(const Tensor& log_probs, const Tensor& targets,
-                                                  IntArrayRef input_lengths, IntArrayRef target_lengths, int64_t blank,
-                                                  bool zero_infinity);
-Tensor cuda_emulated_ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Tensor& targets,
-                                       IntArrayRef input_lengths, IntArrayRef target_lengths,
-                                       const Tensor& neg_log_likelihood, const Tensor& log_alpha, int64_t blank,
-                                       bool zero_infinity);
-bool cuda_grid_sampler_emulation(bool on);  // csrc/native/cuda/GridSampler.cu
-bool cuda_cross_emulation(bool on);         // csrc/native/cuda/Cross.cu
-}  // namespace ember::at::native
 #endif
 
 PYBIND11_MODULE(_C, m) {
@@ -278,74 +247,6 @@ PYBIND11_MODULE(_C, m) {
       py::arg("device") = -1,
       "Raises IndexError if a kernel on `device` (-1: any) reported a bad index, clearing the report "
       "(ember.aten.cuda.synchronize calls it).");
-  m.def("_cuda_loops_offsets", &native::cuda_loops_offsets, py::arg("shape"), py::arg("strides"), py::arg("linear"),
-        "Byte offsets gpu_kernel's offset calculator computes (host copy of its math, for tests).");
-  m.def("_cuda_loops_split", &native::cuda_loops_split, py::arg("tensors"),
-        "[(shape, byte starts)] of the 32-bit pieces of an iteration over (out, *inputs) (for tests).");
-  m.def("_cuda_indexing_emulation", &native::cuda_indexing_emulation, py::arg("on"),
-        "on=True: the CPU slots of the indexing stubs run a host emulation of their CUDA kernels (the same "
-        "element code, serially, on CPU tensors) so tests check that code without a GPU; returns the previous state.");
-  // -- cuBLAS callers on the host (csrc/native/cuda/BlasTesting.cpp)
-  m.def("_cuda_emulated_gemm_batched", &native::cuda_emulated_gemm_batched, py::arg("out"), py::arg("a"), py::arg("b"),
-        py::arg("beta"), py::arg("alpha"),
-        "gemm_batched_cuda on CPU tensors, its cuBLAS calls run by a host emulation of cuBLAS (for tests).");
-  m.def(
-      "_cuda_emulated_convolution",
-      [](const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, std::vector<int64_t> stride,
-         std::vector<int64_t> padding, std::vector<int64_t> dilation, bool transposed,
-         std::vector<int64_t> output_padding, int64_t groups) {
-        return native::cuda_emulated_convolution(input, weight, bias, stride, padding, dilation, transposed,
-                                                 output_padding, groups);
-      },
-      "convolution_cuda on CPU tensors, its cuBLAS calls emulated on the host (for tests).");
-  m.def(
-      "_cuda_emulated_convolution_backward",
-      [](const Tensor& grad_output, const Tensor& input, const Tensor& weight,
-         std::optional<std::vector<int64_t>> bias_sizes, std::vector<int64_t> stride, std::vector<int64_t> padding,
-         std::vector<int64_t> dilation, bool transposed, std::vector<int64_t> output_padding, int64_t groups,
-         std::vector<bool> output_mask) {
-        std::optional<c10::DimVector> bs;
-        if (bias_sizes) bs = c10::DimVector(bias_sizes->begin(), bias_sizes->end());
-        auto r = native::cuda_emulated_convolution_backward(grad_output, input, weight, bs, stride, padding, dilation,
-                                                            transposed, output_padding, groups, output_mask);
-        auto opt = [](const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; };
-        return std::make_tuple(opt(std::get<0>(r)), opt(std::get<1>(r)), opt(std::get<2>(r)));
-      },
-      "convolution_backward_cuda on CPU tensors, its cuBLAS calls emulated on the host (for tests).");
-  m.def("_cuda_sdpa_emulation", &native::cuda_sdpa_emulation, py::arg("on"),
-        "on=True: the CPU slots of the fused attention stubs run a host emulation of their CUDA kernels (the same "
-        "block code, one thread per block) so tests check it without a GPU; returns the previous state.");
-  m.def("_cuda_distributions_emulation", &native::cuda_distributions_emulation, py::arg("on"),
-        "on=True: the CPU slots of the random distribution stubs run the CUDA kernels' code on the host (their "
-        "Philox block bodies, serially, on CPU tensors); returns the previous state.");
-  m.def(
-      "_cuda_emulated_ctc_loss",
-      [](const Tensor& log_probs, const Tensor& targets, std::vector<int64_t> input_lengths,
-         std::vector<int64_t> target_lengths, int64_t blank, bool zero_infinity) {
-        return native::cuda_emulated_ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
-      },
-      "ctc_loss_cuda on CPU tensors, its kernel's blocks run on the host (for tests).");
-  m.def(
-      "_cuda_emulated_ctc_loss_backward",
-      [](const Tensor& grad, const Tensor& log_probs, const Tensor& targets, std::vector<int64_t> input_lengths,
-         std::vector<int64_t> target_lengths, const Tensor& neg_log_likelihood, const Tensor& log_alpha, int64_t blank,
-         bool zero_infinity) {
-        return native::cuda_emulated_ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths,
-                                                       neg_log_likelihood, log_alpha, blank, zero_infinity);
-      },
-      "ctc_loss_backward_cuda on CPU tensors, its kernel's blocks run on the host (for tests).");
-  m.def("_cuda_softmax_emulation", &native::cuda_softmax_emulation, py::arg("on"),
-        "on=True: the CPU slots of the softmax stubs run a host emulation of their CUDA kernels (the same block "
-        "code, one block of one thread); returns the previous state.");
-  m.def("_cuda_grid_sampler_emulation", &native::cuda_grid_sampler_emulation, py::arg("on"),
-        "on=True: the CPU slots of the grid_sampler_2d stubs run the CUDA kernels' per-location code on the "
-        "host, serially, so tests check it without a GPU; returns the previous state.");
-  m.def("_cuda_cross_emulation", &native::cuda_cross_emulation, py::arg("on"),
-        "on=True: the CPU slot of cross_stub runs the CUDA kernel's per-position code on the host (same "
-        "32-bit split and offset calculator) so tests check it without a GPU; returns the previous state.");
-  m.def("_cuda_row_norm_emulation", &native::cuda_row_norm_emulation, py::arg("on"),
-        "on=True: the CPU slots of the row-norm stubs (layer / RMS norm, group norm statistics) run a host emulation "
-        "of their CUDA kernels (the same block code, blocks of one thread); returns the previous state.");
 #else
   m.attr("_built_with_cuda") = false;
 #endif

@@ -7,7 +7,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <climits>
 #include <vector>
 
@@ -17,62 +16,17 @@
 #include <ember/c10/cuda/CUDAFunctions.h>
 
 #include "../Blas.h"
+#include "GemmBatchedCUDA.h"
 
 #ifdef EMBER_WITH_CUBLAS
 #include <cublas_v2.h>
 #endif
 
-namespace ember::at::native {
-// BinaryOps.cpp (device-agnostic through TensorIterator)
-Tensor mul_out(const Tensor& self, const Tensor& other, const Tensor& out);
-}  // namespace ember::at::native
-
 namespace ember::at::cuda::blas {
 
 namespace {
 
-std::atomic<bool> g_emulation{false};
-
 bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
-
-// Host emulation of cublasGemmStridedBatchedEx (tests without a GPU): cuBLAS's argument
-// checks, then column-major C_p = alpha op(A_p) op(B_p) + beta C_p, summed in double (beta
-// == 0: C is only written).
-template <typename T, typename TC>
-void host_gemm_typed(const ColumnMajorGemm& g, double alpha, double beta) {
-  for (int64_t p = 0; p < g.batch; ++p) {
-    const T* A = static_cast<const T*>(g.a) + p * g.stride_a;
-    const T* B = static_cast<const T*>(g.b) + p * g.stride_b;
-    TC* C = static_cast<TC*>(g.c) + p * g.stride_c;
-    for (int64_t j = 0; j < g.n; ++j) {
-      for (int64_t i = 0; i < g.m; ++i) {
-        double acc = 0;
-        for (int64_t l = 0; l < g.k; ++l) {
-          const double av = static_cast<double>(g.trans_a ? A[l + i * g.lda] : A[i + l * g.lda]);
-          const double bv = static_cast<double>(g.trans_b ? B[j + l * g.ldb] : B[l + j * g.ldb]);
-          acc += av * bv;
-        }
-        TC& c = C[i + j * g.ldc];
-        c = static_cast<TC>(beta == 0.0 ? alpha * acc : alpha * acc + beta * static_cast<double>(c));
-      }
-    }
-  }
-}
-
-void host_gemm(ScalarType dtype, ScalarType c_dtype, const ColumnMajorGemm& g, double alpha, double beta) {
-  const char* call = g.batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx";
-  const bool valid = g.m >= 0 && g.n >= 0 && g.k >= 0 && g.batch >= 0 &&
-                     g.lda >= std::max<int64_t>(1, g.trans_a ? g.k : g.m) &&
-                     g.ldb >= std::max<int64_t>(1, g.trans_b ? g.n : g.k) && g.ldc >= std::max<int64_t>(1, g.m);
-  EMBER_CHECK(valid, "CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `", call, "` (host emulation)");
-  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(dtype, call, [&] {
-    if (c_dtype == dtype) {
-      host_gemm_typed<scalar_t, scalar_t>(g, alpha, beta);
-    } else {
-      host_gemm_typed<scalar_t, float>(g, alpha, beta);
-    }
-  });
-}
 
 }  // namespace
 
@@ -104,25 +58,27 @@ namespace {
 void run_cublas(ScalarType dtype, ScalarType c_dtype, const ColumnMajorGemm& g, double alpha, double beta, bool tf32);
 }  // namespace
 
+bool check_gemm_strided_batched(ScalarType dtype, ScalarType c_dtype, int64_t m, int64_t n, int64_t k, int64_t lda,
+                                int64_t ldb, int64_t ldc, int64_t batch) {
+  EMBER_CHECK(c_dtype == dtype ||
+                  (c_dtype == ScalarType::Float && (dtype == ScalarType::Half || dtype == ScalarType::BFloat16)),
+              "cuBLAS: a ", c10::toPythonName(c_dtype), " result of ", c10::toPythonName(dtype),
+              " operands is not supported");
+  if (m == 0 || n == 0 || batch == 0) return false;
+  EMBER_CHECK(
+      fits_int(m) && fits_int(n) && fits_int(k) && fits_int(lda) && fits_int(ldb) && fits_int(ldc) && fits_int(batch),
+      "cuBLAS: matrix sizes m=", m, ", n=", n, ", k=", k, " (batch ", batch, ") do not fit an int");
+  return true;
+}
+
 void gemm_strided_batched(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
                           const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b,
                           double beta, void* c, int64_t ldc, int64_t stride_c, int64_t batch, bool tf32,
                           ScalarType c_dtype) {
   if (c_dtype == ScalarType::Undefined) c_dtype = dtype;
-  EMBER_CHECK(c_dtype == dtype ||
-                  (c_dtype == ScalarType::Float && (dtype == ScalarType::Half || dtype == ScalarType::BFloat16)),
-              "cuBLAS: a ", c10::toPythonName(c_dtype), " result of ", c10::toPythonName(dtype),
-              " operands is not supported");
-  if (m == 0 || n == 0 || batch == 0) return;
-  EMBER_CHECK(
-      fits_int(m) && fits_int(n) && fits_int(k) && fits_int(lda) && fits_int(ldb) && fits_int(ldc) && fits_int(batch),
-      "cuBLAS: matrix sizes m=", m, ", n=", n, ", k=", k, " (batch ", batch, ") do not fit an int");
+  if (!check_gemm_strided_batched(dtype, c_dtype, m, n, k, lda, ldb, ldc, batch)) return;
   const ColumnMajorGemm g =
       column_major_gemm(trans_a, trans_b, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c, batch);
-  if (g_emulation.load()) {
-    host_gemm(dtype, c_dtype, g, alpha, beta);
-    return;
-  }
   run_cublas(dtype, c_dtype, g, alpha, beta, tf32);
 }
 
@@ -130,67 +86,8 @@ void gemm_strided_batched(ScalarType dtype, bool trans_a, bool trans_b, int64_t 
 
 namespace ember::at::native {
 
-bool cuda_blas_emulation(bool on) { return cuda::blas::g_emulation.exchange(on); }
-
-namespace {
-
-bool is_cublas_dtype(ScalarType t) {
-  return t == ScalarType::Float || t == ScalarType::Double || t == ScalarType::Half || t == ScalarType::BFloat16;
-}
-
-// A 3-d operand cuBLAS can read matrix by matrix (see blas_operand), or a contiguous copy.
-struct BatchOperand {
-  Tensor t;
-  BlasOperand op;
-};
-
-BatchOperand batch_operand(const Tensor& t) {
-  BlasOperand op = blas_operand(t.size(1), t.size(2), t.stride(1), t.stride(2));
-  if (op.ok && op.ld <= INT_MAX) return {t, op};
-  Tensor c = t.contiguous();
-  return {c, blas_operand(c.size(1), c.size(2), c.stride(1), c.stride(2))};
-}
-
-}  // namespace
-
 void gemm_batched_cuda(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
-  // PyTorch's CUDA matmuls are floating-point only
-  EMBER_CHECK_NOT_IMPLEMENTED(is_cublas_dtype(out.dtype()), "addmm_cuda: not implemented for dtype ",
-                              c10::toPythonName(out.dtype()));
-  c10::DeviceGuard guard(out.device());
-  const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
-  const bool beta_zero = beta.toDouble() == 0.0 && !beta.isBoolean();
-  if (k == 0) {  // op(A) op(B) is zero: out = beta * out (beta == 0: zeros, NaN ignored)
-    if (beta_zero) {
-      out.zero_();
-    } else if (beta.toDouble() != 1.0) {
-      mul_out(out, wrapped_scalar_tensor(beta), out);
-    }
-    return;
-  }
-  BatchOperand A = batch_operand(a), B = batch_operand(b);
-  // C must be row-major (or its transpose); other layouts, and a batch whose matrices
-  // overlap, are computed in a contiguous temporary and copied back.
-  BlasOperand C = blas_operand(m, n, out.stride(1), out.stride(2));
-  Tensor c_tmp;
-  if (!C.ok || C.ld > INT_MAX || (batch > 1 && out.stride(0) == 0)) {
-    c_tmp = beta_zero ? empty(out.sizes(), out.dtype(), out.device()) : out.contiguous();
-    C = blas_operand(m, n, c_tmp.stride(1), c_tmp.stride(2));
-  }
-  const Tensor& c_t = c_tmp.defined() ? c_tmp : out;
-  const bool tf32 = cublas_allow_tf32();
-  const double al = alpha.toDouble(), be = beta_zero ? 0.0 : beta.toDouble();
-  const int64_t sa = batch > 1 ? A.t.stride(0) : 0, sb = batch > 1 ? B.t.stride(0) : 0;
-  const int64_t sc = batch > 1 ? c_t.stride(0) : 0;
-  if (!C.trans) {
-    cuda::blas::gemm_strided_batched(out.dtype(), A.op.trans, B.op.trans, m, n, k, al, A.t.data_ptr(), A.op.ld, sa,
-                                     B.t.data_ptr(), B.op.ld, sb, be, c_t.data_ptr(), C.ld, sc, batch, tf32);
-  } else {
-    // a column-major C: C^T = op(B)^T op(A)^T, the operands swapped and their transposes flipped
-    cuda::blas::gemm_strided_batched(out.dtype(), !B.op.trans, !A.op.trans, n, m, k, al, B.t.data_ptr(), B.op.ld, sb,
-                                     A.t.data_ptr(), A.op.ld, sa, be, c_t.data_ptr(), C.ld, sc, batch, tf32);
-  }
-  if (c_tmp.defined()) out.copy_(c_tmp);
+  cuda_gemm::gemm_batched<cuda::blas::CuBLAS>(out, a, b, beta, alpha);
 }
 
 }  // namespace ember::at::native
@@ -322,7 +219,7 @@ void run_cublas(ScalarType dtype, ScalarType c_dtype, const ColumnMajorGemm& g, 
 namespace ember::at::native {
 
 Tensor dot_cuda(const Tensor& x, const Tensor& y) {
-  EMBER_CHECK_NOT_IMPLEMENTED(is_cublas_dtype(x.dtype()), "dot: not implemented for dtype ",
+  EMBER_CHECK_NOT_IMPLEMENTED(cuda_gemm::is_cublas_dtype(x.dtype()), "dot: not implemented for dtype ",
                               c10::toPythonName(x.dtype()), " on CUDA");
   c10::DeviceGuard guard(x.device());
   const int64_t n = x.numel();

@@ -52,12 +52,22 @@ ColumnMajorGemm column_major_gemm(bool trans_a, bool trans_b, int64_t m, int64_t
                                   int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b, void* c,
                                   int64_t ldc, int64_t stride_c, int64_t batch);
 
-}  // namespace ember::at::cuda::blas
+// gemm_strided_batched's argument checks (c_dtype already resolved: dtype when Undefined was
+// passed); false when there is nothing to compute (m, n or batch 0).
+bool check_gemm_strided_batched(ScalarType dtype, ScalarType c_dtype, int64_t m, int64_t n, int64_t k, int64_t lda,
+                                int64_t ldb, int64_t ldc, int64_t batch);
 
-namespace ember::at::native {
-// Tests without a GPU (_C._cuda_blas_emulation): while on, gemm_strided_batched runs the
-// call column_major_gemm plans as a host emulation of cuBLAS (its argument checks, then the
-// column-major product on host pointers), so gemm_batched_cuda and the CUDA convolution
-// run on CPU tensors. Returns the previous state.
-bool cuda_blas_emulation(bool on);
-}  // namespace ember::at::native
+// The BLAS that the GEMM callers written as templates over one (GemmBatchedCUDA.h,
+// ConvolutionCUDA.h) take in the product: cuBLAS. The test-only module ember_aten_testing
+// instantiates the same callers with a host emulation of cuBLAS of this signature.
+struct CuBLAS {
+  static void gemm_strided_batched(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                                   double alpha, const void* a, int64_t lda, int64_t stride_a, const void* b,
+                                   int64_t ldb, int64_t stride_b, double beta, void* c, int64_t ldc, int64_t stride_c,
+                                   int64_t batch, bool tf32, ScalarType c_dtype = ScalarType::Undefined) {
+    blas::gemm_strided_batched(dtype, trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c,
+                               ldc, stride_c, batch, tf32, c_dtype);
+  }
+};
+
+}  // namespace ember::at::cuda::blas

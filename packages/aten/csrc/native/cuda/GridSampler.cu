@@ -9,12 +9,12 @@
 // its share of grad_output into grad_input with atomicAdd (so the order of those additions is
 // not fixed) and writes its own grad_grid point.
 //
-// _C._cuda_grid_sampler_emulation(True) puts a serial host loop over the per-location code in
-// the CPU slots of the two stubs (tests/aten/cuda/test_grid_cross_emulation.py).
+// The test-only module ember_aten_testing (packages/aten/testing) runs the same per-location
+// code in a serial host loop, in the CPU slots of the two stubs
+// (tests/aten/cuda/test_grid_cross_emulation.py).
 #include "../GridSampler.h"
 #include "../GridSamplerPoint.h"
 #include "CUDAUtils.cuh"
-#include "StubEmulation.cuh"
 
 namespace ember::at::native {
 namespace {
@@ -75,49 +75,7 @@ void grid_sampler_2d_backward_cuda(const GridSampleGeometry& g, const Tensor& gr
   EMBER_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// ---- host emulation (tests without a GPU) ----
-
-// The CUDA kernels' per-location code run serially on CPU tensors, in the CPU slots of the stubs.
-void grid_sampler_2d_emulated(const GridSampleGeometry& g, const Tensor& input, const Tensor& grid, const Tensor& out) {
-  const int64_t n = g.N * g.Ho * g.Wo;
-  for (int64_t i = 0; i < n; ++i) {
-    if (out.dtype() == ScalarType::Double) {
-      grid_point::forward(g, input.data_ptr<double>(), grid.data_ptr<double>(), out.data_ptr<double>(), i);
-    } else {
-      grid_point::forward(g, input.data_ptr<float>(), grid.data_ptr<float>(), out.data_ptr<float>(), i);
-    }
-  }
-}
-
-void grid_sampler_2d_backward_emulated(const GridSampleGeometry& g, const Tensor& grad_output, const Tensor& input,
-                                       const Tensor& grid, const Tensor& grad_input, const Tensor& grad_grid) {
-  const int64_t n = g.N * g.Ho * g.Wo;
-  for (int64_t i = 0; i < n; ++i) {
-    if (input.dtype() == ScalarType::Double) {
-      grid_point::backward(g, grad_output.data_ptr<double>(), input.data_ptr<double>(), grid.data_ptr<double>(),
-                           ptr_or_null<double>(grad_input), ptr_or_null<double>(grad_grid), i);
-    } else {
-      grid_point::backward(g, grad_output.data_ptr<float>(), input.data_ptr<float>(), grid.data_ptr<float>(),
-                           ptr_or_null<float>(grad_input), ptr_or_null<float>(grad_grid), i);
-    }
-  }
-}
-
 }  // namespace
-
-// true: the CPU slots of grid_sampler_2d_stub / grid_sampler_2d_backward_stub run the host
-// emulation of the CUDA kernels above; returns the previous state.
-bool cuda_grid_sampler_emulation(bool on) {
-  static bool active = false;
-  static cuda_emulation::SlotSwap<grid_sampler_2d_stub_DECLARE_DISPATCH_type> s_fwd;
-  static cuda_emulation::SlotSwap<grid_sampler_2d_backward_stub_DECLARE_DISPATCH_type> s_bwd;
-  const bool was = active;
-  if (on == active) return was;
-  s_fwd.swap(grid_sampler_2d_stub, &grid_sampler_2d_emulated, on);
-  s_bwd.swap(grid_sampler_2d_backward_stub, &grid_sampler_2d_backward_emulated, on);
-  active = on;
-  return was;
-}
 
 REGISTER_CUDA_DISPATCH(grid_sampler_2d_stub, &grid_sampler_2d_cuda);
 REGISTER_CUDA_DISPATCH(grid_sampler_2d_backward_stub, &grid_sampler_2d_backward_cuda);

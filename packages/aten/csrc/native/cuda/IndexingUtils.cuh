@@ -5,9 +5,9 @@
 // select (see ../Indexing.h for the restride scheme), an atomic read-modify-write
 // for any element type, and the per-element bodies of every kernel.
 //
-// The offset math and the element bodies are __host__ __device__: IndexingTesting.cu
-// runs them on the host over CPU tensors (_C._cuda_indexing_emulation), so the CPU
-// test suite checks the CUDA kernels' logic on machines without a GPU.
+// The offset math and the element bodies are __host__ __device__: the test-only module
+// ember_aten_testing (packages/aten/testing) runs them on the host over CPU tensors, so
+// the CPU test suite checks the CUDA kernels' logic on machines without a GPU.
 //
 // Everything is int64 and one thread handles one element (grid-stride loop): simple
 // rather than fast. The geometry is passed as a __grid_constant__ parameter, so

@@ -2,8 +2,8 @@
 // Block-wide reductions for the nn kernels (SoftMax.cu, Normalization.cu, Loss.cu):
 // warp shuffles within each warp, then one value per warp through shared memory. Every
 // thread of the block must call them (they synchronise) and every thread gets the result.
-// Compiled for the host too (the host emulation of a kernel runs one thread per block,
-// whose value is the block's: see SoftMax.cu).
+// Compiled for the host too: ember_aten_testing (packages/aten/testing) runs a kernel's
+// block code on the host as one thread per block, whose value is then the block's.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -42,7 +42,7 @@ __host__ __device__ inline T block_reduce(T v, Op op, T identity) {
 #ifndef __CUDA_ARCH__
   (void)op;
   (void)identity;
-  return v;  // the host emulation: one thread per block
+  return v;  // on the host: one thread per block (ember_aten_testing)
 #else
   __shared__ T partial[kMaxWarps];
   __shared__ T result;

@@ -19,74 +19,19 @@
 
 #include "../Normalization.h"
 #include "CUDAUtils.cuh"
-#include "NNReduce.cuh"
-#include "StubEmulation.cuh"
+#include "NormalizationKernels.cuh"
 
 namespace ember::at::native {
 namespace {
 
-using namespace cuda_nn;
+using namespace cuda_norm;
 using Tensors3 = std::tuple<Tensor, Tensor, Tensor>;
 
-template <typename T>
-const T* ptr_or_null(const Tensor& t) {
-  return t.defined() ? t.data_ptr<T>() : nullptr;
-}
-template <typename T>
-T* mut_ptr_or_null(const Tensor& t) {
-  return t.defined() ? t.data_ptr<T>() : nullptr;
-}
-
-// The row-norm kernels' bodies are __host__ __device__ functions of a block (Ctx); the
-// __global__ kernels call them with the launch's indices, and the host emulation
-// (_C._cuda_row_norm_emulation, for tests without a GPU) as blocks of one thread, which
-// walk every row / column of their grid-stride loops.
-struct Ctx {
-  int64_t bx, nb, by;  // blockIdx.x, gridDim.x, blockIdx.y
-  int64_t tid, nt;     // threadIdx.x, blockDim.x
-};
+// The row-norm kernels' bodies are the block functions of NormalizationKernels.cuh.
 #define EMBER_CTX \
   Ctx { blockIdx.x, gridDim.x, blockIdx.y, threadIdx.x, blockDim.x }
 
 unsigned int rows_grid(int64_t rows) { return static_cast<unsigned int>(std::min<int64_t>(rows, int64_t{1} << 20)); }
-
-// ---------------------------------------------------------------- rows [M, D]
-
-template <typename T>
-__host__ __device__ void row_norm_block(const Ctx& ctx, T* __restrict__ out, T* __restrict__ mean, T* __restrict__ rstd,
-                                        const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
-                                        int64_t M, int64_t D, double eps, bool rms) {
-  for (int64_t r = ctx.bx; r < M; r += ctx.nb) {
-    const T* xr = x + r * D;
-    double m = 0;
-    if (!rms) {
-      double s = 0;
-      for (int64_t i = ctx.tid; i < D; i += ctx.nt) s += static_cast<double>(xr[i]);
-      m = block_reduce(s, SumOp(), 0.0) / static_cast<double>(D);
-    }
-    double q = 0;
-    for (int64_t i = ctx.tid; i < D; i += ctx.nt) {
-      const double d = static_cast<double>(xr[i]) - m;
-      q += d * d;
-    }
-    const double var = block_reduce(q, SumOp(), 0.0) / static_cast<double>(D);
-    const double rs = 1.0 / dev_sqrt(var + eps);
-    if (ctx.tid == 0) {
-      if (mean) mean[r] = static_cast<T>(m);
-      rstd[r] = static_cast<T>(rs);
-    }
-    if (!out) continue;
-    // out = (x - m) * rs * w + b = x * rs + (-m rs), then * w, + b
-    const T a = static_cast<T>(rs), c = static_cast<T>(-m * rs);
-    T* orow = out + r * D;
-    for (int64_t i = ctx.tid; i < D; i += ctx.nt) {
-      T y = xr[i] * a + c;
-      if (w) y = y * w[i];
-      if (b) y = y + b[i];
-      orow[i] = y;
-    }
-  }
-}
 
 template <typename T>
 __global__ void row_norm_kernel(T* __restrict__ out, T* __restrict__ mean, T* __restrict__ rstd,
@@ -106,67 +51,11 @@ void row_norm_kernel_cuda(const Tensor& out, const Tensor& mean, const Tensor& r
   });
 }
 
-// gi = dxhat * rs + x * B + K with dxhat = g * w, s1 = sum dxhat, s2 = sum dxhat (x - m),
-// B = -rs^3 s2 / D, K = (rms ? 0 : -rs s1 / D) - m B.
-template <typename T>
-__host__ __device__ void row_norm_backward_input_block(const Ctx& ctx, T* __restrict__ gi, const T* __restrict__ g,
-                                                       const T* __restrict__ x, const T* __restrict__ mean,
-                                                       const T* __restrict__ rstd, const T* __restrict__ w, int64_t M,
-                                                       int64_t D, bool rms) {
-  for (int64_t r = ctx.bx; r < M; r += ctx.nb) {
-    const T* gr = g + r * D;
-    const T* xr = x + r * D;
-    const double m = mean ? static_cast<double>(mean[r]) : 0.0;
-    const double rs = static_cast<double>(rstd[r]);
-    double s1 = 0, s2 = 0;
-    for (int64_t i = ctx.tid; i < D; i += ctx.nt) {
-      const double d = w ? static_cast<double>(gr[i]) * static_cast<double>(w[i]) : static_cast<double>(gr[i]);
-      s1 += d;
-      s2 += d * (static_cast<double>(xr[i]) - m);
-    }
-    s1 = block_reduce(s1, SumOp(), 0.0);
-    s2 = block_reduce(s2, SumOp(), 0.0);
-    const double inv = 1.0 / static_cast<double>(D);
-    const double B = -rs * rs * rs * s2 * inv;
-    const double K = (rms ? 0.0 : -rs * s1 * inv) - m * B;
-    const T tr = static_cast<T>(rs), tb = static_cast<T>(B), tk = static_cast<T>(K);
-    T* out = gi + r * D;
-    for (int64_t i = ctx.tid; i < D; i += ctx.nt) {
-      const T d = w ? gr[i] * w[i] : gr[i];
-      out[i] = d * tr + xr[i] * tb + tk;
-    }
-  }
-}
-
 template <typename T>
 __global__ void row_norm_backward_input_kernel(T* __restrict__ gi, const T* __restrict__ g, const T* __restrict__ x,
                                                const T* __restrict__ mean, const T* __restrict__ rstd,
                                                const T* __restrict__ w, int64_t M, int64_t D, bool rms) {
   row_norm_backward_input_block<T>(EMBER_CTX, gi, g, x, mean, rstd, w, M, D, rms);
-}
-
-// Column partial sums of g * xhat (pw) and g (pb) over the rows of chunk blockIdx.y.
-template <typename T>
-__host__ __device__ void row_norm_backward_params_block(const Ctx& ctx, double* __restrict__ pw,
-                                                        double* __restrict__ pb, const T* __restrict__ g,
-                                                        const T* __restrict__ x, const T* __restrict__ mean,
-                                                        const T* __restrict__ rstd, int64_t M, int64_t D,
-                                                        int64_t rows_per) {
-  const int64_t ch = ctx.by;
-  const int64_t r0 = ch * rows_per, r1 = r0 + rows_per < M ? r0 + rows_per : M;
-  for (int64_t j = ctx.bx * ctx.nt + ctx.tid; j < D; j += ctx.nb * ctx.nt) {
-    double sw = 0, sb = 0;
-    for (int64_t r = r0; r < r1; ++r) {
-      const double gv = static_cast<double>(g[r * D + j]);
-      if (pw) {
-        const double m = mean ? static_cast<double>(mean[r]) : 0.0;
-        sw += gv * (static_cast<double>(x[r * D + j]) - m) * static_cast<double>(rstd[r]);
-      }
-      sb += gv;
-    }
-    if (pw) pw[ch * D + j] = sw;
-    if (pb) pb[ch * D + j] = sb;
-  }
 }
 
 template <typename T>
@@ -175,17 +64,6 @@ __global__ void row_norm_backward_params_kernel(double* __restrict__ pw, double*
                                                 const T* __restrict__ mean, const T* __restrict__ rstd, int64_t M,
                                                 int64_t D, int64_t rows_per) {
   row_norm_backward_params_block<T>(EMBER_CTX, pw, pb, g, x, mean, rstd, M, D, rows_per);
-}
-
-// out[j] = sum over chunks of partial[ch * D + j]
-template <typename T>
-__host__ __device__ void sum_chunks_block(const Ctx& ctx, T* __restrict__ out, const double* __restrict__ partial,
-                                          int64_t nchunks, int64_t D) {
-  for (int64_t j = ctx.bx * ctx.nt + ctx.tid; j < D; j += ctx.nb * ctx.nt) {
-    double s = 0;
-    for (int64_t ch = 0; ch < nchunks; ++ch) s += partial[ch * D + j];
-    out[j] = static_cast<T>(s);
-  }
 }
 
 template <typename T>
@@ -360,59 +238,7 @@ Tensor doubles_of(const Tensor& t) { return norm::as_compute(t, ScalarType::Doub
 
 Tensor empty_doubles(int64_t n, Device d) { return at::empty({n}, ScalarType::Double, d); }
 
-// ---- host emulation of the row-norm kernels (tests without a GPU) ----
-constexpr Ctx kHostCtx{0, 1, 0, 0, 1};
-
-void row_norm_kernel_emulated(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& x,
-                              const Tensor& w, const Tensor& b, int64_t M, int64_t D, double eps, bool rms) {
-  EMBER_DISPATCH_FLOATING_TYPES(x.dtype(), "row_norm_emulated", [&] {
-    row_norm_block<scalar_t>(kHostCtx, mut_ptr_or_null<scalar_t>(out), mut_ptr_or_null<scalar_t>(mean),
-                             rstd.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), ptr_or_null<scalar_t>(w),
-                             ptr_or_null<scalar_t>(b), M, D, eps, rms);
-  });
-}
-
-void row_norm_backward_kernel_emulated(const Tensor& gi, const Tensor& gw, const Tensor& gb, const Tensor& g,
-                                       const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
-                                       int64_t M, int64_t D, bool rms) {
-  EMBER_DISPATCH_FLOATING_TYPES(x.dtype(), "row_norm_backward_emulated", [&] {
-    using T = scalar_t;
-    if (gi.defined()) {
-      row_norm_backward_input_block<T>(kHostCtx, gi.data_ptr<T>(), g.data_ptr<T>(), x.data_ptr<T>(),
-                                       ptr_or_null<T>(mean), rstd.data_ptr<T>(), ptr_or_null<T>(w), M, D, rms);
-    }
-    if (!gw.defined() && !gb.defined()) return;
-    // the chunking of row_norm_backward_kernel_cuda, chunk by chunk (blockIdx.y)
-    const int64_t nchunks = std::max<int64_t>(1, std::min<int64_t>(M, 64));
-    const int64_t rows_per = cuda::ceil_div(M, nchunks);
-    Tensor pw = gw.defined() ? at::empty({nchunks, D}, ScalarType::Double, x.device()) : Tensor();
-    Tensor pb = gb.defined() ? at::empty({nchunks, D}, ScalarType::Double, x.device()) : Tensor();
-    for (int64_t ch = 0; ch < nchunks; ++ch) {
-      row_norm_backward_params_block<T>(Ctx{0, 1, ch, 0, 1}, mut_ptr_or_null<double>(pw), mut_ptr_or_null<double>(pb),
-                                        g.data_ptr<T>(), x.data_ptr<T>(), ptr_or_null<T>(mean), rstd.data_ptr<T>(), M,
-                                        D, rows_per);
-    }
-    if (gw.defined()) sum_chunks_block<T>(kHostCtx, gw.data_ptr<T>(), pw.data_ptr<double>(), nchunks, D);
-    if (gb.defined()) sum_chunks_block<T>(kHostCtx, gb.data_ptr<T>(), pb.data_ptr<double>(), nchunks, D);
-  });
-}
-
 }  // namespace
-
-// true: the CPU slots of row_norm_stub / row_norm_backward_stub (layer norm, RMS norm and
-// group norm's statistics) run the host emulation of the CUDA kernels above; returns the
-// previous state.
-bool cuda_row_norm_emulation(bool on) {
-  static bool active = false;
-  static cuda_emulation::SlotSwap<row_norm_stub_DECLARE_DISPATCH_type> s_fwd;
-  static cuda_emulation::SlotSwap<row_norm_backward_stub_DECLARE_DISPATCH_type> s_bwd;
-  const bool was = active;
-  if (on == active) return was;
-  s_fwd.swap(row_norm_stub, &row_norm_kernel_emulated, on);
-  s_bwd.swap(row_norm_backward_stub, &row_norm_backward_kernel_emulated, on);
-  active = on;
-  return was;
-}
 
 // ================================================================ batch norm
 

@@ -1,5 +1,5 @@
 // Host emulation of the CUDA indexing kernels, for tests on machines without a GPU
-// (_C._cuda_indexing_emulation, CUDA builds only).
+// (ember_aten_testing.cuda_indexing_emulation).
 //
 // Each function here is a CUDA stub kernel of Indexing.cu / AdvancedIndexing.cu with
 // the launch replaced by a serial loop over the same element bodies
@@ -12,10 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "IndexingUtils.cuh"
-#include "StubEmulation.cuh"
+#include "../../csrc/native/cuda/IndexingUtils.cuh"
+#include "Emulation.h"
+#include "StubEmulation.h"
 
-namespace ember::at::native {
+namespace ember::at::native::cuda_emulation {
 namespace {
 
 using cuda_index::IndexGeom;
@@ -233,8 +234,6 @@ Tensor nonzero_emulated(const Tensor& self) {
   }
 }
 
-using cuda_emulation::SlotSwap;
-
 }  // namespace
 
 // true: the CPU slots of the indexing stubs run the CUDA kernels' host emulation;
@@ -263,4 +262,4 @@ bool cuda_indexing_emulation(bool on) {
   return was;
 }
 
-}  // namespace ember::at::native
+}  // namespace ember::at::native::cuda_emulation

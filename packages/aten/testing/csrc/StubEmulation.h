@@ -1,7 +1,8 @@
 #pragma once
-// Host emulation of CUDA kernels (IndexingTesting.cu, Distributions.cu, SoftMax.cu, ...): puts a
-// function into every CPU slot of a DispatchStub, so that the CPU tests run it on CPU
-// tensors, and puts the CPU kernels back.
+// The switch of the host emulations (AttentionEmulation.cu, SoftMaxEmulation.cu, ...): puts a
+// function into every CPU slot of one of libember_aten's DispatchStubs, so that the CPU tests
+// run it on CPU tensors, and puts the CPU kernels back. The slots are the stubs' static
+// members, exported by libember_aten.so, so this module writes the very slots ember.aten reads.
 
 #include <array>
 

@@ -1,11 +1,12 @@
 // Host-side checks of gpu_kernel's index math, for tests on machines without a GPU:
 // the offset calculator (with its multiply-shift division) and the 32-bit split of
-// an iteration (_C._cuda_loops_offsets / _C._cuda_loops_split, CUDA builds only).
+// an iteration (ember_aten_testing.cuda_loops_offsets / cuda_loops_split).
 #include <vector>
 
-#include "Loops.cuh"
+#include "../../csrc/native/cuda/Loops.cuh"
+#include "Emulation.h"
 
-namespace ember::at::native {
+namespace ember::at::native::cuda_emulation {
 
 // Byte offsets of each operand at each linear index, as the CUDA kernels compute
 // them: shape innermost first, strides[k][d] operand k's byte stride along dim d.
@@ -53,4 +54,4 @@ std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cuda_loops_sp
   return out;
 }
 
-}  // namespace ember::at::native
+}  // namespace ember::at::native::cuda_emulation

@@ -7,8 +7,8 @@ group grows to a bigger shape its own broadcasts into), comparisons and masks (b
 in the loop: masked_fill, where, isfinite, logical ops), fills, views that only broadcast
 (a new name for the same register), one ``sum``/``mean`` over every dim (it does not end
 the group: what does not read it goes on in the same loop), any number of ``amax``/``sum``/
-``mean`` over the last dim and softmax-like nodes (a *row kernel*: one pass per level over
-each row, see :func:`row_kernel_source`), and in-place forms
+``mean`` over the last dim, softmax-like nodes and layer norms over the last dim (a *row
+kernel*: one pass per level over each row, see :func:`row_kernel_source`), and in-place forms
 of the pointwise ops plus ``copy_``/``fill_``/``zero_`` (loaded once, renamed after each
 write, stored at the end). Other nodes that read nothing the group made or wrote run
 before the group's kernel, exactly where they were; a node that reads it, or writes any

@@ -1108,9 +1108,7 @@ def _layer_norm_steps(nd: Node) -> list[Any]:
         _RowStep(rstd, [var], _fmt(f"T(1.0 / std::sqrt(double({{}}) + {eps!r}))", var), "layer_norm: rstd"),
         # in double, as eager's: with a row of one element x * rstd and mean * rstd are equal and
         # large (rstd = 1 / sqrt(eps)), and only an exact fma of them leaves the exact 0
-        _RowStep(
-            shift, [mu, var], _fmt(f"T(-double({{}}) / std::sqrt(double({{}}) + {eps!r}))", mu, var), "layer_norm: shift"
-        ),
+        _RowStep(shift, [mu, var], _fmt(f"T(-double({{}}) / std::sqrt(double({{}}) + {eps!r}))", mu, var), "shift"),
     ]
     if native:  # the mean is a per-row output too
         steps.append(_RowStep(nd.outputs[1], [mu], _fmt("{}", mu), "layer_norm: mean"))

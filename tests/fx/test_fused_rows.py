@@ -256,15 +256,23 @@ def test_in_place_is_not_read_back_by_a_later_pass() -> None:
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("shape", [(70, 45), (64, 64), (3, 100)])
-def test_transposed_operand_through_a_local_tile(shape) -> None:
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(70, 45), (64, 64), (3, 100), (130, 257), (256, 9), (11, 131)])
+def test_transposed_operand_through_a_local_tile(shape, dtype) -> None:
+    # shapes around the tile (128 floats, 64 doubles) and the register transposes' blocks
+    # (8 x 8 floats, 4 x 4 doubles): whole blocks, edge rows and columns, a partial last tile
     def fn(a, b):
         return (a.t() + b) * 0.5 - b.exp()
 
-    a, b = ea.randn(*shape), ea.randn(shape[1], shape[0])
+    dt = getattr(ea, dtype)
+    a, b = ea.randn(*shape, dtype=dt), ea.randn(shape[1], shape[0], dtype=dt)
     cf, out = _run(fn, a, b)
     expect = fn(a, b)
-    _check(out, expect, "float32")
+    _check(out, expect, dtype)
+    if shape == (130, 257):
+        np.testing.assert_array_equal(  # the staging copies values: the sum itself is exact
+            _run(lambda a, b: a.t() + b, a, b)[1].numpy(), (a.t() + b).numpy()
+        )
     (k,) = _kernels(cf)
     assert "tile0" in k.source or "tile1" in k.source
 
@@ -323,3 +331,103 @@ def test_softmax_over_another_dim_runs_eagerly() -> None:
     cf, out = _run(fn, x)
     _check(out, fn(x), "float32")
     assert all("softmax" not in n.op.name for k in _kernels(cf) for n in k.nodes)
+
+
+# ---------------------------------------------------------------------------
+# layer norm nodes: aten::layer_norm (no grad) and native_layer_norm (its mean and rstd too)
+# ---------------------------------------------------------------------------
+
+
+def _ln_chain(x, pos, scale, w, b):
+    # a pointwise chain feeding the norm (pos broadcasts over the rows, scale is 0-d), and one after it
+    h = x * scale + pos
+    return F.layer_norm(h, (h.shape[-1],), w, b, 1e-5).tanh() + h
+
+
+def _ln_train(x, pos, scale, w, b):
+    # under autograd the norm is captured as native_layer_norm: its mean and rstd are saved
+    # for native_layer_norm_backward, so the kernel stores them once per row
+    x = x.detach().requires_grad_(True)
+    out = _ln_chain(x, pos, scale, w, b)
+    (out * out).sum().backward()
+    return out.detach(), x.grad
+
+
+def _ln_layouts(dtype):
+    def r(*s):
+        return ea.randn(*s, dtype=dtype)
+
+    return {
+        "rows": (r(6, 37), r(37)),
+        "3d_broadcast": (r(2, 5, 33), r(5, 33)),  # pos broadcasts over the batch
+        "transposed": (r(37, 6).t(), r(37)),  # rows read with a stride
+        "row_of_one": (r(7, 1), r(1)),
+        "parallel": (r(300, 301), r(301)),
+        "empty_batch": (r(0, 9), r(9)),
+    }
+
+
+LN_CASES = [(mode, lay, "float32") for mode in ("eval", "train") for lay in _ln_layouts(ea.float32)] + [
+    (mode, "rows", "float64") for mode in ("eval", "train")
+]
+
+
+@pytest.mark.parametrize("mode, layout, dtype", LN_CASES)
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_node_fuses_with_its_chains(mode, layout, dtype, affine) -> None:
+    dt = getattr(ea, dtype)
+    x, pos = _ln_layouts(dt)[layout]
+    d = x.shape[-1]
+    w, b = (ea.randn(d, dtype=dt), ea.randn(d, dtype=dt)) if affine else (None, None)
+    chain = _ln_chain if mode == "eval" else _ln_train
+
+    def fn(x, pos, scale):
+        return chain(x, pos, scale, w, b)
+
+    scale = ea.tensor(2.0, dtype=dt)
+    cf, out = _run(fn, x, pos, scale)
+    _check(out, fn(x, pos, scale), dtype)
+    node = "aten::layer_norm" if mode == "eval" else "aten::native_layer_norm"
+    fused = [k for k in _kernels(cf) if any(n.op.full_name == node for n in k.nodes)]
+    assert len(fused) == 1, node
+    names = [n.op.name for n in fused[0].nodes]
+    assert names.index("mul") < names.index(node.split("::")[1]) < names.index("tanh")  # both chains
+    if mode == "train" and x.numel():
+        ln = next(n for n in fused[0].nodes if n.op.full_name == node)
+        assert ln.outputs[1] in fused[0].outputs and ln.outputs[2] in fused[0].outputs  # mean, rstd stored
+
+
+def test_layer_norm_statistics_match_eager() -> None:
+    x, w, b = ea.randn(5, 12) * 3.0 + 1.0, ea.randn(12), ea.randn(12)
+
+    def fn(x):
+        return ea.native_layer_norm(x * 1.0, [12], w, b, 1e-3)
+
+    cf, (out, mean, rstd) = _run(fn, x)
+    e_out, e_mean, e_rstd = fn(x)
+    assert tuple(mean.shape) == tuple(e_mean.shape) == (5, 1)
+    _check((out, mean, rstd), (e_out, e_mean, e_rstd), "float32")
+    assert len(_kernels(cf)) == 1
+
+
+def test_layer_norm_of_empty_rows_runs_eagerly() -> None:
+    # rows of no elements: eager writes NaN statistics, which a per-row store inside the
+    # (empty) row loop never would, so the norm stays an eager kernel
+    def fn(x):
+        return ea.native_layer_norm(x + 1.0, [0], None, None, 1e-5)
+
+    x = ea.randn(3, 0)
+    cf, got = _run(fn, x)
+    _check(got, fn(x), "float32")
+    assert np.isnan(got[1].numpy()).all() and tuple(got[1].shape) == (3, 1)
+    assert all(n.op.name != "native_layer_norm" for k in _kernels(cf) for n in k.nodes)
+
+
+def test_layer_norm_over_several_dims_runs_eagerly() -> None:
+    def fn(x):
+        return F.layer_norm(x * 2.0, (4, 5))
+
+    x = ea.randn(3, 4, 5)
+    cf, got = _run(fn, x)
+    _check(got, fn(x), "float32")
+    assert all(n.op.name != "layer_norm" for k in _kernels(cf) for n in k.nodes)

@@ -391,8 +391,8 @@ def test_aten_results_through_out_overloads_are_planned(backend) -> None:
     cf = _compiled(_matmuls, x, backend=backend)
     entry = _entry(cf)
     src = entry.program.source
-    assert "# aten::mm (.out)" in src and "# aten::addmm (.out)" in src
-    assert "# aten::bmm (.out)" not in src  # its result is returned through a view
+    assert "# aten::mm.out" in src and "# aten::addmm.out" in src
+    assert "# aten::bmm.out" not in src  # its result is returned through a view
     owner = _replay.memory_plan(entry.gm.graph, entry.plan)
     planned_ops = {v.node.op.full_name for v in owner}
     assert {"aten::mm", "aten::addmm"} <= planned_ops
@@ -406,3 +406,43 @@ def test_aten_results_through_out_overloads_are_planned(backend) -> None:
             else:
                 _close(a, b)
         assert got[1].data_ptr() != first[1].data_ptr() and got[2].data_ptr() != first[2].data_ptr()
+
+
+def _pointwise_and_reductions(x, idx):
+    # no kernel fuses these under backend "replay": each is an aten op with an .out overload
+    h = ea.add(x, 1.0, alpha=2)  # add.out
+    s = ea.sum(h * x, [1], True)  # mul.out, sum.IntList_out
+    g = ea.index_select(h, 0, idx)  # index_select.out
+    return (g - s.mean()).abs().sum(), ea.cat([h, g])  # cat's result is returned: fresh
+
+
+def test_every_out_overload_of_the_same_arguments_is_planned() -> None:
+    x, idx = ea.randn(6, 5), ea.tensor([4, 0, 2])
+    cf = _compiled(_pointwise_and_reductions, x, idx, backend="replay")
+    entry = _entry(cf)
+    src = entry.program.source
+    for name in ("aten::add.out", "aten::mul.out", "aten::sum.IntList_out", "aten::index_select.out"):
+        assert f"# {name}" in src, name
+    assert "# aten::cat.out" not in src  # returned to the caller
+    owner = _replay.memory_plan(entry.gm.graph, entry.plan)
+    assert {"aten::add.Tensor", "aten::sum.dim_IntList", "aten::index_select"} & {v.node.op.full_name for v in owner}
+    first = cf(x, idx)
+    for scale in (1.0, -2.0):
+        xs = x * scale
+        got, expect = cf(xs, idx), _pointwise_and_reductions(xs, idx)
+        for a, b in zip(got, expect, strict=True):  # the same kernels: bit-identical
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+        assert got[1].data_ptr() != first[1].data_ptr()
+
+
+def test_out_overload_is_only_taken_when_its_arguments_match() -> None:
+    def names(fn, *args):
+        gm = fx.capture(fn, *args)
+        return {n.op.full_name: _replay.out_overload(n) for n in gm.graph.nodes}
+
+    x = ea.randn(4, 3)
+    got = names(lambda x: (x.nonzero(), ea.add(x, 2.0), x.t(), x.sum()), x)
+    assert got["aten::nonzero"] is None  # its size depends on the data: not into a fixed buffer
+    assert got["aten::t"] is None  # a view has no .out
+    assert got["aten::add.Tensor"] == "aten::add.out"
+    assert got["aten::sum"] == "aten::sum.IntList_out"  # another overload name, the same arguments

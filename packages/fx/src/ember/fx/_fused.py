@@ -7,8 +7,8 @@ group grows to a bigger shape its own broadcasts into), comparisons and masks (b
 in the loop: masked_fill, where, isfinite, logical ops), fills, views that only broadcast
 (a new name for the same register), one ``sum``/``mean`` over every dim (it does not end
 the group: what does not read it goes on in the same loop), any number of ``amax``/``sum``/
-``mean`` over the last dim and softmax-like nodes (a *row kernel*: one pass per level over
-each row, see :func:`row_kernel_source`), and in-place forms
+``mean`` over the last dim, softmax-like nodes and layer norms over the last dim (a *row
+kernel*: one pass per level over each row, see :func:`row_kernel_source`), and in-place forms
 of the pointwise ops plus ``copy_``/``fill_``/``zero_`` (loaded once, renamed after each
 write, stored at the end). Other nodes that read nothing the group made or wrote run
 before the group's kernel, exactly where they were; a node that reads it, or writes any
@@ -23,7 +23,8 @@ Code generation (:func:`kernel_source`): shapes and strides are constants in the
 source (the graph is specialised to them; guards check them), dims are ordered by the
 first output's strides and those contiguous in every operand merged, the outermost loop
 is an OpenMP parallel loop for large sizes, the innermost is ``#pragma omp simd``; a 2-D
-iteration where an operand is transposed is tiled 64x64 so both sides stay in cache;
+iteration where an operand is transposed is tiled (128 x 128 floats) so both sides stay in cache, the
+transposed operand staged through register transposes;
 outputs of STREAM_MIN_BYTES and more are staged per inner run and written with
 non-temporal stores (a plain store reads the line first: a third of the traffic). Each value lives in
 a register: one read of each input and one write of each output per element.
@@ -180,7 +181,16 @@ REDUCTIONS = ("aten::sum", "aten::mean", "aten::amax")
 # softmax-like nodes over the last dim: reductions and pointwise lines inside a row kernel
 SOFTMAXES = ("aten::_softmax", "aten::softmax.int")
 LOG_SOFTMAXES = ("aten::_log_softmax", "aten::log_softmax.int")
-ROW_OPS = (*SOFTMAXES, *LOG_SOFTMAXES, "aten::_softmax_backward_data", "aten::_log_softmax_backward_data")
+# layer norm over the last dim: its mean, the mean of the squared deviations, then the affine
+# map (native_layer_norm also returns the per-row mean and rstd that its backward reads)
+LAYER_NORMS = ("aten::native_layer_norm", "aten::layer_norm")
+ROW_OPS = (
+    *SOFTMAXES,
+    *LOG_SOFTMAXES,
+    "aten::_softmax_backward_data",
+    "aten::_log_softmax_backward_data",
+    *LAYER_NORMS,
+)
 FUSED_DTYPES = {"float32": "float", "float64": "double"}
 LOWERINGS: dict[str, Lower] = {**POINTWISE, **FILLS, **INPLACE}
 
@@ -213,6 +223,62 @@ static inline void fence_() {
 #if defined(__AVX__)
   _mm_sfence();  // streamed stores are weakly ordered: visible before the kernel returns
 #endif
+}
+// A transposed input's block staged in the loop's order: d[i][j] = s[i + j * ld] for
+// i < ni, j < nj (rows of d `dld` apart). Whole blocks go through a register transpose
+// (8 x 8 floats, 4 x 4 doubles: W source lines read side by side, W rows written), the
+// edges element by element. Read element by element in the loop's order, each element
+// would be a load from another line.
+#if defined(__AVX__)
+static inline void tr_block_(const float* s, int64_t ld, float* d, int64_t dld) {
+  __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + ld), r2 = _mm256_loadu_ps(s + 2 * ld);
+  __m256 r3 = _mm256_loadu_ps(s + 3 * ld), r4 = _mm256_loadu_ps(s + 4 * ld), r5 = _mm256_loadu_ps(s + 5 * ld);
+  __m256 r6 = _mm256_loadu_ps(s + 6 * ld), r7 = _mm256_loadu_ps(s + 7 * ld);
+  __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3);
+  __m256 t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+  __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+  _mm256_storeu_ps(d + dld, _mm256_permute2f128_ps(u1, u5, 0x20));
+  _mm256_storeu_ps(d + 2 * dld, _mm256_permute2f128_ps(u2, u6, 0x20));
+  _mm256_storeu_ps(d + 3 * dld, _mm256_permute2f128_ps(u3, u7, 0x20));
+  _mm256_storeu_ps(d + 4 * dld, _mm256_permute2f128_ps(u0, u4, 0x31));
+  _mm256_storeu_ps(d + 5 * dld, _mm256_permute2f128_ps(u1, u5, 0x31));
+  _mm256_storeu_ps(d + 6 * dld, _mm256_permute2f128_ps(u2, u6, 0x31));
+  _mm256_storeu_ps(d + 7 * dld, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+static inline void tr_block_(const double* s, int64_t ld, double* d, int64_t dld) {
+  __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + ld);
+  __m256d r2 = _mm256_loadu_pd(s + 2 * ld), r3 = _mm256_loadu_pd(s + 3 * ld);
+  __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+  __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+  _mm256_storeu_pd(d, _mm256_permute2f128_pd(t0, t2, 0x20));
+  _mm256_storeu_pd(d + dld, _mm256_permute2f128_pd(t1, t3, 0x20));
+  _mm256_storeu_pd(d + 2 * dld, _mm256_permute2f128_pd(t0, t2, 0x31));
+  _mm256_storeu_pd(d + 3 * dld, _mm256_permute2f128_pd(t1, t3, 0x31));
+}
+template <typename T> static constexpr int64_t tr_width_() { return 32 / sizeof(T); }
+#else
+template <typename T> static inline void tr_block_(const T* s, int64_t ld, T* d, int64_t dld) {
+  for (int64_t j = 0; j < 4; ++j)
+    for (int64_t i = 0; i < 4; ++i) d[i * dld + j] = s[i + j * ld];
+}
+template <typename T> static constexpr int64_t tr_width_() { return 4; }
+#endif
+template <typename T>
+static inline void stage_transposed_(T* d, int64_t dld, const T* s, int64_t ld, int64_t ni, int64_t nj) {
+  constexpr int64_t W = tr_width_<T>();
+  const int64_t fi = ni - ni % W, fj = nj - nj % W;
+  for (int64_t j = 0; j < fj; j += W) {
+    for (int64_t i = 0; i < fi; i += W) tr_block_(s + i + j * ld, ld, d + i * dld + j, dld);
+    for (int64_t i = fi; i < ni; ++i)
+      for (int64_t jj = j; jj < j + W; ++jj) d[i * dld + jj] = s[i + jj * ld];
+  }
+  for (int64_t j = fj; j < nj; ++j)
+    for (int64_t i = 0; i < ni; ++i) d[i * dld + j] = s[i + j * ld];
 }
 template <typename T> static inline T relu_(T a) { return a != a ? a : (a > T(0) ? a : T(0)); }
 template <typename T> static inline T maximum_(T a, T b) {
@@ -374,8 +440,26 @@ def _dtypes_ok(node: Node, out: Value) -> bool:
     return True
 
 
+def _layer_norm_ok(node: Node, out: Value) -> bool:
+    """Layer norm over the last dim only, of non-empty rows (eager writes NaN statistics for
+    empty ones), with a [D] weight and bias or none, statistics of shape [..., 1]."""
+    shape = out.meta.shape
+    x, normalized, w, b, eps = node.args[:5]
+    if not shape or shape[-1] == 0 or not isinstance(x, Value) or x.meta.shape != shape:
+        return False
+    if list(normalized) != [shape[-1]] or isinstance(eps, bool) or not isinstance(eps, (int, float)):
+        return False
+    if any(p is not None and (not isinstance(p, Value) or p.meta.shape != (shape[-1],)) for p in (w, b)):
+        return False
+    stats = node.outputs[1:] if node.op.full_name == "aten::native_layer_norm" else []
+    per_row = (*shape[:-1], 1)
+    return all(v.meta.shape == per_row and v.meta.dtype == out.meta.dtype for v in stats)
+
+
 def _row_op_ok(node: Node, out: Value) -> bool:
     """A softmax-like node over the last dim, computed in its inputs' dtype, of full rows."""
+    if node.op.full_name in LAYER_NORMS:
+        return _layer_norm_ok(node, out)
     nd = len(out.meta.shape)
     dim, flag = node.args[-2], node.args[-1]
     if nd == 0 or not isinstance(dim, int) or dim % nd != nd - 1:
@@ -398,11 +482,21 @@ def result(node: Node) -> Value:
     return node.outputs[0]  # type: ignore[no-any-return]
 
 
+def results(node: Node) -> list[Value]:
+    """Every value a member makes (native_layer_norm: its output, mean and rstd)."""
+    if node.op.full_name == "aten::native_layer_norm":
+        return list(node.outputs)
+    return [result(node)]
+
+
 def classify(node: Node) -> str | None:
     """How a node can be a member of a group: pointwise, fill, view, inplace, reduction, or None."""
     name = node.op.full_name
     if name in INPLACE:  # returns self, or (some kernels) nothing
         if not isinstance(node.args[0], Value) or node.outputs not in ([], [node.args[0]]):
+            return None
+    elif name == "aten::native_layer_norm":
+        if len(node.outputs) != 3 or any(v is None or v.node is not node for v in node.outputs):
             return None
     elif node.returns != "one" or not node.outputs or node.outputs[0] is None:
         return None
@@ -464,8 +558,8 @@ class _Group:
             self.written.add(out.storage)
         elif kind == "rowop":
             self.row_reductions += 1
-            self.rowdep.add(out)
-            self.made.add(out)
+            self.rowdep.update(results(node))
+            self.made.update(results(node))
         elif kind == "reduction":
             self.has_reduction = True
             if _reduction_dims(node, self.shape, self.dtype) == "last":
@@ -619,15 +713,15 @@ def _assign_io(graph: Graph, plan: list[Any]) -> set[Node]:
         rowwise = _rowwise(k)
         outs = []
         for n in k.nodes:
-            v = result(n)
-            if v.node is not n or v not in read_outside:
-                continue
-            kind = classify(n)
-            # a row kernel stores a per-row value (softmax's sum, for backward) once per row
-            per_row = rowwise and v.meta.shape == (*k.shape[:-1], 1) and k.shape[-1] > 0
-            if kind == "view" or (kind != "reduction" and v.meta.shape != k.shape and not per_row):
-                bad.add(n)  # it would be stored more than once per element, or lose its aliasing
-            outs.append(v)
+            for v in results(n):
+                if v.node is not n or v not in read_outside:
+                    continue
+                kind = classify(n)
+                # a row kernel stores a per-row value (softmax's sum, for backward) once per row
+                per_row = rowwise and v.meta.shape == (*k.shape[:-1], 1) and k.shape[-1] > 0
+                if kind == "view" or (kind != "reduction" and v.meta.shape != k.shape and not per_row):
+                    bad.add(n)  # it would be stored more than once per element, or lose its aliasing
+                outs.append(v)
         k.outputs = sorted(outs, key=_is_reduction_result)  # the reductions' last
         # in place: no other operand (nor a member's view) may share the written memory
         for n in k.nodes:
@@ -675,7 +769,15 @@ def _coalesce(shape: list[int], strides: list[list[int]]) -> tuple[list[int], li
 PARALLEL_MIN = 1 << 16  # elements: below this a kernel runs on one thread (no OpenMP fork)
 STREAM_MIN_BYTES = 8 << 20  # outputs this large do not stay in cache anyway: streamed stores
 BLOCK = 4096
-TILE_I, TILE_J = 64, 64  # a transposed nest's tile: rows (mid dim) x columns (inner dim)
+# a transposed nest's tile, rows (mid dim) x columns (inner dim), in bytes per side: 512 B
+# (128 floats, 64 doubles) are the runs the transposed input is read in -- eight lines each,
+# read eight side by side; shorter runs leave the memory system idle between lines
+# (64 x 64 floats: half the bandwidth of 128 x 128 on this machine's 2 cores)
+TILE_BYTES = 512
+
+
+def _tile(T: str) -> int:
+    return TILE_BYTES // (4 if T == "float" else 8)
 
 
 def kernel_source(k: FusedKernel, symbol: str) -> str:
@@ -774,7 +876,7 @@ def kernel_source(k: FusedKernel, symbol: str) -> str:
     big = numel * itemsize * max(len(point_outs), 1) >= STREAM_MIN_BYTES
     streamed = [o for o in range(n_in + n_io, len(operands)) if o not in is_bool] if big else []
     tileable = [i for i in range(n_in) if i not in is_bool]
-    lines += _loops(cshape, cstrides, loads, stores, inner_lines, acc, numel, streamed, out_ptr, tileable)
+    lines += _loops(cshape, cstrides, loads, stores, inner_lines, acc, numel, streamed, out_ptr, tileable, _tile(T))
     if acc:
         lines.append(f"  red[0] = T(acc{f' / {numel}' if mean else ''});")
     lines.append("}")
@@ -974,6 +1076,8 @@ def _row_steps(nodes: list[Node]) -> list[Any]:
                 pw(v, [ez, s], _fmt("({} / {})", ez, s), nd.op.name)
             else:
                 pw(v, [z, s], _fmt("({} - std::log({}))", z, s), nd.op.name)
+        elif name in LAYER_NORMS:
+            steps += _layer_norm_steps(nd)
         elif name == "aten::_log_softmax_backward_data":  # g - exp(out) * sum(g)
             g, o, s = nd.args[0], nd.args[1], _Tmp()
             steps.append(_RowReduction("sum", g, s))
@@ -985,6 +1089,35 @@ def _row_steps(nodes: list[Node]) -> list[Any]:
             pw(v, [g, o, s], _fmt("({} * ({} - {}))", o, g, s), nd.op.name)
         else:
             pw(v, data_inputs(nd), _lowering(name, list(nd.args)), nd.op.name)
+    return steps
+
+
+def _layer_norm_steps(nd: Node) -> list[Any]:
+    """Layer norm as eager's row_norm kernel computes it: m = mean(x), var = mean((x - m)^2),
+    rstd = 1 / sqrt(var + eps) in double, out = fma(x, rstd, -m * rstd), then * w, + b."""
+    x, w, b, eps = nd.args[0], nd.args[2], nd.args[3], float(nd.args[4])
+    native = nd.op.full_name == "aten::native_layer_norm"
+    mu, dev, sq, var, shift = _Tmp(), _Tmp(), _Tmp(), _Tmp(), _Tmp()
+    rstd = nd.outputs[2] if native else _Tmp()
+    out = nd.outputs[0]
+    steps: list[Any] = [
+        _RowReduction("mean", x, mu),
+        _RowStep(dev, [x, mu], _fmt("({} - {})", x, mu), "layer_norm: x - mean"),
+        _RowStep(sq, [dev], _fmt("({0} * {0})", dev), "layer_norm: squared"),
+        _RowReduction("mean", sq, var),
+        _RowStep(rstd, [var], _fmt(f"T(1.0 / std::sqrt(double({{}}) + {eps!r}))", var), "layer_norm: rstd"),
+        # in double, as eager's: with a row of one element x * rstd and mean * rstd are equal and
+        # large (rstd = 1 / sqrt(eps)), and only an exact fma of them leaves the exact 0
+        _RowStep(shift, [mu, var], _fmt(f"T(-double({{}}) / std::sqrt(double({{}}) + {eps!r}))", mu, var), "shift"),
+    ]
+    if native:  # the mean is a per-row output too
+        steps.append(_RowStep(nd.outputs[1], [mu], _fmt("{}", mu), "layer_norm: mean"))
+    affine, reads = "std::fma({}, {}, {})", [x, rstd, shift]
+    if w is not None:
+        affine, reads = f"({affine} * {{}})", [*reads, w]
+    if b is not None:
+        affine, reads = f"({affine} + {{}})", [*reads, b]
+    steps.append(_RowStep(out, reads, _fmt(affine, *reads), nd.op.name))
     return steps
 
 
@@ -1027,6 +1160,7 @@ def _loops(
     streamed: list[int],
     out_ptr: Callable[[int], str],
     tileable: list[int] | None = None,
+    tile: int = 128,
 ) -> list[str]:
     """The loop nest over the coalesced iteration space. Outputs in `streamed` whose innermost
     stride is 1 are staged per inner run in a local array and written with stream_().
@@ -1078,38 +1212,47 @@ def _loops(
         m = shape[-2]
         mid_st = [s[-2] for s in strides]
         base = _row_offsets(rows_shape, [s[:-2] for s in strides], "r") if rows_shape else ["0"] * n_ops
-        out += [p.replace("parallel for", "parallel for collapse(2)") for p in par]
+        # schedule(static, 1): the two threads take neighbouring rows of tiles, so at any time
+        # they read neighbouring runs of a transposed input (the same pages, one longer run)
+        out += [p.replace("parallel for", "parallel for collapse(2) schedule(static, 1)") for p in par]
         out.append(f"  for (int64_t r = 0; r < {rows}; ++r)")
-        out.append(f"  for (int64_t ib = 0; ib < {m}; ib += {TILE_I}) {{")
+        out.append(f"  for (int64_t ib = 0; ib < {m}; ib += {tile}) {{")
         out += [f"    const int64_t b{i} = {b};" for i, b in enumerate(base)]
-        out.append(f"    const int64_t ie = ib + {TILE_I} < {m} ? ib + {TILE_I} : {m};")
-        out.append(f"    for (int64_t jb = 0; jb < {inner}; jb += {TILE_J}) {{")
-        out.append(f"      const int64_t je = jb + {TILE_J} < {inner} ? jb + {TILE_J} : {inner};")
-        starts = [f"b{k} + i * {mid_st[k]} + jb" for k in range(n_ops)]
-        decl, staged, flush = staging(inner_st, TILE_J, starts, "je - jb", "        ")
+        out.append(f"    const int64_t ni = ib + {tile} < {m} ? {tile} : {m} - ib;")
+        out.append(f"    for (int64_t jb = 0; jb < {inner}; jb += {tile}) {{")
+        out.append(f"      const int64_t nj = jb + {tile} < {inner} ? {tile} : {inner} - jb;")
         # an input contiguous along the tile's rows (mid stride 1) but not along its columns is
-        # copied into a local tile first, reading whole cache lines in its own memory order:
-        # read in place, the lines of a tile column lie a large power-of-two stride apart
-        # and evict each other from L1 (the same few sets) before the next column reuses them
+        # staged into a local tile first, read in its own memory order through register
+        # transposes (stage_transposed_): read in place, the lines of a tile column lie a
+        # large power-of-two stride apart and evict each other from L1 before they are reused
         tiled = [k for k in tileable or [] if mid_st[k] == 1 and inner_st[k] not in (0, 1)]
         for k in tiled:
-            out.append(f"      alignas(64) T tile{k}[{TILE_I}][{TILE_J}];")
-            out.append("      for (int64_t j = jb; j < je; ++j) {")
-            out.append("        #pragma omp simd")
-            src = f"in{k}[b{k} + i + j * {inner_st[k]}]"
-            out.append(f"        for (int64_t i = ib; i < ie; ++i) tile{k}[i - ib][j - jb] = {src};")
+            out.append(f"      alignas(64) T tile{k}[{tile}][{tile}];")
+            src = f"in{k} + b{k} + ib + jb * {inner_st[k]}"
+            out.append(f"      stage_transposed_(&tile{k}[0][0], {tile}, {src}, {inner_st[k]}, ni, nj);")
+        tiles = {k: f"tile{k}[i][j]" for k in tiled}
+        offs = [f"b{k} + (ib + i) * {mid_st[k]} + (jb + j) * {inner_st[k]}" for k in range(n_ops)]
+        starts = [f"b{k} + (ib + i) * {mid_st[k]} + jb" for k in range(n_ops)]
+
+        def tile_rows(ni: str, nj: str, pad: str) -> list[str]:
+            decl, staged, flush = staging(inner_st, tile, starts, nj, pad + "  ")
+            nest = [f"{pad}for (int64_t i = 0; i < {ni}; ++i) {{", *decl, f"{pad}  #pragma omp simd{red}"]
+            nest.append(f"{pad}  for (int64_t j = 0; j < {nj}; ++j) {{")
+            nest += [pad + "    " + s for s in loads(offs, tiles) + body + stores(offs, {o: "j" for o in staged})]
+            return [*nest, f"{pad}  }}", *flush, f"{pad}}}"]
+
+        # whole tiles with constant trip counts (the loops unroll and vectorise without
+        # remainders); the last tile of a row or column, when the sizes do not divide, apart
+        if m % tile == 0 and inner % tile == 0:
+            out += tile_rows(str(tile), str(tile), "      ")
+        else:
+            out.append(f"      if (ni == {tile} && nj == {tile}) {{")
+            out += tile_rows(str(tile), str(tile), "        ")
+            out.append("      } else {")
+            out += tile_rows("ni", "nj", "        ")
             out.append("      }")
-        tiles = {k: f"tile{k}[i - ib][j - jb]" for k in tiled}
-        out.append("      for (int64_t i = ib; i < ie; ++i) {")
-        out += decl
-        out.append(f"        #pragma omp simd{red}")
-        out.append("        for (int64_t j = jb; j < je; ++j) {")
-        offs = [f"b{k} + i * {mid_st[k]} + j * {inner_st[k]}" for k in range(n_ops)]
-        out += ["          " + s for s in loads(offs, tiles) + body + stores(offs, {o: "j - jb" for o in staged})]
-        out.append("        }")
-        out += flush
-        out.append("      }")
-        out += (["      fence_();"] if flush else []) + ["    }", "  }"]
+        fenced = any(inner_st[o] == 1 for o in streamed)  # streamed stores: a fence per row of tiles
+        out += ["    }"] + (["    fence_();"] if fenced else []) + ["  }"]
         return out
     rows_shape = shape[:-1]
     rows = 1

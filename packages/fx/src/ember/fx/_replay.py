@@ -32,7 +32,7 @@ from typing import Any
 
 from ember.aten import extension as _dispatch
 
-from .graph import Graph, Node, Value
+from .graph import Graph, Node, Value, parse_schema
 
 
 def backend_keys(node: Node) -> int:
@@ -58,19 +58,51 @@ def resolve_kernel(node: Node) -> Any:
     return fn
 
 
-# aten ops whose ``.out`` overload takes the same arguments plus ``out`` and writes it whole:
-# their results, when the caller never sees them, go into the memory plan's buffers too
-OUT_VARIANTS = {"aten::mm": "aten::mm.out", "aten::bmm": "aten::bmm.out", "aten::addmm": "aten::addmm.out"}
+# ``.out`` overloads: an op with an overload that takes exactly its arguments plus one
+# ``out`` and returns it (``add.Tensor`` -> ``add.out``, ``sum`` -> ``sum.IntList_out``) writes
+# its result into a planned buffer when the caller never sees that result -- the same kernel
+# (TensorIterator's loops over the result's captured strides), so replay stays bit-identical.
+# Ops whose result's size depends on the data are left out: their ``.out`` kernel would
+# resize the buffer.
+DATA_DEPENDENT_SIZE = {"nonzero", "masked_select", "index", "unique", "take_along_dim"}
+_out_index: dict[tuple[str, str], list[Any]] = {}
+
+
+def _out_overloads(namespace: str, name: str) -> list[Any]:
+    """The ``.out`` overloads of ``namespace::name`` (every op's, indexed on first use)."""
+    if not _out_index:
+        for op in _dispatch.all_ops():
+            if parse_schema(op).is_out:
+                _out_index.setdefault((op.namespace, op.name), []).append(op)
+        _out_index[("", "")] = []  # indexed (an empty registry stays indexed too)
+    return _out_index.get((namespace, name), [])
+
+
+def out_overload(node: Node) -> str | None:
+    """The full name of the node's ``.out`` overload (same arguments plus ``out``), or None."""
+    if node.op.name in DATA_DEPENDENT_SIZE or node.returns != "one" or node.schema.is_out or node.mutated:
+        return None
+    want = [(a.name, str(a.type)) for a in node.schema.arguments]
+    for op in _out_overloads(node.op.namespace, node.op.name):
+        sch = parse_schema(op)
+        outs = sch.out_arguments
+        if len(outs) != 1 or len(sch.returns) != 1 or sch.returns_alias_of_input != [outs[0].name]:
+            continue
+        if [(a.name, str(a.type)) for a in sch.arguments if a is not outs[0]] == want:
+            return op.full_name  # type: ignore[no-any-return]
+    return None
 
 
 def out_kernel(node: Node) -> Any:
     """The backend kernel of the node's ``.out`` overload when its result can be a planned
     buffer (a new tensor, not a view), else None."""
-    name = OUT_VARIANTS.get(node.op.full_name)
-    if name is None or node.returns != "one" or len(node.outputs) != 1:
+    if len(node.outputs) != 1:
         return None
     v = node.outputs[0]
-    if v is None or v.node is not node or v.view_of is not None or node.mutated:
+    if v is None or v.node is not node or v.view_of is not None:
+        return None
+    name = out_overload(node)
+    if name is None:
         return None
     _key, kernel, _ = _dispatch.find_op(name).lookup(backend_keys(node))
     if kernel is None or kernel.with_keyset:
@@ -153,7 +185,7 @@ def escaping_storages(graph: Graph) -> set[int]:
 
 def memory_plan(graph: Graph, plan: list[Any]) -> dict[Value, int]:
     """Static buffers for the values the program allocates itself: fused kernels' outputs, and
-    the results of the aten ops it calls through their ``.out`` overloads (OUT_VARIANTS).
+    the results of the aten ops it calls through their ``.out`` overloads (:func:`out_overload`).
 
     A value gets a buffer when no value sharing its storage escapes the graph (the caller
     never sees it, so the same memory can serve every replay). A buffer is reused by a later
@@ -213,7 +245,7 @@ def generate(graph: Graph, plan: list[Any]) -> tuple[str, dict[str, Any]]:
             v = step.outputs[0]  # its .out overload writes the planned buffer
             k = e.obj("k", out_kernel(step))
             w(f"    {local(v)} = {buffers[planned[v]]}")
-            w(f"    {k}({', '.join([*(_arg(e, a) for a in step.args), local(v)])})  # {step.op.full_name} (.out)")
+            w(f"    {k}({', '.join([*(_arg(e, a) for a in step.args), local(v)])})  # {out_overload(step)}")
         elif isinstance(step, Node):
             k = e.obj("k", resolve_kernel(step))
             call = f"{k}({', '.join(_arg(e, a) for a in step.args)})"

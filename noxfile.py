@@ -561,7 +561,7 @@ def _cross_sources() -> list[tuple[Path, list[str]]]:
         "-DEMBER_CPU_CAPABILITY_AVX2_EMPTY",
         "-DEMBER_CPU_CAPABILITY_AVX512_EMPTY",
         "-include",
-        "ember/aten/native/cpu/EmptySlots.h",  # as CMake's wrappers of the lowest copy do
+        "ember/aten/native/cpu/BaselineOnly.h",  # as CMake's baseline wrappers do
         "-O3",
         "-fno-math-errno",
         "-fno-trapping-math",

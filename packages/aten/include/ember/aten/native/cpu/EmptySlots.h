@@ -1,10 +1,10 @@
 #pragma once
-// Included first by the lowest copy built of each csrc/native/cpu/ kernel file when the
-// build leaves capabilities out (not x86-64, or EMBER_CPU_CAPABILITIES; the baseline too
-// when EMBER_CPU_BASELINE=OFF): each REGISTER_DISPATCH of that copy then also defines the
-// slots of the capabilities not built, empty, so that every stub links and DispatchStub
-// runs the best copy built. The kernel files themselves, and DispatchStub.h, stay as
-// they are.
+// Included first by the lowest copy of each csrc/native/cpu/ kernel file in a build without
+// the baseline (EMBER_CPU_BASELINE=OFF, e.g. the demo's AVX2-only build): each
+// REGISTER_DISPATCH of that copy then also defines the slots of the capabilities not built
+// -- DEFAULT among them -- empty, so that every stub links and DispatchStub runs the copy
+// built. BaselineOnly.h does the same for the DEFAULT copy of a build with the baseline
+// (kept byte for byte as it was, so that the compiler cache of those builds stays valid).
 
 #include <ember/aten/native/DispatchStub.h>
 

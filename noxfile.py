@@ -20,6 +20,7 @@ import re
 import shutil
 import tomllib
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import nox
@@ -236,22 +237,30 @@ def _build_aten_testing(session: nox.Session, cuda: bool) -> None:
     stamp.write_text(digest)
 
 
-def _build_wheels(session: nox.Session, wheels: Path, build_dirs: Path, cuda: bool) -> None:
-    """Every layer's wheel into `wheels`, the C++ layers from persistent CMake build dirs
-    under `build_dirs` (CUDA compiled when `cuda`)."""
+def _build_wheels(
+    session: nox.Session,
+    wheels: Path,
+    build_dirs: Path,
+    cuda: bool,
+    layers: Iterable[str] = LAYERS,
+    cpu_args: list[str] | None = None,
+) -> None:
+    """The wheels of `layers` (bottom first; every layer by default) into `wheels`, the C++
+    layers from persistent CMake build dirs under `build_dirs` (CUDA compiled when `cuda`;
+    the CPU kernels for `cpu_args`' capabilities, by default _cpu_capability_args())."""
     _install_requirements(session, *BUILD_REQUIREMENTS, *(CUDA_BUILD_REQUIREMENTS if cuda else []))
     cache_env = _compiler_cache_env(session)
     if not cuda:
         cache_env["EMBER_CUDA"] = "OFF"
     wheels.mkdir(parents=True, exist_ok=True)
     below = ""  # the digests of the C++ layers' wheels built so far (the next compiles against them)
-    for layer in LAYERS:
+    for layer in layers:
         args = ["pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(wheels)]
         if layer in CPP_LAYERS or layer in EXTENSION_LAYERS:
             args.append(f"-Cbuild-dir={build_dirs / _sanitise(layer)}")
             args += _cuda_architecture_args() if cuda else []
         if layer in CPP_LAYERS:
-            args += _cpu_capability_args()
+            args += _cpu_capability_args() if cpu_args is None else cpu_args
         # a layer whose sources, build arguments and C++ layers below are those of its last
         # wheel is not rebuilt (pip, CMake's check and zipping aten's library cost seconds each)
         stamp = wheels / f".{layer}.sources-sha256"
@@ -469,13 +478,28 @@ def dev(session: nox.Session) -> None:
 # build (with CUDA whenever nvcc is found) stays apart and is not disturbed.
 DEMO_BUILD_DIR = BUILD_DIR / "demo"
 DEMO_WHEELS = BUILD_DIR / "demo-wheels"
+# what examples/cnn_digits.py imports, bottom first (vision, a C++ extension, is not among them)
+DEMO_LAYERS = ["c10py", "aten", "autograd", "data", "nn", "optim"]
+
+
+def _demo_cpu_capability_args() -> list[str]:
+    """The demo's wheels run on this machine only: its CPU kernels are compiled once, for
+    this CPU's best capability, without the baseline copy (half the CPU kernels' compile).
+    EMBER_CPU_CAPABILITIES, when set, is obeyed as in every other build."""
+    best = _host_cpu_capability()
+    if os.environ.get("EMBER_CPU_CAPABILITIES") or best in (None, "DEFAULT"):
+        return _cpu_capability_args()
+    return [f"-Ccmake.define.EMBER_CPU_CAPABILITIES={best}", "-Ccmake.define.EMBER_CPU_BASELINE=OFF"]
 
 
 @nox.session(python=PYTHON, reuse_venv=True)
 def demo(session: nox.Session) -> None:
-    """The README's first command: every layer installed, a CNN trained on scikit-learn's digits."""
-    _build_wheels(session, DEMO_WHEELS, DEMO_BUILD_DIR, cuda=_builds_cuda() and _has_gpu())
-    _install_layers(session, list(LAYERS), DEMO_WHEELS)
+    """The README's first command: the layers examples/cnn_digits.py imports installed, a
+    CNN trained on scikit-learn's digits."""
+    _build_wheels(
+        session, DEMO_WHEELS, DEMO_BUILD_DIR, _builds_cuda() and _has_gpu(), DEMO_LAYERS, _demo_cpu_capability_args()
+    )
+    _install_layers(session, DEMO_LAYERS, DEMO_WHEELS)
     _install_requirements(session, *EXAMPLE_REQUIREMENTS)
     session.run("python", "examples/cnn_digits.py", *session.posargs)
 

@@ -100,6 +100,10 @@ void set_cpu_capability(const std::string& name) {
   else
     throw c10::ValueError("unknown CPU capability '" + name + "' (expected default, avx2 or avx512)");
   EMBER_CHECK(want <= hw, "this CPU does not support ", name, " (it supports up to ", cpu_capability_name(hw), ")");
+  // a build without the baseline (EMBER_CPU_BASELINE=OFF) has nothing below its lowest copy
+  bool runnable = false;
+  for (int c = 0; c <= static_cast<int>(want); ++c) runnable |= cpu_capability_built(static_cast<CPUCapability>(c));
+  EMBER_CHECK(runnable, "ember.aten was built without the CPU kernels of ", name, " or any capability below it");
   forced.store(static_cast<int>(want));
   reset_all_stubs();
 }

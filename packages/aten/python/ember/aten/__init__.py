@@ -44,6 +44,22 @@ if _TYPE_CHECKING:
 
 
 from . import _C, _dispatch, _tensor_ops, profiler, random
+
+
+def _check_cpu_capability() -> None:
+    """A library built without the baseline kernels (EMBER_CPU_BASELINE=OFF, the demo's
+    build for its own machine) runs only on CPUs with one of the capabilities it holds."""
+    built = _C._built_cpu_capabilities()
+    order = ["default", "avx2", "avx512"]
+    detected = _C._detected_cpu_capability()
+    if order.index(detected) < min(order.index(c) for c in built):
+        raise ImportError(
+            f"ember.aten was built for CPUs with {' / '.join(built)} only (EMBER_CPU_BASELINE=OFF); "
+            f"this CPU supports {detected}: rebuild ember-aten with the baseline"
+        )
+
+
+_check_cpu_capability()
 from . import native as _native
 from ._C import Generator, can_cast, get_num_threads, set_num_threads
 from ._dtypes import (
@@ -168,6 +184,7 @@ _before = dict(Tensor.__dict__)
 _tensor_ops.install(Tensor, _generated_ops)
 _record_tensor_methods("ember.aten._tensor_ops", _before)
 from . import _indexing  # noqa: E402
+from . import masked  # noqa: E402  # PyTorch's torch.masked (composites of the operators above)
 
 _before = dict(Tensor.__dict__)
 _indexing.install(globals(), Tensor)  # nonzero(as_tuple=...) is written by hand

@@ -215,13 +215,17 @@ def apply_slicing(t: Tensor, index: Any) -> tuple[Tensor, list[Any] | None]:
 
 def getitem(t: Tensor, index: Any) -> Tensor:
     tp = type(index)
-    if tp is int:
-        if t.dim() == 0:
-            raise IndexError(
-                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to "
-                "convert a 0-dim tensor to a number"
-            )
-        return _select(t, 0, index, 0)
+    if tp is int:  # t[i], a dataset's __getitem__: select's own checks, PyTorch's messages on failure
+        try:
+            return ops._call_select_int(t, 0, index)
+        except IndexError:
+            if t.dim() == 0:
+                raise IndexError(
+                    "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to "
+                    "convert a 0-dim tensor to a number"
+                ) from None
+            _select(t, 0, index, 0)  # raises the out-of-bounds message
+            raise
     if tp is Tensor and index.dim() > 0 and index.dtype._name in ("int64", "bool"):
         return ops._call_index_Tensor(t, [index])
     if tp is slice:
@@ -304,3 +308,7 @@ def install(namespace: dict[str, Any], tensor_cls: type) -> None:
     """The hand-written public functions and methods of the indexing family."""
     namespace["nonzero"] = nonzero
     tensor_cls.nonzero = _tensor_nonzero  # type: ignore[attr-defined]
+    # t[index] and t[index] = value (declared in _tensor.Tensor for the type checker only: this
+    # module imports _tensor, so the class body cannot reach these without a call-time import)
+    tensor_cls.__getitem__ = getitem  # type: ignore[method-assign]
+    tensor_cls.__setitem__ = setitem  # type: ignore[method-assign]

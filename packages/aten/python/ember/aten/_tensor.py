@@ -15,7 +15,7 @@ protocols and the operator dunders.
 
 from __future__ import annotations
 
-from typing import Any, SupportsIndex
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 from ember.c10py import DispatchKey, DispatchKeySet, TensorImpl
 from ember.c10py import device as _device_cls
@@ -537,15 +537,11 @@ class Tensor(TensorStubs):
         return self.mT
 
     # ---- indexing ----------------------------------------------------------------------
-    def __getitem__(self, index: Any) -> Tensor:
-        from . import _indexing
+    if TYPE_CHECKING:  # installed by _indexing.install (aten/__init__.py)
 
-        return _indexing.getitem(self, index)
+        def __getitem__(self, index: Any) -> Tensor: ...
 
-    def __setitem__(self, index: Any, value: Any) -> None:
-        from . import _indexing
-
-        _indexing.setitem(self, index, value)
+        def __setitem__(self, index: Any, value: Any) -> None: ...
 
 
 def _index(d: Any) -> int:

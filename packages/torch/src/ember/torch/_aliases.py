@@ -48,6 +48,7 @@ SUBMODULES: dict[str, tuple[str, str]] = {
     "return_types": ("ember.aten:return_types", "ember-aten"),
     "sparse": ("ember.aten:sparse", "ember-aten"),
     "signal": ("ember.aten.signal", "ember-aten"),  # torch.signal.windows
+    "masked": ("ember.aten.masked", "ember-aten"),  # masked reductions (strided tensors)
     "onnx": ("ember.onnx", "ember-onnx"),
     "fx": ("ember.fx", "ember-fx"),
     "amp": ("ember.aten.amp", "ember-aten"),  # autocast, GradScaler, custom_fwd / custom_bwd

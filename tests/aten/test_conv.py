@@ -208,13 +208,32 @@ def test_direct_path_agrees_with_the_reference(threads: int) -> None:
                 bt = t(b, dtype) if has_bias else None
                 close(ea.conv2d(t(x, dtype), t(w, dtype), bt, 1, pad), expected, tol)
                 gi, gw, gb = ea.convolution_backward(
-                    t(go, dtype), t(x, dtype), t(w, dtype), [w.shape[0]], (1, 1), pad, (1, 1), False, (0, 0), 1,
+                    t(go, dtype),
+                    t(x, dtype),
+                    t(w, dtype),
+                    [w.shape[0]],
+                    (1, 1),
+                    pad,
+                    (1, 1),
+                    False,
+                    (0, 0),
+                    1,
                     (True, True, True),
                 )
                 close(gi, ref_conv_transpose(go, w, None, 1, pad, 0, 1, 1), tol)
                 close(gw, ref_weight_grad(x, go, w.shape[2:], pad, 1), tol)
+                close(gb, go.sum(axis=(0, 2, 3)), tol)
                 gi_only = ea.convolution_backward(
-                    t(go, dtype), t(x, dtype), t(w, dtype), None, (1, 1), pad, (1, 1), False, (0, 0), 1,
+                    t(go, dtype),
+                    t(x, dtype),
+                    t(w, dtype),
+                    None,
+                    (1, 1),
+                    pad,
+                    (1, 1),
+                    False,
+                    (0, 0),
+                    1,
                     (True, False, False),
                 )[0]
                 close(gi_only, ref_conv_transpose(go, w, None, 1, pad, 0, 1, 1), tol)

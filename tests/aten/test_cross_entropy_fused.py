@@ -141,8 +141,9 @@ def test_one_dim_input_with_a_scalar_target() -> None:
             np.testing.assert_allclose(
                 ea.nn.cross_entropy_loss(ea.tensor(x), ea.tensor(2), None, reduction, -100, ls).item(), out.item()
             )
-            go = ea.tensor(1.5)
-            gi = ea.nn._cross_entropy_loss_backward(go, ea.tensor(x), ea.tensor(2), None, reduction, -100, ls, stats, tw)
+            gi = ea.nn._cross_entropy_loss_backward(
+                ea.tensor(1.5), ea.tensor(x), ea.tensor(2), None, reduction, -100, ls, stats, tw
+            )
             np.testing.assert_allclose(gi.numpy(), _np_grad(x, np.array(2), None, reduction, ls, 1.5), atol=1e-12)
 
 
@@ -176,7 +177,7 @@ def test_extreme_logits_stay_finite() -> None:
 
 
 def test_bad_arguments_raise_clear_errors() -> None:
-    x, t, w = _data(4, 3)
+    x, t, _ = _data(4, 3)
     xt, tt = ea.tensor(x), ea.tensor(t)
     with pytest.raises(IndexError, match="Target 3 is out of bounds"):
         _fused(xt, ea.tensor([0, 3, 1, 2]))
@@ -196,7 +197,7 @@ def test_bad_arguments_raise_clear_errors() -> None:
         _fused(ea.tensor(x, dtype=ea.float16), tt)
     with pytest.raises(NotImplementedError):
         _fused(ea.tensor(x, dtype=ea.int64), tt)
-    with pytest.raises(RuntimeError, match="label_smoothing must be between 0.0 and 1.0"):
+    with pytest.raises(RuntimeError, match=r"label_smoothing must be between 0\.0 and 1\.0"):
         _fused(xt, tt, None, MEAN, -100, 1.5)
     with pytest.raises(ValueError, match="reduction"):
         _fused(xt, tt, None, 3)

@@ -135,7 +135,7 @@ inline unsigned char* dst_at(unsigned char* dst, size_t at) { return dst == null
 
 // 32 bytes at p (also stored at dst when dst is not null)
 __attribute__((target("vpclmulqdq,avx2,pclmul,sse4.1"))) inline __m256i load_copy256(const unsigned char* p,
-                                                                                      unsigned char* dst) {
+                                                                                     unsigned char* dst) {
   const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
   if (dst != nullptr) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), v);
   return v;
@@ -146,8 +146,10 @@ __attribute__((target("vpclmulqdq,avx2,pclmul,sse4.1"))) uint32_t crc_vclmul(uin
   const FoldConstants& c = fold_constants();
   auto consts = [&](int k) { return _mm_set_epi64x(static_cast<long long>(c.lo[k]), static_cast<long long>(c.hi[k])); };
   const __m256i k8 = _mm256_broadcastsi128_si256(consts(8));
-  __m256i a0 = _mm256_xor_si256(load_copy256(p + 0, dst_at(dst, 0)), _mm256_set_m128i(_mm_setzero_si128(), _mm_cvtsi32_si128(static_cast<int>(reg))));
-  __m256i a1 = load_copy256(p + 32, dst_at(dst, 32)), a2 = load_copy256(p + 64, dst_at(dst, 64)), a3 = load_copy256(p + 96, dst_at(dst, 96));
+  __m256i a0 = _mm256_xor_si256(load_copy256(p + 0, dst_at(dst, 0)),
+                                _mm256_set_m128i(_mm_setzero_si128(), _mm_cvtsi32_si128(static_cast<int>(reg))));
+  __m256i a1 = load_copy256(p + 32, dst_at(dst, 32)), a2 = load_copy256(p + 64, dst_at(dst, 64)),
+          a3 = load_copy256(p + 96, dst_at(dst, 96));
   size_t i = 128;
   for (; i + 128 <= n; i += 128) {
     a0 = _mm256_xor_si256(fold256(a0, k8), load_copy256(p + i, dst_at(dst, i)));

@@ -19,9 +19,9 @@ namespace ember::at::native {
 //   p = exp(logp): the softmax minus the (smoothed, weighted) one-hot target, scaled, in one pass.
 struct CrossEntropyRows {
   int64_t N = 0, C = 0, ignore_index = -100;
-  const void* x = nullptr;            // (N, C), contiguous
-  const int64_t* target = nullptr;    // (N)
-  const void* weight = nullptr;       // (C) of x's dtype, or null
+  const void* x = nullptr;          // (N, C), contiguous
+  const int64_t* target = nullptr;  // (N)
+  const void* weight = nullptr;     // (C) of x's dtype, or null
 };
 using cross_entropy_fn = void (*)(ScalarType dtype, const CrossEntropyRows& rows, void* stats, double* nll,
                                   double* smooth);

@@ -442,8 +442,7 @@ struct CrossEntropyArgs {
 };
 
 CrossEntropyArgs cross_entropy_args(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
-                                    int64_t reduction, int64_t ignore_index, double label_smoothing,
-                                    const char* op) {
+                                    int64_t reduction, int64_t ignore_index, double label_smoothing, const char* op) {
   CrossEntropyArgs a;
   a.g = nll_geometry(self, target);
   a.weight = nll_check_forward(self, target, weight, reduction, a.g, op);
@@ -504,7 +503,8 @@ std::tuple<Tensor, Tensor, Tensor> cross_entropy_loss_forward_cpu(const Tensor& 
   Tensor total_weight = at::empty({}, dt, self.device());
   const bool smoothing = label_smoothing > 0.0;
   std::vector<double> nll(static_cast<size_t>(r.N)), smooth(smoothing ? static_cast<size_t>(r.N) : 0);
-  if (r.N > 0) cross_entropy_stub(DeviceType::CPU, dt, r, stats.data_ptr(), nll.data(), smoothing ? smooth.data() : nullptr);
+  if (r.N > 0)
+    cross_entropy_stub(DeviceType::CPU, dt, r, stats.data_ptr(), nll.data(), smoothing ? smooth.data() : nullptr);
   EMBER_DISPATCH_FLOATING_TYPES(dt, kCrossEntropy, [&] {
     using T = scalar_t;
     // sums in double, in row order (as nll_loss: the result does not depend on the threads)

@@ -25,8 +25,8 @@ constexpr int64_t kWeightBytes = int64_t(160) << 10;
 // w[(c, kh, kw), r] * in[c, kh, kw + 0:nvalid], the image rows of plane stride `plane`
 // and row stride Wp read from `in` (the padded image at the tile's first position).
 template <typename T, int MR>
-void tile(const T* w, const T* in, int64_t C, int64_t kH, int64_t kW, int64_t plane, int64_t Wp, const T* bias,
-          T* out, int64_t L, int64_t nvalid) {
+void tile(const T* w, const T* in, int64_t C, int64_t kH, int64_t kW, int64_t plane, int64_t Wp, const T* bias, T* out,
+          int64_t L, int64_t nvalid) {
   using V = Vectorized<T>;
   constexpr int64_t W = V::size();
   V c0[MR], c1[MR];

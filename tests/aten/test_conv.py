@@ -184,6 +184,64 @@ def test_per_image_paths_agree_with_the_reference(threads: int) -> None:
 
 
 @pytest.mark.parametrize("threads", [1, 2])
+def test_direct_path_agrees_with_the_reference(threads: int) -> None:
+    # 2-d, stride 1, undilated, ungrouped convolutions with rows of at least one tile (16 float32
+    # positions on AVX2) run the direct kernel (ConvDirect.h), forward and grad_input (the flipped
+    # kernel, padding k - 1 - p): output channels that are not a multiple of the tile height, rows
+    # with a partial last tile, non-square and even kernels, padding 0 to k - 1, no bias
+    previous = ea.get_num_threads()
+    ea.set_num_threads(threads)
+    # (x, w, padding, bias)
+    cases = [
+        (arr(4, 3, 20, 37), arr(13, 3, 3, 3), (1, 1), True),
+        (arr(2, 5, 9, 40), arr(7, 5, 2, 5), (0, 2), False),
+        (arr(3, 2, 6, 33), arr(4, 2, 1, 1), (0, 0), True),
+        (arr(2, 4, 8, 18), arr(9, 4, 3, 3), (2, 2), True),
+        (arr(5, 16, 16, 16), arr(32, 16, 3, 3), (1, 1), True),
+    ]
+    try:
+        for x, w, pad, has_bias in cases:
+            b = arr(w.shape[0]) if has_bias else None
+            expected = ref_conv(x, w, b, 1, pad, 1, 1)
+            go = arr(*expected.shape)
+            for dtype, tol in ((ea.float64, 1e-10), (ea.float32, 1e-4)):
+                bt = t(b, dtype) if has_bias else None
+                close(ea.conv2d(t(x, dtype), t(w, dtype), bt, 1, pad), expected, tol)
+                gi, gw, gb = ea.convolution_backward(
+                    t(go, dtype),
+                    t(x, dtype),
+                    t(w, dtype),
+                    [w.shape[0]],
+                    (1, 1),
+                    pad,
+                    (1, 1),
+                    False,
+                    (0, 0),
+                    1,
+                    (True, True, True),
+                )
+                close(gi, ref_conv_transpose(go, w, None, 1, pad, 0, 1, 1), tol)
+                close(gw, ref_weight_grad(x, go, w.shape[2:], pad, 1), tol)
+                close(gb, go.sum(axis=(0, 2, 3)), tol)
+                gi_only = ea.convolution_backward(
+                    t(go, dtype),
+                    t(x, dtype),
+                    t(w, dtype),
+                    None,
+                    (1, 1),
+                    pad,
+                    (1, 1),
+                    False,
+                    (0, 0),
+                    1,
+                    (True, False, False),
+                )[0]
+                close(gi_only, ref_conv_transpose(go, w, None, 1, pad, 0, 1, 1), tol)
+    finally:
+        ea.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
 def test_whole_batch_products_agree_with_the_reference(threads: int) -> None:
     # thin images (under 256 output positions, as ResNet's 4x4 / 2x2 stages) run one product per
     # group over the whole batch, images side by side in the columns: forward with bias, both

@@ -1,6 +1,6 @@
 """load's record reading: the CRC-32 kernel against zlib, and every way a record reaches its
-storage (in-memory BytesIO: one fused copy+CRC pass; a real file: chunked readinto; a
-read()-only file object; mmap) giving the same tensors, with a corrupt byte caught on each.
+storage (in-memory BytesIO and real files: chunked readinto, each chunk checksummed in
+cache; a read()-only file object; mmap) giving the same tensors, with a corrupt byte caught on each.
 
 State dicts cover odd dtypes, non-contiguous and offset views, shared storages and records
 larger than one read chunk, so that chunk boundaries and the CRC's tails are crossed.

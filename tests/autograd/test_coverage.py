@@ -101,6 +101,7 @@ SAVED_STATISTICS: dict[str, set[str]] = {
     "_fused_rms_norm_backward": {"rstd"},
     "nll_loss_backward": {"total_weight"},
     "nll_loss2d_backward": {"total_weight"},
+    "_cross_entropy_loss_backward": {"row_stats", "total_weight"},
 }
 
 

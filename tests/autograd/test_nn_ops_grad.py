@@ -62,6 +62,62 @@ def test_cross_entropy_of_confident_logits_has_finite_gradients() -> None:
     np.testing.assert_allclose(g.numpy(), (soft - smoothed) / 2, atol=1e-12)
 
 
+# cross_entropy with class indices on (N, C) / (C) CPU float inputs runs the fused kernels
+# (_cross_entropy_loss_forward / _backward); the unfused chain is log_softmax + nll_loss (and
+# the smoothing term), differentiated through its parts
+
+
+def _unfused_cross_entropy(x: Any, t: Any, w: Any, reduction: int, ii: int, ls: float) -> Any:
+    logp = ea._log_softmax(x, x.dim() - 1, False)
+    nll = ea.nn.nll_loss(logp, t, w, reduction, ii)
+    if ls == 0.0:
+        return nll
+    c = x.size(-1)
+    keep = (t != ii).to(x.dtype)
+    smooth = -(logp * (1.0 if w is None else w)).sum(-1) * keep
+    if reduction == 1:
+        denom = keep.sum() if w is None else (w.gather(0, t.masked_fill(t == ii, 0).reshape(-1)) * keep).sum()
+        smooth = smooth.sum() / denom
+    elif reduction == 2:
+        smooth = smooth.sum()
+    return nll * (1 - ls) + smooth * (ls / c)
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("ls", [0.0, 0.3])
+def test_fused_cross_entropy_gradients_match_the_unfused_chain(reduction: int, weighted: bool, ls: float) -> None:
+    r = np.random.default_rng(reduction)
+    x = _t(r.uniform(-3, 3, size=(9, 5)))
+    t = ea.tensor(np.where(np.arange(9) % 4 == 0, -100, r.integers(0, 5, size=9)))
+    w = ea.tensor(r.uniform(0.3, 2.0, size=5)) if weighted else None
+    fused = ea.nn.cross_entropy_loss(x, t, w, reduction, -100, ls)
+    ref = _unfused_cross_entropy(x, t, w, reduction, -100, ls)
+    np.testing.assert_allclose(fused.detach().numpy(), ref.detach().numpy(), rtol=1e-12, atol=1e-12)
+    go = ea.tensor(r.uniform(0.5, 1.5, size=tuple(fused.shape)))
+    (g1,) = grad(fused, [x], go, create_graph=True)
+    (g2,) = grad(ref, [x], go, create_graph=True)
+    np.testing.assert_allclose(g1.detach().numpy(), g2.detach().numpy(), rtol=1e-12, atol=1e-12)
+    # second derivatives: of <g, v> with respect to x
+    v = ea.tensor(r.uniform(-1, 1, size=(9, 5)))
+    (h1,) = grad((g1 * v).sum(), [x])
+    (h2,) = grad((g2 * v).sum(), [x])
+    np.testing.assert_allclose(h1.numpy(), h2.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+def test_fused_cross_entropy_gradgradcheck(reduction: int) -> None:
+    r = np.random.default_rng(7)
+    x = _t(r.uniform(-2, 2, size=(4, 3)))
+    t = ea.tensor([2, -100, 0, 1])
+    w = ea.tensor(r.uniform(0.3, 2.0, size=3))
+    fn = lambda a: ea.nn.cross_entropy_loss(a, t, w, reduction, -100, 0.2)  # noqa: E731
+    assert gradcheck(fn, (x,)) and gradgradcheck(fn, (x,))
+    x1 = _t(r.uniform(-2, 2, size=(4,)))
+    fn1 = lambda a: ea.nn.cross_entropy_loss(a, ea.tensor(3), None, reduction, -100, 0.1)  # noqa: E731
+    assert gradcheck(fn1, (x1,)) and gradgradcheck(fn1, (x1,))
+
+
 def test_bce_with_logits_at_plus_minus_100_has_finite_gradients() -> None:
     x = _t([100.0, -100.0, 100.0, -100.0])
     y = _t([1.0, 0.0, 0.0, 1.0], rg=False)

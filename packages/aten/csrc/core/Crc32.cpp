@@ -72,9 +72,9 @@ uint64_t xpow_mod_p(int n) {
 // Multiplying a block by x^(128 k): its upper half (low quadword) by x^(64 + 128 k) and
 // its lower half by x^(128 k), both mod P; each product has degree < 96, so it fits.
 struct FoldConstants {
-  uint64_t hi[5], lo[5];  // for k = 1..4
+  uint64_t hi[9], lo[9];  // for k = 1..8
   FoldConstants() {
-    for (int k = 1; k <= 4; ++k) {
+    for (int k = 1; k <= 8; ++k) {
       hi[k] = xpow_mod_p(64 + 128 * k - 1);
       lo[k] = xpow_mod_p(128 * k - 1);
     }
@@ -124,8 +124,65 @@ __attribute__((target("pclmul,sse4.1"))) uint32_t crc_clmul(uint32_t reg, const 
   return crc_tables(crc_tables(0, last, 16), p + i, n - i);
 }
 
+// The same with 256-bit carry-less multiplies (VPCLMULQDQ on AVX2 registers: two blocks per
+// instruction), 128 bytes a step in eight accumulators (two per register), n >= 128: twice
+// the 128-bit path's throughput, enough that copy_crc32 runs at the speed of a copy.
+__attribute__((target("vpclmulqdq,avx2,pclmul,sse4.1"))) inline __m256i fold256(__m256i a, __m256i k) {
+  return _mm256_xor_si256(_mm256_clmulepi64_epi128(a, k, 0x00), _mm256_clmulepi64_epi128(a, k, 0x11));
+}
+
+inline unsigned char* dst_at(unsigned char* dst, size_t at) { return dst == nullptr ? nullptr : dst + at; }
+
+// 32 bytes at p (also stored at dst when dst is not null)
+__attribute__((target("vpclmulqdq,avx2,pclmul,sse4.1"))) inline __m256i load_copy256(const unsigned char* p,
+                                                                                     unsigned char* dst) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  if (dst != nullptr) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), v);
+  return v;
+}
+
+__attribute__((target("vpclmulqdq,avx2,pclmul,sse4.1"))) uint32_t crc_vclmul(uint32_t reg, const unsigned char* p,
+                                                                             size_t n, unsigned char* dst) {
+  const FoldConstants& c = fold_constants();
+  auto consts = [&](int k) { return _mm_set_epi64x(static_cast<long long>(c.lo[k]), static_cast<long long>(c.hi[k])); };
+  const __m256i k8 = _mm256_broadcastsi128_si256(consts(8));
+  __m256i a0 = _mm256_xor_si256(load_copy256(p + 0, dst_at(dst, 0)),
+                                _mm256_set_m128i(_mm_setzero_si128(), _mm_cvtsi32_si128(static_cast<int>(reg))));
+  __m256i a1 = load_copy256(p + 32, dst_at(dst, 32)), a2 = load_copy256(p + 64, dst_at(dst, 64)),
+          a3 = load_copy256(p + 96, dst_at(dst, 96));
+  size_t i = 128;
+  for (; i + 128 <= n; i += 128) {
+    a0 = _mm256_xor_si256(fold256(a0, k8), load_copy256(p + i, dst_at(dst, i)));
+    a1 = _mm256_xor_si256(fold256(a1, k8), load_copy256(p + i + 32, dst_at(dst, i + 32)));
+    a2 = _mm256_xor_si256(fold256(a2, k8), load_copy256(p + i + 64, dst_at(dst, i + 64)));
+    a3 = _mm256_xor_si256(fold256(a3, k8), load_copy256(p + i + 96, dst_at(dst, i + 96)));
+  }
+  // blocks b0..b7 in message order (the low lane first), block j folded by 7 - j blocks
+  const __m128i b[8] = {_mm256_castsi256_si128(a0), _mm256_extracti128_si256(a0, 1),
+                        _mm256_castsi256_si128(a1), _mm256_extracti128_si256(a1, 1),
+                        _mm256_castsi256_si128(a2), _mm256_extracti128_si256(a2, 1),
+                        _mm256_castsi256_si128(a3), _mm256_extracti128_si256(a3, 1)};
+  __m128i a = b[7];
+  for (int j = 0; j < 7; ++j) a = _mm_xor_si128(a, fold(b[j], consts(7 - j)));
+  const __m128i k1 = consts(1);
+  for (; i + 16 <= n; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    if (dst != nullptr) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), v);
+    a = _mm_xor_si128(fold(a, k1), v);
+  }
+  if (dst != nullptr) std::memcpy(dst + i, p + i, n - i);
+  unsigned char last[16];
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(last), a);
+  return crc_tables(crc_tables(0, last, 16), p + i, n - i);
+}
+
 bool has_clmul() {
   static const bool yes = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+  return yes;
+}
+
+bool has_vclmul() {
+  static const bool yes = has_clmul() && __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx2");
   return yes;
 }
 
@@ -136,6 +193,7 @@ bool has_clmul() {
 uint32_t crc32(const void* data, size_t n, uint32_t crc) {
   const auto* p = static_cast<const unsigned char*>(data);
 #ifdef EMBER_CRC32_CLMUL
+  if (n >= 128 && has_vclmul()) return ~crc_vclmul(~crc, p, n, nullptr);
   if (n >= 64 && has_clmul()) return ~crc_clmul(~crc, p, n, nullptr);
 #endif
   return ~crc_tables(~crc, p, n);
@@ -145,6 +203,7 @@ uint32_t copy_crc32(void* dst, const void* src, size_t n, uint32_t crc) {
   const auto* p = static_cast<const unsigned char*>(src);
   auto* d = static_cast<unsigned char*>(dst);
 #ifdef EMBER_CRC32_CLMUL
+  if (n >= 128 && has_vclmul()) return ~crc_vclmul(~crc, p, n, d);
   if (n >= 64 && has_clmul()) return ~crc_clmul(~crc, p, n, d);
 #endif
   // without the folding path the table loop is the bottleneck anyway: copy, then sum

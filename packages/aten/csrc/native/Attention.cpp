@@ -23,10 +23,11 @@ namespace {
 
 constexpr const char* kOp = "scaled_dot_product_flash_attention_cpu";
 
-// q / k / v made usable by the kernel: compute dtype, last dim contiguous.
+// q / k / v made usable by the kernel: compute dtype, last dim contiguous, rows apart by at
+// least a row (the forward's BLAS products read them with that leading dimension).
 Tensor prepare(const Tensor& t, ScalarType ct) {
   Tensor r = t.dtype() == ct ? t : t.to(ct);
-  if (r.size(3) > 1 && r.stride(3) != 1) r = r.contiguous();
+  if ((r.size(3) > 1 && r.stride(3) != 1) || (r.size(2) > 1 && r.stride(2) < r.size(3))) r = r.contiguous();
   if (r.stride(3) != 1) r = r.as_strided(r.sizes(), {r.stride(0), r.stride(1), r.stride(2), 1});
   return r;
 }

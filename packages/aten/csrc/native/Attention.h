@@ -20,8 +20,9 @@
 // query heads sharing that key/value head (grouped-query attention: query head h reads
 // key/value head h / (Hq / Hkv)), so nothing races.
 //
-// The block products are register-tiled loops over Vectorized<T> (BLAS may not be
-// called from inside a parallel region). float32 / float64; Attention.cpp runs
+// The forward's block products (128 query rows x 512 keys) are single-threaded BLAS
+// GEMMs on each task's thread (gemm_cpu, Blas.h); the backward's (64 x 64) register-tiled
+// loops over Vectorized<T>. float32 / float64; Attention.cpp runs
 // float16 / bfloat16 in float32. The CUDA kernels (cuda/Attention.cu) implement the same
 // two stubs for CUDA tensors (the _for_cpu operators dispatch on the inputs' device).
 

@@ -41,11 +41,15 @@
 #include <ember/aten/Parallel.h>
 
 #include "Blas.h"
+#include "ConvDirect.h"
 #include "Convolution.h"
 #include "ConvolutionInteger.h"
 #include "Im2Col.h"
 
 namespace ember::at::native {
+
+DEFINE_DISPATCH(direct_conv_stub);
+
 namespace {
 
 constexpr int64_t kColumnsBudget = int64_t(1) << 23;  // im2col buffer per chunk, in elements
@@ -586,6 +590,39 @@ void weight_grad(const ConvProblem& p, const T* big, const T* small, T* gw, cons
   }
 }
 
+// The direct kernel (ConvDirect.h) for a 2-d, stride-1, undilated, ungrouped convolution:
+// big_to_small of `big` (N, C, H, W) into `small` (N, K, oH, oW). With flip (a convolution's
+// grad_input) `big` is grad_output, `small` grad_input and the padding k - 1 - p. Returns
+// false when it does not apply (the caller takes the im2col path).
+bool try_direct_conv(const ConvShape& s, ScalarType ct, const Tensor& big, const Tensor& w, const void* bias,
+                     const Tensor& small, bool flip) {
+  const ConvGeometry& g = s.geometry;
+  if (s.dim != 2 || s.transposed || s.groups != 1 || big.size(0) == 0) return false;
+  for (int i = 1; i < 3; ++i) {
+    if (g.stride[i] != 1 || g.dilation[i] != 1) return false;
+    if (flip && g.padding[i] > g.kernel[i] - 1) return false;
+  }
+  DirectConvArgs a;
+  a.N = big.size(0);
+  a.C = big.size(1);
+  a.H = big.size(2);
+  a.W = big.size(3);
+  a.K = small.size(1);
+  a.kH = g.kernel[1];
+  a.kW = g.kernel[2];
+  a.pH = flip ? g.kernel[1] - 1 - g.padding[1] : g.padding[1];
+  a.pW = flip ? g.kernel[2] - 1 - g.padding[2] : g.padding[2];
+  a.oH = small.size(2);
+  a.oW = small.size(3);
+  if (a.oH != a.H + 2 * a.pH - a.kH + 1 || a.oW != a.W + 2 * a.pW - a.kW + 1) return false;
+  a.input = big.data_ptr();
+  a.weight = w.data_ptr();
+  a.bias = bias;
+  a.output = small.data_ptr();
+  a.flip_weight = flip;
+  return direct_conv_stub(DeviceType::CPU, ct, a);
+}
+
 template <typename F>
 void dispatch_float_double(ScalarType t, const F& f) {
   if (t == ScalarType::Double) {
@@ -622,6 +659,9 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const std::optiona
   if (out.numel() > 0) {
     const ConvProblem p{ct, &s.geometry, input.size(0), groups, s.Ms, s.Cb};
     const Tensor bc = b != nullptr ? b->to(ct).contiguous() : Tensor();
+    if (try_direct_conv(s, ct, x, w, bc.defined() ? bc.data_ptr() : nullptr, out, false)) {
+      return conv_result(out, input.dtype(), conv_memory_format(input, weight));
+    }
     dispatch_float_double(ct, [&](auto tag) {
       using T = decltype(tag);
       const T* bp = bc.defined() ? data_of<const T>(bc) : nullptr;
@@ -661,8 +701,18 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
   dispatch_float_double(ct, [&](auto tag) {
     using T = decltype(tag);
     const T* gop = static_cast<const T*>(go.data_ptr());
-    // both gradients of a convolution in one pass over the images (see weight_grad)
-    const bool fused = output_mask[0] && output_mask[1] && !transposed && p.batched_blas() && p.N > 0 && p.L() > 0;
+    // grad_input by the direct kernel where it applies (stride 1: a convolution of grad_output
+    // with the flipped kernel); otherwise both gradients of a convolution in one pass over the
+    // images (see weight_grad)
+    bool direct = false;
+    if (output_mask[0] && !transposed && input.numel() > 0) {
+      const Tensor w = weight.to(ct).contiguous();
+      Tensor g = empty(input.sizes(), ct, input.device());
+      direct = try_direct_conv(s, ct, go, w, nullptr, g, true);
+      if (direct) gi = conv_result(g, input.dtype(), suggest_memory_format(input));
+    }
+    const bool fused =
+        !direct && output_mask[0] && output_mask[1] && !transposed && p.batched_blas() && p.N > 0 && p.L() > 0;
     if (fused) {
       const Tensor w = weight.to(ct).contiguous();
       const Tensor x = input.to(ct).contiguous();
@@ -672,7 +722,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
       gi = conv_result(gi, input.dtype(), suggest_memory_format(input));
       gw = conv_result(gw, weight.dtype(), suggest_memory_format(weight));
     }
-    if (output_mask[0] && !fused) {
+    if (output_mask[0] && !fused && !direct) {
       const Tensor w = weight.to(ct).contiguous();
       gi = empty(input.sizes(), ct, input.device());
       if (gi.numel() > 0) {

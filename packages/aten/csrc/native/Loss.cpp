@@ -9,10 +9,13 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include <ember/aten/Dispatch.h>
 #include <ember/aten/Parallel.h>
 #include <ember/c10/ScalarType.h>
+
+#include "CrossEntropy.h"
 
 namespace ember::at::native {
 
@@ -407,6 +410,175 @@ Tensor nll_loss2d_backward_cpu(const Tensor& grad_output, const Tensor& self, co
   const NllGeometry g = nll2d_geometry(self, target);
   return nll_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight, g, target.sizes(),
                       "nll_loss2d_backward_out_frame");
+}
+
+// ============================================================ cross_entropy (fused)
+// _cross_entropy_loss_forward / _backward: cross_entropy_loss with class indices over an
+// (N, C) or (C) input, log_softmax and nll_loss (and label smoothing) in one pass over the
+// rows each way (cpu/SoftMaxKernel.cpp), called by the cross_entropy_loss composite
+// (ember/aten/native/nn_ops.py) for CPU float32 / float64 inputs. With t = target[i],
+// logp = log_softmax(x[i]), ls = label_smoothing and W = sum_c w[c]:
+//
+//   loss[i]       = (1 - ls) w[t] (-logp[t]) + ls / C sum_c w[c] (-logp[c])   (0 if t is ignored)
+//   mean          = sum_i loss[i] / total_weight,  total_weight = sum of w[t] over the kept rows
+//   d loss[i]/dx  = A_i softmax(x[i]) - (1 - ls) w[t] onehot(t) - ls / C w,  A_i = (1 - ls) w[t] + ls / C W
+//
+// The gradient is scaled by grad_output (per row for 'none', / total_weight for 'mean').
+// The second output holds each row's max and log-sum-exp (log_softmax's (x - max) - logsum),
+// (N, 2) -- N = 1 for a (C) input -- so the backward recomputes the probabilities without
+// storing them; at label_smoothing 0 both results are bit for bit the unfused chain's.
+
+DEFINE_DISPATCH(cross_entropy_stub);
+DEFINE_DISPATCH(cross_entropy_backward_stub);
+
+namespace {
+
+constexpr const char* kCrossEntropy = "_cross_entropy_loss_forward";
+
+struct CrossEntropyArgs {
+  NllGeometry g{};
+  Tensor x, target, weight;  // contiguous; target int64; weight of x's dtype or undefined
+  CrossEntropyRows rows;
+};
+
+CrossEntropyArgs cross_entropy_args(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                                    int64_t reduction, int64_t ignore_index, double label_smoothing, const char* op) {
+  CrossEntropyArgs a;
+  a.g = nll_geometry(self, target);
+  a.weight = nll_check_forward(self, target, weight, reduction, a.g, op);
+  EMBER_CHECK_NOT_IMPLEMENTED(self.dtype() == ScalarType::Float || self.dtype() == ScalarType::Double, op,
+                              ": expected a float32 or float64 input, but got ", c10::toString(self.dtype()));
+  EMBER_CHECK(self.is_cpu(), op, ": expected a CPU tensor");
+  EMBER_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0,
+              "label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
+  a.x = self.contiguous();
+  a.target = target.dtype() == ScalarType::Long ? target.contiguous() : target.to(ScalarType::Long).contiguous();
+  const int64_t* tg = a.target.data_ptr<int64_t>();
+  for (int64_t i = 0; i < a.g.N; ++i) checked_target(tg, i, a.g.C, ignore_index);
+  a.rows.N = a.g.N;
+  a.rows.C = a.g.C;
+  a.rows.ignore_index = ignore_index;
+  a.rows.x = a.x.data_ptr();
+  a.rows.target = tg;
+  a.rows.weight = a.weight.defined() ? a.weight.data_ptr() : nullptr;
+  return a;
+}
+
+template <typename T>
+double weight_of(const CrossEntropyRows& r, int64_t t) {
+  return r.weight != nullptr ? static_cast<double>(static_cast<const T*>(r.weight)[t]) : 1.0;
+}
+
+template <typename T>
+double weight_sum(const CrossEntropyRows& r) {
+  if (r.weight == nullptr) return static_cast<double>(r.C);
+  double s = 0;
+  for (int64_t c = 0; c < r.C; ++c) s += weight_of<T>(r, c);
+  return s;
+}
+
+template <typename T>
+void store(const Tensor& t, int64_t i, double v) {
+  static_cast<T*>(t.data_ptr())[i] = static_cast<T>(v);
+}
+
+template <typename T>
+double load(const Tensor& t, int64_t i) {
+  return static_cast<double>(static_cast<const T*>(t.data_ptr())[i]);
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> cross_entropy_loss_forward_cpu(const Tensor& self, const Tensor& target,
+                                                                  const std::optional<Tensor>& weight,
+                                                                  int64_t reduction, int64_t ignore_index,
+                                                                  double label_smoothing) {
+  const CrossEntropyArgs a =
+      cross_entropy_args(self, target, weight, reduction, ignore_index, label_smoothing, kCrossEntropy);
+  const CrossEntropyRows& r = a.rows;
+  const ScalarType dt = self.dtype();
+  Tensor out = reduction == Reduction::None ? at::empty(nll_loss_shape(self), dt, self.device())
+                                            : at::empty({}, dt, self.device());
+  Tensor stats = at::empty({r.N, 2}, dt, self.device());
+  Tensor total_weight = at::empty({}, dt, self.device());
+  const bool smoothing = label_smoothing > 0.0;
+  std::vector<double> nll(static_cast<size_t>(r.N)), smooth(smoothing ? static_cast<size_t>(r.N) : 0);
+  if (r.N > 0)
+    cross_entropy_stub(DeviceType::CPU, dt, r, stats.data_ptr(), nll.data(), smoothing ? smooth.data() : nullptr);
+  EMBER_DISPATCH_FLOATING_TYPES(dt, kCrossEntropy, [&] {
+    using T = scalar_t;
+    // sums in double, in row order (as nll_loss: the result does not depend on the threads)
+    double tw = 0, nll_sum = 0, smooth_sum = 0;
+    for (int64_t i = 0; i < r.N; ++i) {
+      if (r.target[i] == ignore_index) continue;
+      tw += weight_of<T>(r, r.target[i]);
+    }
+    const double keep = 1.0 - label_smoothing, uni = label_smoothing / static_cast<double>(r.C);
+    if (reduction == Reduction::None) {
+      for (int64_t i = 0; i < r.N; ++i) store<T>(out, i, smoothing ? keep * nll[i] + uni * smooth[i] : nll[i]);
+    } else {
+      for (int64_t i = 0; i < r.N; ++i) nll_sum += nll[i];
+      for (int64_t i = 0; i < (smoothing ? r.N : 0); ++i) smooth_sum += smooth[i];
+      double v = reduction == Reduction::Mean ? nll_sum / tw : nll_sum;  // 0 / 0 = NaN when all are ignored
+      if (smoothing) {
+        v = v * keep + (reduction == Reduction::Mean ? smooth_sum / tw : smooth_sum) * uni;
+      }
+      store<T>(out, 0, v);
+    }
+    store<T>(total_weight, 0, tw);
+  });
+  return {out, stats, total_weight};
+}
+
+Tensor cross_entropy_loss_backward_cpu(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                                       const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                                       double label_smoothing, const Tensor& row_stats, const Tensor& total_weight) {
+  constexpr const char* op = "_cross_entropy_loss_backward";
+  const NllGeometry g = nll_geometry(self, target);
+  nll_check_backward(grad_output, self, target, weight, reduction, total_weight, g, nll_loss_shape(self), op);
+  const CrossEntropyArgs a = cross_entropy_args(self, target, weight, reduction, ignore_index, label_smoothing, op);
+  const CrossEntropyRows& r = a.rows;
+  const ScalarType dt = self.dtype();
+  EMBER_CHECK(row_stats.dtype() == dt && row_stats.sizes() == IntArrayRef({r.N, 2}), op,
+              ": expected row_stats of dtype ", c10::toString(dt), " and size ", shape_str({r.N, 2}), ", but got ",
+              c10::toString(row_stats.dtype()), " of size ", shape_str(row_stats.sizes()));
+  check_same_device(op, self, row_stats);
+  const Tensor stats = row_stats.contiguous();
+  const Tensor go = (grad_output.dtype() == dt ? grad_output : grad_output.to(dt)).contiguous();
+  const Tensor tw_t = total_weight.dtype() == dt ? total_weight : total_weight.to(dt);
+  Tensor grad = at::empty(self.sizes(), dt, self.device());
+  if (grad.numel() == 0) return grad;
+  std::vector<double> coef(static_cast<size_t>(r.N)), tgt(static_cast<size_t>(r.N)), uni(static_cast<size_t>(r.N));
+  EMBER_DISPATCH_FLOATING_TYPES(dt, op, [&] {
+    using T = scalar_t;
+    double scale = 1;
+    if (reduction != Reduction::None) {
+      scale = load<T>(go, 0);
+      if (reduction == Reduction::Mean) scale /= load<T>(tw_t, 0);
+    }
+    const double keep = 1.0 - label_smoothing, u = label_smoothing / static_cast<double>(r.C);
+    const double wsum = label_smoothing > 0.0 ? weight_sum<T>(r) : 0.0;
+    for (int64_t i = 0; i < r.N; ++i) {
+      const int64_t t = r.target[i];
+      const double s = reduction == Reduction::None ? load<T>(go, i) : scale;
+      if (t == ignore_index) {
+        coef[i] = tgt[i] = uni[i] = 0;
+        continue;
+      }
+      const double wt = weight_of<T>(r, t);
+      if (label_smoothing > 0.0) {
+        coef[i] = s * (keep * wt + u * wsum);
+        tgt[i] = s * keep * wt;
+        uni[i] = s * u;
+      } else {  // nll_loss's -w[t] * scale, then log_softmax's backward: the same roundings
+        coef[i] = tgt[i] = s * wt;
+        uni[i] = 0;
+      }
+    }
+  });
+  cross_entropy_backward_stub(DeviceType::CPU, dt, r, stats.data_ptr(), coef.data(), tgt.data(), uni.data(),
+                              grad.data_ptr());
+  return grad;
 }
 
 }  // namespace ember::at::native

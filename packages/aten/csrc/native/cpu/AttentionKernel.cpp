@@ -9,6 +9,7 @@
 #include <ember/aten/vec/Vectorized.h>
 
 #include "../Attention.h"
+#include "../Blas.h"  // gemm_cpu
 
 namespace ember::at::native {
 inline namespace CPU_CAPABILITY {
@@ -16,9 +17,8 @@ namespace {
 
 using vec::Vectorized;
 
-constexpr int64_t BQ = 64;                             // query rows per block
-constexpr int64_t BK = 64;                             // keys per block
-constexpr int64_t kHeadKeysBudget = int64_t(1) << 20;  // elements of one head's K^T kept per thread (forward)
+constexpr int64_t BQ = 64;  // query rows per block (backward)
+constexpr int64_t BK = 64;  // keys per block (backward)
 
 // C[i, j] (+)= sum_p A[i * a_rs + p * a_cs] * B[p * ldb + j] for MR rows of C: MR x 2
 // vector registers of accumulators, B's rows contiguous, A read one scalar at a time (so a
@@ -86,6 +86,26 @@ void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_c
   for (; i < m; ++i) gemm_rows<T, 1>(n, k, a + i * a_rs, a_rs, a_cs, b, ldb, c + i * ldc, ldc, acc);
 }
 
+// max(init, x[0], ..., x[n - 1]) as std::max folds it (a NaN x[j] is passed over; exp then
+// carries it into the row), vectorised.
+template <typename T>
+inline T row_max(const T* x, int64_t n, T init) {
+  using Vec = Vectorized<T>;
+  constexpr int W = Vec::size();
+  T m = init;
+  int64_t j = 0;
+  if (n >= W) {
+    auto acc = Vec(init).v;
+    for (; j + W <= n; j += W) {
+      const auto v = Vec::loadu(x + j).v;
+      acc = acc < v ? v : acc;
+    }
+    for (int i = 0; i < W; ++i) m = std::max(m, acc[i]);
+  }
+  for (; j < n; ++j) m = std::max(m, x[j]);
+  return m;
+}
+
 // x[j] = exp(x[j] - m); returns the sum.
 inline float exp_shifted_sum(float* x, int64_t n, float m) {
   using Vec = Vectorized<float>;
@@ -115,17 +135,18 @@ inline double exp_shifted_sum(double* x, int64_t n, double m) {
   return total;
 }
 
-// Adds the mask and the causal -inf to an nq x nk block of scores (row stride BK) whose
+// Adds the mask and the causal -inf to an nq x nk block of scores (row stride ld) whose
 // top-left element is (query i0, key j0) of plane (b, h).
 template <typename T>
-void mask_block(const AttentionParams& p, int64_t b, int64_t h, int64_t i0, int64_t j0, int64_t nq, int64_t nk, T* s) {
+void mask_block(const AttentionParams& p, int64_t b, int64_t h, int64_t i0, int64_t j0, int64_t nq, int64_t nk, T* s,
+                int64_t ld = BK) {
   constexpr T ninf = -std::numeric_limits<T>::infinity();
   if (p.mask != nullptr) {
     const T* mp = static_cast<const T*>(p.mask) + b * p.mask_stride[0] + h * p.mask_stride[1] + i0 * p.mask_stride[2] +
                   j0 * p.mask_stride[3];
     for (int64_t r = 0; r < nq; ++r) {
       const T* mr = mp + r * p.mask_stride[2];
-      T* sr = s + r * BK;
+      T* sr = s + r * ld;
       if (p.mask_stride[3] == 1) {
         for (int64_t c = 0; c < nk; ++c) sr[c] += mr[c];
       } else {
@@ -136,7 +157,7 @@ void mask_block(const AttentionParams& p, int64_t b, int64_t h, int64_t i0, int6
   if (p.is_causal && j0 + nk - 1 > i0) {
     for (int64_t r = 0; r < nq; ++r) {
       const int64_t first = std::max<int64_t>(i0 + r + 1 - j0, 0);  // first masked column
-      T* sr = s + r * BK;
+      T* sr = s + r * ld;
       for (int64_t c = first; c < nk; ++c) sr[c] = ninf;
     }
   }
@@ -151,59 +172,49 @@ inline int64_t key_end(const AttentionParams& p, int64_t i0, int64_t nq) {
 // so that the static chunks of parallel_for get similar work under a causal mask.
 inline int64_t zigzag(int64_t i, int64_t n) { return (i % 2 == 0) ? i / 2 : n - 1 - i / 2; }
 
+// A row stride BLAS accepts: one row's stride is never read (BLAS still wants ld >= cols).
+inline int64_t blas_ld(int64_t stride, int64_t rows, int64_t cols) {
+  return rows <= 1 ? std::max<int64_t>({stride, cols, 1}) : stride;
+}
+
+// Forward: blocks of kFwdQ query rows x kFwdK keys, both products single-threaded GEMMs on
+// the task's thread (gemm_cpu inside the parallel region; Blas.h), reading Q, K and V in
+// place (K^T is BLAS's transposed operand). Blocks that large keep the products near BLAS's
+// speed; the 128 x 512 scores (256 KiB in float32) stay in the core's L2 between the two
+// products. The scale is the first product's alpha.
+constexpr int64_t kFwdQ = 128;
+constexpr int64_t kFwdK = 512;
+
 template <typename T>
 void forward_impl(const AttentionParams& p, const T* q, const T* k, const T* v, T* out, T* lse) {
   const int64_t E = p.E, Ev = p.Ev, L = p.L;
-  const int64_t nqb = divup(L, BQ);
+  const int64_t bq = std::min(kFwdQ, L), bk = std::min(kFwdK, p.S);
+  const int64_t nqb = divup(L, bq);
   const int64_t group = p.q_heads / p.kv_heads;
   const int64_t tasks = p.batch * p.q_heads * nqb;
   const T scale = static_cast<T>(p.scale);
   constexpr T ninf = -std::numeric_limits<T>::infinity();
   parallel_for(0, tasks, 1, [&](int64_t tb, int64_t te) {
-    // K^T of a whole head (E x S), made once per head: a thread's tasks are consecutive
-    // query blocks of the same heads, which all read it. A head too large for that is
-    // transposed block by block instead.
-    const bool whole_head = E * p.S <= kHeadKeysBudget;
-    // (a row stride of a multiple of 1 KiB would put the rows one product reads on the same
-    // few cache sets: a cache line more spreads them)
-    const int64_t ldk = whole_head ? p.S + 64 / static_cast<int64_t>(sizeof(T)) : BK;
-    std::vector<T> qs(BQ * E), kt(E * ldk), s(BQ * BK), acc(BQ * Ev), m(BQ), l(BQ);
-    int64_t kt_head = -1;  // the (batch, kv head) whose keys kt holds
+    std::vector<T> s(bq * bk), acc(bq * Ev), m(bq), l(bq);
     for (int64_t t = tb; t < te; ++t) {
       const int64_t bh = t / nqb, b = bh / p.q_heads, h = bh % p.q_heads, hk = h / group;
-      const int64_t i0 = zigzag(t % nqb, nqb) * BQ, nq = std::min(BQ, L - i0);
+      const int64_t i0 = zigzag(t % nqb, nqb) * bq, nq = std::min(bq, L - i0);
       const T* qp = q + b * p.q_stride[0] + h * p.q_stride[1] + i0 * p.q_stride[2];
       const T* kp = k + b * p.k_stride[0] + hk * p.k_stride[1];
       const T* vp = v + b * p.v_stride[0] + hk * p.v_stride[1];
-      for (int64_t r = 0; r < nq; ++r) {
-        for (int64_t e = 0; e < E; ++e) qs[r * E + e] = qp[r * p.q_stride[2] + e] * scale;
-      }
       std::fill(m.begin(), m.end(), ninf);
       std::fill(l.begin(), l.end(), T(0));
-      std::fill(acc.begin(), acc.end(), T(0));
       const int64_t kend = key_end(p, i0, nq);
-      if (whole_head && kt_head != b * p.kv_heads + hk) {
-        kt_head = b * p.kv_heads + hk;
-        for (int64_t c = 0; c < p.S; ++c) {
-          const T* kr = kp + c * p.k_stride[2];
-          for (int64_t e = 0; e < E; ++e) kt[e * ldk + c] = kr[e];
-        }
-      }
-      for (int64_t j0 = 0; j0 < kend; j0 += BK) {
-        const int64_t nk = std::min(BK, kend - j0);
-        if (!whole_head) {
-          for (int64_t c = 0; c < nk; ++c) {
-            const T* kr = kp + (j0 + c) * p.k_stride[2];
-            for (int64_t e = 0; e < E; ++e) kt[e * ldk + c] = kr[e];
-          }
-        }
-        gemm<T>(nq, nk, E, qs.data(), E, 1, kt.data() + (whole_head ? j0 : 0), ldk, s.data(), BK, false);
-        mask_block(p, b, h, i0, j0, nq, nk, s.data());
+      bool first = true;
+      for (int64_t j0 = 0; j0 < kend; j0 += bk) {
+        const int64_t nk = std::min(bk, kend - j0);
+        // S = scale * Q_blk K_blk^T
+        gemm_cpu(false, true, nq, nk, E, scale, qp, blas_ld(p.q_stride[2], nq, E), kp + j0 * p.k_stride[2],
+                 blas_ld(p.k_stride[2], nk, E), T(0), s.data(), bk);
+        mask_block(p, b, h, i0, j0, nq, nk, s.data(), bk);
         for (int64_t r = 0; r < nq; ++r) {
-          T* sr = s.data() + r * BK;
-          T mx = ninf;
-          for (int64_t c = 0; c < nk; ++c) mx = std::max(mx, sr[c]);
-          const T mnew = std::max(m[r], mx);
+          T* sr = s.data() + r * bk;
+          const T mnew = row_max(sr, nk, m[r]);
           if (mnew == ninf) {  // every key so far masked: nothing to add
             std::fill(sr, sr + nk, T(0));
             continue;
@@ -211,13 +222,17 @@ void forward_impl(const AttentionParams& p, const T* q, const T* k, const T* v, 
           const T alpha = std::exp(m[r] - mnew);
           l[r] = l[r] * alpha + exp_shifted_sum(sr, nk, mnew);
           m[r] = mnew;
-          if (alpha != T(1)) {
+          if (!first && alpha != T(1)) {
             T* ar = acc.data() + r * Ev;
             for (int64_t e = 0; e < Ev; ++e) ar[e] *= alpha;
           }
         }
-        gemm<T>(nq, Ev, nk, s.data(), BK, 1, vp + j0 * p.v_stride[2], p.v_stride[2], acc.data(), Ev, true);
+        // acc = acc * alpha + P V_blk (the first block writes acc)
+        gemm_cpu(false, false, nq, Ev, nk, T(1), s.data(), bk, vp + j0 * p.v_stride[2], blas_ld(p.v_stride[2], nk, Ev),
+                 first ? T(0) : T(1), acc.data(), Ev);
+        first = false;
       }
+      if (first) std::fill(acc.begin(), acc.end(), T(0));  // no keys at all
       T* op = out + (bh * L + i0) * Ev;
       T* lp = lse + bh * L + i0;
       for (int64_t r = 0; r < nq; ++r) {

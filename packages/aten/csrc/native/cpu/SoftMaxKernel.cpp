@@ -14,6 +14,7 @@
 #include <ember/aten/Parallel.h>
 #include <ember/aten/vec/Vectorized.h>
 
+#include "../CrossEntropy.h"
 #include "../SoftMax.h"
 
 namespace ember::at::native {
@@ -275,10 +276,109 @@ void softmax_backward_kernel(const Tensor& grad_input, const Tensor& grad_output
   });
 }
 
+// ---- cross_entropy: log_softmax + nll_loss fused over rows (see ../SoftMax.h) --------------
+
+template <typename T>
+void cross_entropy_impl(const CrossEntropyRows& r, T* stats, double* nll, double* smooth) {
+  using V = Vectorized<T>;
+  constexpr int64_t W = V::size();
+  const T* x = static_cast<const T*>(r.x);
+  const T* w = static_cast<const T*>(r.weight);
+  const int64_t C = r.C;
+  const int64_t grain = std::max<int64_t>(1, GRAIN_SIZE / std::max<int64_t>(C, 1));
+  parallel_for(0, r.N, grain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const T* xr = x + i * C;
+      // log_softmax's arithmetic (softmax_row), so logp is bit for bit the unfused one
+      const T m = row_max(xr, C);
+      const T ls = std::log(row_sum_exp<T>(xr, nullptr, C, m));
+      stats[2 * i] = m;
+      stats[2 * i + 1] = ls;
+      const int64_t t = r.target[i];
+      if (t == r.ignore_index) {
+        nll[i] = 0;
+        if (smooth != nullptr) smooth[i] = 0;
+        continue;
+      }
+      const T lp = (xr[t] - m) - ls;
+      nll[i] = -(w != nullptr ? static_cast<double>(w[t]) : 1.0) * static_cast<double>(lp);
+      if (smooth == nullptr) continue;
+      const V vm(m), vls(ls);
+      V acc(T(0));
+      int64_t c = 0;
+      for (; c + W <= C; c += W) {
+        const V l = (V::loadu(xr + c) - vm) - vls;
+        acc = w != nullptr ? acc + l * V::loadu(w + c) : acc + l;
+      }
+      T s = acc.reduce_add();
+      for (; c < C; ++c) s += w != nullptr ? ((xr[c] - m) - ls) * w[c] : (xr[c] - m) - ls;
+      smooth[i] = -static_cast<double>(s);
+    }
+  });
+}
+
+template <typename T>
+void cross_entropy_backward_impl(const CrossEntropyRows& r, const T* stats, const double* coef, const double* tgt,
+                                 const double* uni, T* grad) {
+  using V = Vectorized<T>;
+  constexpr int64_t W = V::size();
+  const T* x = static_cast<const T*>(r.x);
+  const T* w = static_cast<const T*>(r.weight);
+  const int64_t C = r.C;
+  const int64_t grain = std::max<int64_t>(1, GRAIN_SIZE / std::max<int64_t>(C, 1));
+  parallel_for(0, r.N, grain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const T* xr = x + i * C;
+      T* gr = grad + i * C;
+      const T m = stats[2 * i], ls = stats[2 * i + 1];
+      const T k = static_cast<T>(coef[i]), u = static_cast<T>(uni[i]);
+      const V vm(m), vls(ls), vk(k), vu(u);
+      int64_t c = 0;
+      // p = exp(logp) with logp as log_softmax stores it, then p * k (- u w): the unfused
+      // chain's exp(logp) * (sum of nll's gradient) term, rounded the same way
+      if (u == T(0)) {
+        for (; c + W <= C; c += W) (vexp((V::loadu(xr + c) - vm) - vls) * vk).store(gr + c);
+        for (; c < C; ++c) gr[c] = std::exp((xr[c] - m) - ls) * k;
+      } else if (w != nullptr) {
+        for (; c + W <= C; c += W) {
+          (vexp((V::loadu(xr + c) - vm) - vls) * vk - vu * V::loadu(w + c)).store(gr + c);
+        }
+        for (; c < C; ++c) gr[c] = std::exp((xr[c] - m) - ls) * k - u * w[c];
+      } else {
+        for (; c + W <= C; c += W) (vexp((V::loadu(xr + c) - vm) - vls) * vk - vu).store(gr + c);
+        for (; c < C; ++c) gr[c] = std::exp((xr[c] - m) - ls) * k - u;
+      }
+      const int64_t t = r.target[i];
+      if (t != r.ignore_index) gr[t] -= static_cast<T>(tgt[i]);
+    }
+  });
+}
+
+void cross_entropy_kernel(ScalarType dtype, const CrossEntropyRows& rows, void* stats, double* nll, double* smooth) {
+  if (dtype == ScalarType::Double) {
+    cross_entropy_impl<double>(rows, static_cast<double*>(stats), nll, smooth);
+  } else {
+    cross_entropy_impl<float>(rows, static_cast<float*>(stats), nll, smooth);
+  }
+}
+
+void cross_entropy_backward_kernel(ScalarType dtype, const CrossEntropyRows& rows, const void* stats,
+                                   const double* coef, const double* tgt, const double* uni, void* grad) {
+  if (dtype == ScalarType::Double) {
+    cross_entropy_backward_impl<double>(rows, static_cast<const double*>(stats), coef, tgt, uni,
+                                        static_cast<double*>(grad));
+  } else {
+    cross_entropy_backward_impl<float>(rows, static_cast<const float*>(stats), coef, tgt, uni,
+                                       static_cast<float*>(grad));
+  }
+}
+
 }  // namespace
 }  // namespace CPU_CAPABILITY
 
 REGISTER_DISPATCH(softmax_stub, &softmax_kernel);
 REGISTER_DISPATCH(softmax_backward_stub, &softmax_backward_kernel);
+REGISTER_DISPATCH(cross_entropy_stub, &cross_entropy_kernel);
+REGISTER_DISPATCH(cross_entropy_backward_stub, &cross_entropy_backward_kernel);
 
 }  // namespace ember::at::native

@@ -27,6 +27,7 @@ __all__ = [
     "bce_double_backward_target",
     "bce_target_backward",
     "bce_with_logits_backward",
+    "cross_entropy_double_backward",
     "ctc_loss_backward",
     "dropout_scale",
     "embedding_bag_dense_double_backward",
@@ -342,6 +343,52 @@ def rms_norm_backward(
     grad: Any, input: Any, normalized_shape: Any, rstd: Any, weight: Any, mask: Sequence[bool]
 ) -> Any:
     return ops._call__fused_rms_norm_backward(grad, input, normalized_shape, rstd, weight, tuple(mask))
+
+
+# ---- cross_entropy's fused path --------------------------------------------------------------------
+
+
+def _cross_entropy_backward_twin(
+    target: Any, weight: Any, reduction: int, ignore_index: int, label_smoothing: float, total_weight: Any
+) -> Any:
+    """(grad_output, self) -> (grad_input,) of _cross_entropy_loss_backward written with operators:
+    g' (A softmax(x) - q), q = (1 - ls) w[t] onehot(t) + ls / C w over the kept rows, A = sum(q)
+    per row, g' = grad_output (per row for 'none', / total_weight for 'mean'); see Loss.cpp."""
+
+    total = total_weight.detach()  # a statistic of the forward: no path back through it
+
+    def twin(g: Any, x: Any) -> tuple[Any]:
+        c = x.size(-1)
+        keep = (target != ignore_index).to(x.dtype).unsqueeze(-1)
+        index = target.masked_fill(target == ignore_index, 0).unsqueeze(-1)
+        q = _zeros_like(x).scatter(-1, index, 1.0)
+        if weight is not None:
+            q = q * weight
+        q = q * (1.0 - label_smoothing)
+        if label_smoothing > 0.0:
+            q = q + (label_smoothing / c) * (1.0 if weight is None else weight)
+        q = q * keep
+        scale = g.unsqueeze(-1) if reduction == _NONE else (g / total if reduction == _MEAN else g)
+        return (scale * (q.sum(-1, keepdim=True) * x.softmax(-1) - q),)
+
+    return twin
+
+
+def cross_entropy_double_backward(
+    grad: Any,
+    grad_output: Any,
+    self: Any,
+    target: Any,
+    weight: Any,
+    reduction: int,
+    ignore_index: int,
+    label_smoothing: float,
+    total_weight: Any,
+    mask: Sequence[bool],
+) -> tuple[Any, Any]:
+    twin = _cross_entropy_backward_twin(target, weight, reduction, ignore_index, label_smoothing, total_weight)
+    gg, gx = _vjp(twin, (grad_output, self), mask, (grad,))
+    return gg, gx
 
 
 # ---- normalization: second derivatives through the twins ------------------------------------------

@@ -21,6 +21,7 @@ from typing import Any
 
 import ember.aten as ea
 import ember.c10py as _c10
+from ember.aten import _dispatch
 from ember.aten._generated import _ops as ops
 from ember.aten._sparse import _make
 
@@ -253,9 +254,39 @@ def cross_entropy_loss(
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
         return _cross_entropy_probs(self, target, weight, reduction, label_smoothing, class_dim)
+    if _fused_cross_entropy(self, target, weight):
+        out = ops._call__cross_entropy_loss_forward(self, target, weight, reduction, ignore_index, label_smoothing)
+        return out[0]
     if label_smoothing > 0.0:
         return _cross_entropy_smoothed(self, target, weight, reduction, ignore_index, label_smoothing, class_dim)
     return nll_loss_nd(ops._call__log_softmax(self, class_dim, False), target, weight, reduction, ignore_index)
+
+
+_FUSED_CE_DTYPES = (_c10.float32, _c10.float64)
+_PYTHON_MODE_BITS = _dispatch.key_bits(_c10.DispatchKey.Python)
+
+
+def _fused_cross_entropy(self: Any, target: Any, weight: Any) -> bool:
+    """Whether cross_entropy with class indices runs the fused kernel (_cross_entropy_loss_forward,
+    csrc/native/Loss.cpp: log_softmax + nll_loss in one pass each way): a CPU float32 / float64
+    input of shape (N, C) or (C) with an int64 target of shape (N) or (), class weights (if any)
+    of its dtype and device. Under a Python dispatcher mode (fx's capture, which records a
+    composite's parts when autograd runs) the parts stay log_softmax + nll_loss_forward, the
+    primitives graph backends fuse with their neighbours; other inputs (and bad ones, whose
+    errors nll_loss reports) take the unfused chain."""
+    if _dispatch.tls.include & _dispatch.tls.exclude_not & _PYTHON_MODE_BITS:
+        return False
+    nd = self.dim()
+    if nd == 2:
+        if target.dim() != 1 or target.size(0) != self.size(0):
+            return False
+    elif nd != 1 or target.dim() != 0:
+        return False
+    if self.dtype not in _FUSED_CE_DTYPES or target.dtype != _c10.int64 or not self.is_cpu or not target.is_cpu:
+        return False
+    if self.size(-1) == 0:
+        return False
+    return weight is None or (weight.dtype == self.dtype and weight.is_cpu and weight.numel() == self.size(-1))
 
 
 _ST = {

@@ -216,7 +216,9 @@ def execute(
     return captured
 
 
-def _execute_all(root: Node, root_grads: list[Any], deps: dict[Node, int], keep_graph: bool, create_graph: bool) -> None:
+def _execute_all(
+    root: Node, root_grads: list[Any], deps: dict[Node, int], keep_graph: bool, create_graph: bool
+) -> None:
     """execute() without targets (``backward()``): every reachable node runs. The same steps as its
     loop, without the targets' bookkeeping; anomaly mode and trace_dispatch() are read once, as
     PyTorch's engine reads anomaly mode once per backward pass."""

@@ -33,10 +33,20 @@ import sys
 import weakref
 from typing import Any
 
-from ember.aten.extension import AUTOGRAD_KEY, INFERENCE_MODE_VIEW, NO_GRAD_VIEW, AutogradMeta, Tensor, add_keys, wrap
+from ember.aten.extension import (
+    AUTOGRAD_KEY,
+    INFERENCE_MODE_VIEW,
+    NO_GRAD_VIEW,
+    AutogradMeta,
+    SparseTensor,
+    Tensor,
+    add_keys,
+    wrap,
+)
 from ember.aten.extension import input_meta as _input_meta
 
 from ._copy_slices import CopySlices
+from .grad_mode import _state as _grad_state
 from .graph import _RELEASED, ERR_BACKWARD_TWICE, AccumulateGrad, Node
 
 AUTOGRAD_BIT = AUTOGRAD_KEY  # DispatchKey.AutogradFunctionality (the same bit for CPU and CUDA tensors)
@@ -85,7 +95,9 @@ def gradient_edge(t: Any) -> tuple[Node, int] | None:
     if m.view_info is not None:
         fn = view_grad_fn(t, m)
     if fn is None:
-        return (grad_accumulator(t, m), 0)
+        ref = m.grad_accumulator  # grad_accumulator(t, m), its common case inline
+        acc = ref() if ref is not None else None
+        return (acc if acc is not None else grad_accumulator(t, m), 0)
     return (fn, m.output_nr)
 
 
@@ -320,7 +332,9 @@ class SavedVariable:
         if data.version != self.version:
             raise RuntimeError(self._modified_message(data, node))
         t = wrap(data)
-        if node is not None and data.dtype.is_floating_point:  # integer outputs (indices) carry no gradient
+        # as an output of `node` only while grad mode is on (outside backward, or under create_graph=True):
+        # a backward pass without create_graph computes no graph from it. Integer outputs carry no gradient.
+        if node is not None and _grad_state.enabled and data.dtype.is_floating_point:
             m = t._meta = AutogradMeta()
             m.requires_grad = True
             m.grad_fn = node
@@ -347,11 +361,14 @@ class SavedVariable:
 def save(t: Any) -> Any:
     """Saves an input: a Tensor becomes (tensor, version, grad_fn, output_nr at save time) -- a tuple, the cheapest
     record on the hot path; None and Python numbers stay as they are. Outputs use SavedVariable."""
-    if t.__class__ is Tensor or isinstance(t, Tensor):
+    cls = t.__class__
+    if cls is Tensor or isinstance(t, Tensor):
+        # the version read in C++ (`_version`); a sparse tensor's `_impl` raises its own error
+        version = t._impl.version if cls is SparseTensor else t._version
         m = t._meta
         if m is None:
-            return (t, t._impl.version, None, 0)
-        return (t, t._impl.version, m.grad_fn, m.output_nr)
+            return (t, version, None, 0)
+        return (t, version, m.grad_fn, m.output_nr)
     return t
 
 
@@ -367,13 +384,12 @@ def save_output(t: Any, version_offset: int = 0) -> Any:
 
 def unpack(v: Any, node: Node | None) -> Any:
     cls = v.__class__
-    if cls is tuple:  # a saved input
+    if cls is tuple:  # a saved input (a dense tensor: save() refused a sparse one)
         t = v[0]
-        impl = t._impl
-        if impl.version != v[1]:
+        if t._version != v[1]:
             sv = SavedVariable.__new__(SavedVariable)
             sv.version, sv.output_nr = v[1], v[3]
-            raise RuntimeError(sv._modified_message(impl, v[2]))
+            raise RuntimeError(sv._modified_message(t._impl, v[2]))
         return t
     if cls is SavedVariable:
         return v.unpack(node)

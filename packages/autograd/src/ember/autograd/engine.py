@@ -124,6 +124,9 @@ def execute(
     """
     root = GraphRoot(root_edges, root_grads)
     deps = _count_dependencies(root)
+    if targets is None:
+        _execute_all(root, root_grads, deps, keep_graph, create_graph)
+        return None
     useful: set[Node] | None = None
     by_node: dict[Node, list[Target]] = {}
     captured: list[Any] | None = None
@@ -211,6 +214,78 @@ def execute(
     finally:
         _set_grad_enabled(prev_mode)
     return captured
+
+
+def _execute_all(
+    root: Node, root_grads: list[Any], deps: dict[Node, int], keep_graph: bool, create_graph: bool
+) -> None:
+    """execute() without targets (``backward()``): every reachable node runs. The same steps as its
+    loop, without the targets' bookkeeping; anomaly mode and trace_dispatch() are read once, as
+    PyTorch's engine reads anomaly mode once per backward pass."""
+    prev_mode = _state.enabled
+    _set_grad_enabled(create_graph)
+    anomaly = anomaly_mode._anomaly
+    plain = not anomaly.enabled and not _trace_state.sinks  # no per-node reporting
+    buffers: dict[Node, list[Any]] = {}
+    ready: list[tuple[int, int, Node]] = []
+    tiebreak = 0
+    heappop, heappush = heapq.heappop, heapq.heappush
+    meta_matches = _meta_matches
+    sparse = SparseTensor
+    outputs: Any = root_grads
+    fn: Node = root
+    try:
+        while True:
+            edges = fn.next_edges
+            if len(outputs) != len(edges):
+                raise RuntimeError(
+                    f"Function {fn.name()} returned an incorrect number of gradients (expected {len(edges)}, "
+                    f"got {len(outputs)})"
+                )
+            i = -1
+            for e in edges:
+                i += 1
+                if e is None:
+                    continue
+                nxt, nr = e
+                g = outputs[i]
+                buf = buffers.get(nxt)
+                if buf is None:
+                    buf = buffers[nxt] = [None] * len(nxt._input_meta)
+                if g is not None:
+                    meta = nxt._input_meta[nr]
+                    # the common case in one C++ call; _validate sums / casts / raises otherwise
+                    if meta is not None and (g.__class__ is sparse or not meta_matches(g, meta)):
+                        g = _validate(fn, i, g, meta)
+                    old = buf[nr]
+                    buf[nr] = g if old is None else old + g
+                c = deps[nxt] - 1
+                deps[nxt] = c
+                if c == 0:
+                    tiebreak += 1
+                    heappush(ready, (-nxt._seq, tiebreak, nxt))
+            if not ready:
+                break
+            fn = heappop(ready)[2]
+            grads = buffers.pop(fn)
+            if fn._tensor_pre_hooks is not None or fn.__class__ is AccumulateGrad:
+                grads = _call_tensor_pre_hooks(fn, grads)
+            if (
+                plain
+                and len(grads) == 1
+                and grads[0] is not None
+                and fn._retains_grad_hooks is None
+                and fn._pre_hooks is None
+                and fn._post_hooks is None
+            ):
+                # the common node (one gradient in, no hooks): what _call_function does, inline
+                outputs = fn.apply(grads)
+                if not keep_graph:
+                    fn.release_variables()
+            else:
+                outputs = _call_function(fn, grads, keep_graph, anomaly)
+    finally:
+        _set_grad_enabled(prev_mode)
 
 
 def _leads_further(fn: Node, useful: set[Node] | None, by_node: dict[Node, list[Target]]) -> bool:

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ember.aten.extension import BACKEND_MASK
+from ember.aten.extension import input_meta as _input_meta
 
 from ._accumulate import accumulate_grad
 
@@ -189,10 +190,11 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable: Any) -> None:
-        Node.__init__(self)
+        # Node.__init__'s fields, written here: a leaf's AccumulateGrad is made again for every graph
+        # (the leaf holds it weakly), so this runs once per leaf per forward pass
+        self.next_edges = ()
         self.variable = variable
-        impl = variable._impl
-        self._input_meta = ((impl.sizes, impl.dtype, variable._keys & _BACKEND_BITS),)
+        self._input_meta = (_input_meta(variable),)  # (sizes, dtype, backend bits) in one C++ call
         self._seq = _ACCUMULATE_SEQ  # runs as soon as it is ready (PyTorch gives it the top priority)
 
     def name(self) -> str:

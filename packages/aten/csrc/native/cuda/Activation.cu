@@ -9,12 +9,12 @@
 
 #include "../Activation.h"
 #include "Loops.cuh"
-#include "Math.cuh"
+#include "../ScalarMath.h"
 
 namespace ember::at::native {
 namespace {
 
-namespace m = cuda_math;
+namespace m = scalar_math;
 
 // ---- relu, threshold, hardtanh: every numeric dtype ----
 // mode 0: relu; 1: threshold (a <= p0 ? p1 : a); 2: hardtanh (clamp to [p0, p1], NaN passes).

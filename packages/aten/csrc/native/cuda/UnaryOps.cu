@@ -11,12 +11,12 @@
 
 #include "../UnaryOps.h"
 #include "Loops.cuh"
-#include "Math.cuh"
+#include "../ScalarMath.h"
 
 namespace ember::at::native {
 namespace {
 
-namespace m = cuda_math;
+namespace m = scalar_math;
 
 // ---- floating-point functions (float, double; half types in float) ----
 enum class FloatFn : int {

@@ -17,12 +17,12 @@ import ember.aten as ea
 from ember.aten import Tensor
 
 from . import _foreach_utils as fu
+from . import _functional as F
 from .optimizer import (
     Optimizer,
     ParamsT,
     _ensure_step_tensors,
     _eval_closure,
-    _get_value,
     _step_tensor,
     _use_grad_for_differentiable,
 )
@@ -172,11 +172,8 @@ def _single_tensor_adagrad(
     maximize: bool,
 ) -> None:
     for param, grad, state_sum, step_t in zip(params, grads, state_sums, state_steps, strict=True):
-        step_t += 1
-        step = _get_value(step_t)
-        grad = grad if not maximize else -grad
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
+        step = F.advance_step(step_t)
+        grad = F.decayed_grad(param, grad, weight_decay, maximize=maximize)
         clr = lr / (1 + (step - 1) * lr_decay)
         state_sum.addcmul_(grad, grad, value=1)
         std = state_sum.sqrt().add_(eps)
@@ -198,13 +195,9 @@ def _multi_tensor_adagrad(
     if not params:
         return
     lists = [params, grads, state_sums, state_steps]
-    for (d_params, d_grads, d_sums, d_steps), _ in fu.group_by_device_and_dtype(lists).values():
-        if maximize:
-            d_grads = ea._foreach_neg(d_grads)
-        ea._foreach_add_(d_steps, 1)
-        if weight_decay != 0:
-            d_grads = ea._foreach_add(d_grads, d_params, alpha=weight_decay)
-        minus_clr = [-lr / (1 + (_get_value(s) - 1) * lr_decay) for s in d_steps]
+    for d_params, d_grads, d_sums, d_steps in F.buckets(lists):
+        d_grads = F.foreach_decayed_grads(d_params, d_grads, weight_decay, maximize=maximize)
+        minus_clr = [-lr / (1 + (s - 1) * lr_decay) for s in F.foreach_advance_steps(d_steps)]
         ea._foreach_addcmul_(d_sums, d_grads, d_grads, 1)
         std = ea._foreach_sqrt(d_sums)
         ea._foreach_add_(std, eps)

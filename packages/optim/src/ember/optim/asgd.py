@@ -19,6 +19,7 @@ import ember.aten as ea
 from ember.aten import Tensor
 
 from . import _foreach_utils as fu
+from . import _functional as F
 from .optimizer import (
     _COMMON_FLAGS,
     Optimizer,
@@ -174,15 +175,12 @@ def _single_tensor_asgd(
     maximize: bool,
 ) -> None:
     for i, param in enumerate(params):
-        grad = grads[i] if not maximize else -grads[i]
-        step_t = state_steps[i]
-        step_t += 1
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
+        grad = F.decayed_grad(param, grads[i], weight_decay, maximize=maximize)
+        step = F.advance_step(state_steps[i])
         eta_value = _get_value(etas[i])
         param.mul_(1 - lambd * eta_value)
         param.add_(grad, alpha=-eta_value)
-        _update_ax_eta_mu(param, axs[i], mus[i], etas[i], _get_value(step_t), lr=lr, lambd=lambd, alpha=alpha, t0=t0)
+        _update_ax_eta_mu(param, axs[i], mus[i], etas[i], step, lr=lr, lambd=lambd, alpha=alpha, t0=t0)
 
 
 def _multi_tensor_asgd(
@@ -203,12 +201,9 @@ def _multi_tensor_asgd(
     if not params:
         return
     lists = [params, grads, axs, mus, etas, state_steps]
-    for (d_params, d_grads, d_axs, d_mus, d_etas, d_steps), _ in fu.group_by_device_and_dtype(lists).values():
-        if maximize:
-            d_grads = ea._foreach_neg(d_grads)
+    for d_params, d_grads, d_axs, d_mus, d_etas, d_steps in F.buckets(lists):
+        d_grads = F.foreach_decayed_grads(d_params, d_grads, weight_decay, maximize=maximize)
         ea._foreach_add_(d_steps, 1)
-        if weight_decay != 0:
-            d_grads = ea._foreach_add(d_grads, d_params, alpha=weight_decay)
         eta_values = [_get_value(e) for e in d_etas]
         ea._foreach_mul_(d_params, [1 - lambd * e for e in eta_values])
         ea._foreach_add_(d_params, ea._foreach_mul(d_grads, [-e for e in eta_values]))

@@ -111,8 +111,8 @@ void search_cpu(const BucketizePlan& p) {
     const scalar_t* v = static_cast<const scalar_t*>(p.input.data_ptr());
     parallel_for(0, n, 2048, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
-        o[i] = static_cast<out_t>(bucketize_position<scalar_t, acc_t>(b, sorter, p.row_size, p.inner, i,
-                                                                      static_cast<acc_t>(v[i]), p.right));
+        o[i] = static_cast<out_t>(
+            bucketize_position<scalar_t, acc_t>(b, sorter, p.row_size, p.inner, i, static_cast<acc_t>(v[i]), p.right));
       }
     });
   });

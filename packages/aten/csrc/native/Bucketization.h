@@ -39,8 +39,8 @@ EMBER_HOST_DEVICE inline int64_t bucketize_search(const scalar_t* row, const int
 // The position of the i-th value v of the flattened input: the search of its row of
 // boundaries (inner values per row; inner 0: every value searches the only row).
 template <typename scalar_t, typename acc_t>
-EMBER_HOST_DEVICE inline int64_t bucketize_position(const scalar_t* boundaries, const int64_t* sorter,
-                                                    int64_t row_size, int64_t inner, int64_t i, acc_t v, bool right) {
+EMBER_HOST_DEVICE inline int64_t bucketize_position(const scalar_t* boundaries, const int64_t* sorter, int64_t row_size,
+                                                    int64_t inner, int64_t i, acc_t v, bool right) {
   const int64_t off = (inner ? i / inner : 0) * row_size;
   return bucketize_search<scalar_t, acc_t>(boundaries + off, sorter ? sorter + off : nullptr, row_size, v, right);
 }

@@ -13,7 +13,6 @@
 namespace ember::at::native::scalar_math {
 EMBER_FORMULAS_BEGIN
 
-
 #define EMBER_CUDA_MATH_UNARY_(name, f32, f64)                      \
   EMBER_HOST_DEVICE inline float name(float x) { return ::f32(x); } \
   EMBER_HOST_DEVICE inline double name(double x) { return ::f64(x); }

@@ -105,14 +105,14 @@ void div_true_kernel(TensorIterator& iter) {
 
 // div (rounding_mode "trunc" / "floor"), remainder and fmod of every numeric dtype: an
 // integer divisor of zero raises before the formula (BinaryOpsMath.h) runs.
-#define EMBER_DIVISION_KERNEL_(NAME, OP_NAME)                       \
-  void NAME##_kernel(TensorIterator& iter) {                        \
+#define EMBER_DIVISION_KERNEL_(NAME, OP_NAME)                             \
+  void NAME##_kernel(TensorIterator& iter) {                              \
     EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), OP_NAME, [&] { \
-      cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t {     \
-        check_int_divisor(b);                                       \
-        return bm::NAME(a, b);                                      \
-      });                                                           \
-    });                                                             \
+      cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t {           \
+        check_int_divisor(b);                                             \
+        return bm::NAME(a, b);                                            \
+      });                                                                 \
+    });                                                                   \
   }
 EMBER_DIVISION_KERNEL_(div_trunc, "div")
 EMBER_DIVISION_KERNEL_(div_floor, "div")

@@ -89,9 +89,8 @@ void addcmul_impl(TensorIterator& iter, const Scalar& value) {
         iter, [v](scalar_t a, scalar_t b, scalar_t c) -> scalar_t { return static_cast<scalar_t>(a + v * b * c); },
         [vv](Vectorized<scalar_t> a, Vectorized<scalar_t> b, Vectorized<scalar_t> c) { return a + vv * b * c; });
   } else {
-    cpu_kernel(iter, [v](scalar_t a, scalar_t b, scalar_t c) -> scalar_t {
-      return pointwise_math::addcmul(a, b, c, v);
-    });
+    cpu_kernel(iter,
+               [v](scalar_t a, scalar_t b, scalar_t c) -> scalar_t { return pointwise_math::addcmul(a, b, c, v); });
   }
 }
 
@@ -109,9 +108,8 @@ void addcdiv_impl(TensorIterator& iter, const Scalar& value) {
         iter, [v](scalar_t a, scalar_t b, scalar_t c) -> scalar_t { return a + v * b / c; },
         [vv](Vectorized<scalar_t> a, Vectorized<scalar_t> b, Vectorized<scalar_t> c) { return a + vv * b / c; });
   } else {
-    cpu_kernel(iter, [v](scalar_t a, scalar_t b, scalar_t c) -> scalar_t {
-      return pointwise_math::addcdiv(a, b, c, v);
-    });
+    cpu_kernel(iter,
+               [v](scalar_t a, scalar_t b, scalar_t c) -> scalar_t { return pointwise_math::addcdiv(a, b, c, v); });
   }
 }
 

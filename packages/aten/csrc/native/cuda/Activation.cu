@@ -8,8 +8,8 @@
 #include <ember/aten/Dispatch.h>
 
 #include "../Activation.h"
-#include "Loops.cuh"
 #include "../ScalarMath.h"
+#include "Loops.cuh"
 
 namespace ember::at::native {
 namespace {

@@ -21,8 +21,8 @@
 
 #include "../BinaryOps.h"
 #include "../BinaryOpsMath.h"
-#include "Loops.cuh"
 #include "../ScalarMath.h"
+#include "Loops.cuh"
 
 namespace ember::at::native {
 namespace {

@@ -15,8 +15,8 @@ __global__ void searchsorted_kernel(const scalar_t* __restrict__ boundaries, con
                                     bool right, out_t* __restrict__ out) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    out[i] = static_cast<out_t>(
-        bucketize_position<scalar_t, acc_t>(boundaries, sorter, row_size, inner, i, static_cast<acc_t>(values[i]), right));
+    out[i] = static_cast<out_t>(bucketize_position<scalar_t, acc_t>(boundaries, sorter, row_size, inner, i,
+                                                                    static_cast<acc_t>(values[i]), right));
   }
 }
 

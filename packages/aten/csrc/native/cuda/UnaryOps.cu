@@ -9,9 +9,9 @@
 
 #include <ember/aten/Dispatch.h>
 
+#include "../ScalarMath.h"
 #include "../UnaryOps.h"
 #include "Loops.cuh"
-#include "../ScalarMath.h"
 
 namespace ember::at::native {
 namespace {

@@ -87,3 +87,16 @@ def buckets(lists: list[list[Any]]) -> Iterator[list[list[Any]]]:
     each as its list of bucketed lists."""
     for bucket, _ in fu.group_by_device_and_dtype(lists).values():
         yield bucket
+
+
+def group_options(group: dict[str, Any], *names: str) -> dict[str, Any]:
+    """The keyword arguments a step passes to its functional algorithm from ``group``:
+    ``foreach``, ``differentiable`` and the hyperparameters ``names`` (``betas`` as
+    ``beta1`` and ``beta2``)."""
+    options = {"foreach": group["foreach"], "differentiable": group["differentiable"]}
+    for name in names:
+        if name == "betas":
+            options["beta1"], options["beta2"] = group["betas"]
+        else:
+            options[name] = group[name]
+    return options

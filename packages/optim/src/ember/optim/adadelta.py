@@ -90,13 +90,7 @@ class Adadelta(Optimizer):
                 state["square_avg"],
                 state["acc_delta"],
                 state["step"],
-                foreach=group["foreach"],
-                differentiable=group["differentiable"],
-                lr=group["lr"],
-                rho=group["rho"],
-                eps=group["eps"],
-                weight_decay=group["weight_decay"],
-                maximize=group["maximize"],
+                **F.group_options(group, "lr", "rho", "eps", "weight_decay", "maximize"),
             )
         return loss
 

@@ -119,13 +119,7 @@ class Adagrad(Optimizer):
                 grads,
                 state_sums,
                 state_steps,
-                foreach=group["foreach"],
-                differentiable=group["differentiable"],
-                lr=group["lr"],
-                weight_decay=group["weight_decay"],
-                lr_decay=group["lr_decay"],
-                eps=group["eps"],
-                maximize=group["maximize"],
+                **F.group_options(group, "lr", "weight_decay", "lr_decay", "eps", "maximize"),
             )
         return loss
 

@@ -117,7 +117,6 @@ class Adam(Optimizer):
             params, grads, state = _gather_group(
                 self, group, buffers, check=functools.partial(self._check_param, group=group)
             )
-            beta1, beta2 = group["betas"]
             adam(
                 params,
                 grads,
@@ -125,18 +124,18 @@ class Adam(Optimizer):
                 state["exp_avg_sq"],
                 state.get("max_exp_avg_sq", []),
                 state["step"],
-                foreach=group["foreach"],
-                capturable=group["capturable"],
-                differentiable=group["differentiable"],
-                fused=group["fused"],
-                amsgrad=group["amsgrad"],
-                beta1=beta1,
-                beta2=beta2,
-                lr=group["lr"],
-                weight_decay=group["weight_decay"],
-                eps=group["eps"],
-                maximize=group["maximize"],
-                decoupled_weight_decay=group["decoupled_weight_decay"],
+                **F.group_options(
+                    group,
+                    "capturable",
+                    "fused",
+                    "amsgrad",
+                    "betas",
+                    "lr",
+                    "weight_decay",
+                    "eps",
+                    "maximize",
+                    "decoupled_weight_decay",
+                ),
             )
         return loss
 

@@ -75,21 +75,13 @@ class Adamax(Optimizer):
         loss = _eval_closure(closure)
         for group in self.param_groups:
             params, grads, state = _gather_group(self, group, ("exp_avg", "exp_inf"))
-            beta1, beta2 = group["betas"]
             adamax(
                 params,
                 grads,
                 state["exp_avg"],
                 state["exp_inf"],
                 state["step"],
-                foreach=group["foreach"],
-                differentiable=group["differentiable"],
-                eps=group["eps"],
-                beta1=beta1,
-                beta2=beta2,
-                lr=group["lr"],
-                weight_decay=group["weight_decay"],
-                maximize=group["maximize"],
+                **F.group_options(group, "eps", "betas", "lr", "weight_decay", "maximize"),
             )
         return loss
 

@@ -101,14 +101,7 @@ class ASGD(Optimizer):
                 state["mu"],
                 state["eta"],
                 state["step"],
-                foreach=group["foreach"],
-                differentiable=group["differentiable"],
-                lambd=group["lambd"],
-                lr=group["lr"],
-                t0=group["t0"],
-                alpha=group["alpha"],
-                weight_decay=group["weight_decay"],
-                maximize=group["maximize"],
+                **F.group_options(group, "lambd", "lr", "t0", "alpha", "weight_decay", "maximize"),
             )
         return loss
 

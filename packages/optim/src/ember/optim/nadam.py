@@ -87,7 +87,6 @@ class NAdam(Optimizer):
             params, grads, state = _gather_group(
                 self, group, ("exp_avg", "exp_avg_sq"), counters=(("step", 0.0), ("mu_product", 1.0))
             )
-            beta1, beta2 = group["betas"]
             nadam(
                 params,
                 grads,
@@ -95,16 +94,9 @@ class NAdam(Optimizer):
                 state["exp_avg_sq"],
                 state["mu_product"],
                 state["step"],
-                foreach=group["foreach"],
-                differentiable=group["differentiable"],
-                beta1=beta1,
-                beta2=beta2,
-                lr=group["lr"],
-                weight_decay=group["weight_decay"],
-                momentum_decay=group["momentum_decay"],
-                eps=group["eps"],
-                decoupled_weight_decay=group["decoupled_weight_decay"],
-                maximize=group["maximize"],
+                **F.group_options(
+                    group, "betas", "lr", "weight_decay", "momentum_decay", "eps", "decoupled_weight_decay", "maximize"
+                ),
             )
         return loss
 

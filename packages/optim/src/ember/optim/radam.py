@@ -85,22 +85,13 @@ class RAdam(Optimizer):
         loss = _eval_closure(closure)
         for group in self.param_groups:
             params, grads, state = _gather_group(self, group, ("exp_avg", "exp_avg_sq"))
-            beta1, beta2 = group["betas"]
             radam(
                 params,
                 grads,
                 state["exp_avg"],
                 state["exp_avg_sq"],
                 state["step"],
-                foreach=group["foreach"],
-                differentiable=group["differentiable"],
-                beta1=beta1,
-                beta2=beta2,
-                lr=group["lr"],
-                weight_decay=group["weight_decay"],
-                eps=group["eps"],
-                decoupled_weight_decay=group["decoupled_weight_decay"],
-                maximize=group["maximize"],
+                **F.group_options(group, "betas", "lr", "weight_decay", "eps", "decoupled_weight_decay", "maximize"),
             )
         return loss
 

@@ -99,15 +99,7 @@ class RMSprop(Optimizer):
                 state.get("grad_avg", []),
                 state.get("momentum_buffer", []),
                 state["step"],
-                foreach=group["foreach"],
-                differentiable=group["differentiable"],
-                lr=group["lr"],
-                alpha=group["alpha"],
-                eps=group["eps"],
-                weight_decay=group["weight_decay"],
-                momentum=group["momentum"],
-                centered=group["centered"],
-                maximize=group["maximize"],
+                **F.group_options(group, "lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize"),
             )
         return loss
 

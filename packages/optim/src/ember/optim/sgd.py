@@ -109,15 +109,9 @@ class SGD(Optimizer):
                 params,
                 grads,
                 momentum_buffer_list,
-                weight_decay=group["weight_decay"],
-                momentum=group["momentum"],
-                lr=group["lr"],
-                dampening=group["dampening"],
-                nesterov=group["nesterov"],
-                maximize=group["maximize"],
-                foreach=group["foreach"],
-                fused=group["fused"],
-                differentiable=group["differentiable"],
+                **F.group_options(
+                    group, "weight_decay", "momentum", "lr", "dampening", "nesterov", "maximize", "fused"
+                ),
             )
             if group["momentum"] != 0:
                 for p, buf in zip(params, momentum_buffer_list, strict=True):

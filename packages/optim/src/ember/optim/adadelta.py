@@ -23,6 +23,7 @@ from .optimizer import (
     _COMMON_FLAGS,
     Optimizer,
     ParamsT,
+    _check_non_negative,
     _eval_closure,
     _gather_group,
     _restore_group_defaults,
@@ -52,16 +53,10 @@ class Adadelta(Optimizer):
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_non_negative(lr=lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_non_negative(eps=eps, weight_decay=weight_decay)
         defaults = {
             "lr": lr,
             "rho": rho,

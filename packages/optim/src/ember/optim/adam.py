@@ -26,6 +26,7 @@ from .optimizer import (
     _COMMON_FLAGS,
     Optimizer,
     ParamsT,
+    _check_non_negative,
     _eval_closure,
     _gather_group,
     _restore_group_defaults,
@@ -36,18 +37,12 @@ __all__ = ["Adam", "adam"]
 
 
 def _check_betas_eps_wd(lr: Any, betas: tuple[Any, Any], eps: float, weight_decay: float) -> None:
-    if isinstance(lr, Tensor) and lr.numel() != 1:
-        raise ValueError("Tensor lr must be 1-element")
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
+    _check_non_negative(lr=lr, eps=eps)
     if not 0.0 <= betas[0] < 1.0:
         raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
     if not 0.0 <= betas[1] < 1.0:
         raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    _check_non_negative(weight_decay=weight_decay)
 
 
 class Adam(Optimizer):

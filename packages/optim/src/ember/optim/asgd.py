@@ -24,6 +24,7 @@ from .optimizer import (
     _COMMON_FLAGS,
     Optimizer,
     ParamsT,
+    _check_non_negative,
     _eval_closure,
     _gather_group,
     _get_scalar_dtype,
@@ -55,12 +56,7 @@ class ASGD(Optimizer):
         differentiable: bool = False,
         capturable: bool = False,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_non_negative(lr=lr, weight_decay=weight_decay)
         defaults = {
             "lr": lr,
             "lambd": lambd,

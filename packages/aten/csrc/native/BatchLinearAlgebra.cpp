@@ -19,6 +19,7 @@
 #include <ember/aten/Tensor.h>
 
 #include "Blas.h"
+#include "LinalgDet.h"
 #include "LinalgUtils.h"
 
 extern "C" {
@@ -125,26 +126,8 @@ void det_impl(const Tensor& A, const Tensor& sign_or_det, const Tensor* logabs) 
   T* out0 = static_cast<T*>(sign_or_det.data_ptr());
   T* out1 = logabs ? static_cast<T*>(logabs->data_ptr()) : nullptr;
   for (int64_t b = 0; b < batch; ++b) {
-    const T* a = matrix_ptr<T>(lu, b);
-    if (logabs) {
-      T sign = 1, la = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        const T d = a[i * n + i];
-        if (piv[b * n + i] != i + 1) sign = -sign;
-        if (d < 0) sign = -sign;
-        if (d == 0) sign = 0;
-        la += std::log(std::abs(d));
-      }
-      out0[b] = sign;
-      out1[b] = la;
-    } else {
-      T det = 1;
-      for (int64_t i = 0; i < n; ++i) {
-        det *= a[i * n + i];
-        if (piv[b * n + i] != i + 1) det = -det;
-      }
-      out0[b] = det;
-    }
+    linalg::det_from_lu(matrix_ptr<T>(lu, b), piv.data() + b * n, n, logabs != nullptr, out0 + b,
+                        out1 ? out1 + b : nullptr);
   }
 }
 
@@ -155,8 +138,7 @@ void inv_impl(const Tensor& lu, bool batched) {
   const int64_t batch = batch_count(lu);
   const int n = static_cast<int>(lu.size(-1));
   for (int64_t b = 0; b < batch; ++b) {
-    EMBER_CHECK_LINALG(infos[b] <= 0, "linalg.inv: ", batch_prefix(batched, b), "The diagonal element ", infos[b],
-                       " is zero, the inversion could not be completed because the input matrix is singular.");
+    check_inv_info(infos[b], batched, b);
   }
   if (n == 0) return;
   int info = 0, lwork = -1;
@@ -174,10 +156,7 @@ void solve_impl(const Tensor& lu, const Tensor& x, bool batched) {
   std::vector<int> piv;
   const std::vector<int> infos = lu_factor<T>(lu, piv);
   const int64_t batch = batch_count(lu);
-  for (int64_t b = 0; b < batch; ++b) {
-    EMBER_CHECK_LINALG(infos[b] <= 0, "torch.linalg.solve: ", batch_prefix(batched, b),
-                       "The solver failed because the input matrix is singular.");
-  }
+  for (int64_t b = 0; b < batch; ++b) check_solve_info(infos[b], batched, b);
   const int n = static_cast<int>(lu.size(-1));
   const int k = lapack_int(x.size(-1), "linalg.solve");
   if (n == 0 || k == 0) return;
@@ -190,9 +169,7 @@ void solve_impl(const Tensor& lu, const Tensor& x, bool batched) {
 }  // namespace
 
 Tensor linalg_det_out(const Tensor& A, const Tensor& out) {
-  check_matrix(A, "linalg.det");
-  check_floating(A, "linalg.det");
-  check_square(A, "linalg.det");
+  check_square_floating(A, "linalg.det");
   lapack_int(A.size(-1), "linalg.det");
   Tensor det = empty(batch_shape(A), A.dtype(), A.device());
   if (det.numel() > 0) {
@@ -202,9 +179,7 @@ Tensor linalg_det_out(const Tensor& A, const Tensor& out) {
 }
 
 std::tuple<Tensor, Tensor> linalg_slogdet_out(const Tensor& A, const Tensor& sign, const Tensor& logabsdet) {
-  check_matrix(A, "linalg.slogdet");
-  check_floating(A, "linalg.slogdet");
-  check_square(A, "linalg.slogdet");
+  check_square_floating(A, "linalg.slogdet");
   lapack_int(A.size(-1), "linalg.slogdet");
   Tensor s = empty(batch_shape(A), A.dtype(), A.device());
   Tensor l = empty(batch_shape(A), A.dtype(), A.device());
@@ -215,9 +190,7 @@ std::tuple<Tensor, Tensor> linalg_slogdet_out(const Tensor& A, const Tensor& sig
 }
 
 Tensor linalg_inv_out(const Tensor& A, const Tensor& out) {
-  check_matrix(A, "linalg.inv");
-  check_floating(A, "linalg.inv");
-  check_square(A, "linalg.inv");
+  check_square_floating(A, "linalg.inv");
   lapack_int(A.size(-1), "linalg.inv");
   Tensor lu = fortran_copy(A);
   if (lu.numel() > 0) {
@@ -226,38 +199,17 @@ Tensor linalg_inv_out(const Tensor& A, const Tensor& out) {
   return set_output(out, lu);
 }
 
-// AX = B (left) or XA = B. B is a vector (or a batch of them) when it is 1-d or when its
-// shape is A's without the last dim; it is then solved as a one-column matrix.
+// AX = B (left) or XA = B (solve_operands: the checks and the left solve).
 Tensor linalg_solve_out(const Tensor& A, const Tensor& B, bool left, const Tensor& out) {
-  check_matrix(A, "linalg.solve");
-  check_floating(A, "linalg.solve");
-  EMBER_CHECK(A.dtype() == B.dtype(), "linalg.solve: Expected A and B to have the same dtype, but found A of type ",
-              c10::toString(A.dtype()), " and B of type ", c10::toString(B.dtype()), " instead");
-  check_square(A, "linalg.solve");
-  check_same_device("linalg.solve", A, B);
-  const bool vector_case =
-      B.dim() == 1 || (B.dim() == A.dim() - 1 && B.sizes() == A.sizes().slice(0, static_cast<size_t>(A.dim() - 1)));
-  const Tensor B2 = vector_case ? B.unsqueeze(-1) : B;
-  EMBER_CHECK(B2.dim() >= 2, "linalg.solve: The input tensor B must have at least 1 dimension.");
-  const int64_t n = A.size(-1);
-  EMBER_CHECK(left ? B2.size(-2) == n : B2.size(-1) == n, "linalg.solve: Incompatible shapes of A and B for the ",
-              left ? "equation AX = B (" : "equation XA = B (", A.size(-2), "x", A.size(-1), " and ", B2.size(-2), "x",
-              B2.size(-1), ")");
-  // XA = B  <=>  A^T X^T = B^T
-  const Tensor At = left ? A : A.transpose(-2, -1);
-  const Tensor Bt = left ? B2 : B2.transpose(-2, -1);
-  const DimVector batch = broadcast_batch(batch_shape(Bt), batch_shape(At));
-  const int64_t k = Bt.size(-1);
-  lapack_int(n, "linalg.solve");
-  Tensor lu = fortran_copy(At.expand(with_matrix(batch, n, n)));
-  Tensor x = fortran_copy(Bt.expand(with_matrix(batch, n, k)));
+  const SolveOperands op = solve_operands(A, B, left);
+  lapack_int(op.n, "linalg.solve");
+  Tensor lu = fortran_copy(op.A.expand(with_matrix(op.batch, op.n, op.n)));
+  Tensor x = fortran_copy(op.B.expand(with_matrix(op.batch, op.n, op.k)));
   if (lu.numel() > 0) {
-    const bool batched = !batch.empty();
+    const bool batched = !op.batch.empty();
     EMBER_DISPATCH_FLOATING_TYPES(A.dtype(), "linalg.solve", [&] { solve_impl<scalar_t>(lu, x, batched); });
   }
-  Tensor result = left ? x : x.transpose(-2, -1);
-  if (vector_case) result = result.squeeze(-1);
-  return set_output(out, result);
+  return set_output(out, op.result(x));
 }
 
 // ---- Cholesky ------------------------------------------------------------------------------
@@ -273,10 +225,7 @@ void cholesky_impl(const Tensor& L, bool batched) {
     T* a = matrix_ptr<T>(L, b);
     int info = 0;
     potrf(n, a, n, &info);
-    EMBER_CHECK_LINALG(info <= 0, "linalg.cholesky: ", batch_prefix(batched, b),
-                       "The factorization could not be completed because the input is not positive-definite (the "
-                       "leading minor of order ",
-                       info, " is not positive-definite).");
+    check_cholesky_info(info, batched, b);
     for (int64_t j = 1; j < n; ++j)  // LAPACK leaves the strict upper triangle as it was
       for (int64_t i = 0; i < j; ++i) a[j * n + i] = T(0);
   }
@@ -285,9 +234,7 @@ void cholesky_impl(const Tensor& L, bool batched) {
 }  // namespace
 
 Tensor linalg_cholesky_out(const Tensor& self, bool upper, const Tensor& out) {
-  check_matrix(self, "linalg.cholesky");
-  check_floating(self, "linalg.cholesky");
-  check_square(self, "linalg.cholesky");
+  check_square_floating(self, "linalg.cholesky");
   lapack_int(self.size(-1), "linalg.cholesky");
   Tensor L = fortran_copy(self);
   if (L.numel() > 0) {
@@ -340,17 +287,12 @@ void qr_impl(const Tensor& A, const Tensor& Q, const Tensor& R, bool compute_q) 
 }  // namespace
 
 std::tuple<Tensor, Tensor> linalg_qr_out(const Tensor& A, const std::string& mode, const Tensor& Q, const Tensor& R) {
-  EMBER_CHECK(mode == "reduced" || mode == "complete" || mode == "r", "qr received unrecognized mode '", mode,
-              "' but expected one of 'reduced' (default), 'r', or 'complete'");
-  check_matrix(A, "linalg.qr");
-  check_floating(A, "linalg.qr");
-  const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
+  const QrShape qs = qr_shape(mode, A);
+  const int64_t m = qs.m, n = qs.n, k = qs.k, qc = qs.qc, rr = qs.rr;
+  const bool compute_q = qs.compute_q;
   lapack_int(m, "linalg.qr");
   lapack_int(n, "linalg.qr");
   const DimVector batch = batch_shape(A);
-  const bool compute_q = mode != "r";
-  const int64_t qc = mode == "complete" ? m : k;
-  const int64_t rr = mode == "complete" ? m : k;
   Tensor work = fortran_copy(A);
   Tensor q =
       compute_q ? empty_fortran(with_matrix(batch, m, qc), A.dtype(), A.device()) : empty({0}, A.dtype(), A.device());
@@ -392,14 +334,10 @@ void svd_impl(const Tensor& A, const Tensor& U, const Tensor& S, const Tensor& V
   for (int64_t b = 0; b < batch; ++b) {
     T* a = matrix_ptr<T>(A, b);
     for (int64_t i = 0; i < int64_t{m} * n; ++i) {
-      EMBER_CHECK_LINALG(std::isfinite(a[i]), "linalg.svd: ", batch_prefix(batched, b),
-                         "The algorithm failed to converge because the input matrix contained non-finite values.");
+      check_svd_finite(std::isfinite(a[i]), batched, b);
     }
     gesdd(jobz, m, n, a, lda, s + b * k, u_ptr(b), ldu, vt_ptr(b), ldvt, work.data(), lwork, iwork.data(), &info);
-    EMBER_CHECK_LINALG(info == 0, "linalg.svd: ", batch_prefix(batched, b),
-                       "The algorithm failed to converge because the input matrix is ill-conditioned or has too "
-                       "many repeated singular values (error code: ",
-                       info, ").");
+    check_svd_info(info, batched, b);
   }
 }
 
@@ -418,21 +356,12 @@ std::tuple<Tensor, Tensor, Tensor> _linalg_svd_out(const Tensor& A, bool full_ma
   check_floating(A, "linalg.svd");
   EMBER_CHECK(!driver.has_value(),
               "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.");
-  const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
-  lapack_int(m, "linalg.svd");
-  lapack_int(n, "linalg.svd");
+  const int64_t k = std::min(A.size(-2), A.size(-1));
+  lapack_int(A.size(-2), "linalg.svd");
+  lapack_int(A.size(-1), "linalg.svd");
   const DimVector batch = batch_shape(A);
-  DimVector s_shape(batch);
-  s_shape.push_back(k);
-  Tensor s = empty(s_shape, A.dtype(), A.device());
-  Tensor u, vh;
-  if (compute_uv) {
-    u = empty_fortran(with_matrix(batch, m, full_matrices ? m : k), A.dtype(), A.device());
-    vh = empty_fortran(with_matrix(batch, full_matrices ? n : k, n), A.dtype(), A.device());
-  } else {
-    u = empty({0}, A.dtype(), A.device());
-    vh = empty({0}, A.dtype(), A.device());
-  }
+  const SvdOutputs o = svd_outputs(A, full_matrices, compute_uv);
+  const Tensor &u = o.u, &s = o.s, &vh = o.vh;
   if (batch_count(A) > 0) {
     if (k == 0) {
       if (compute_uv) {  // the singular vectors of an empty matrix: identity bases

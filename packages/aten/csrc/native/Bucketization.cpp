@@ -1,6 +1,7 @@
-// searchsorted and bucketize on the CPU (PyTorch's Bucketization.cpp): the shared checks
-// (searchsorted_plan, also used by cuda/Bucketization.cu) and a parallel loop of binary
-// searches, one per value.
+// searchsorted and bucketize (PyTorch's Bucketization.cpp): the operators of both
+// devices -- the checks (searchsorted_plan), then bucketize_stub -- and the CPU's search
+// loop, a parallel loop of binary searches, one per value (the CUDA kernel is in
+// cuda/Bucketization.cu).
 #include "Bucketization.h"
 
 #include <climits>
@@ -110,23 +111,30 @@ void search_cpu(const BucketizePlan& p) {
     const scalar_t* v = static_cast<const scalar_t*>(p.input.data_ptr());
     parallel_for(0, n, 2048, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
-        const int64_t row = p.inner ? i / p.inner : 0;
-        const int64_t off = row * p.row_size;
-        o[i] = static_cast<out_t>(bucketize_search<scalar_t, acc_t>(b + off, sorter ? sorter + off : nullptr,
-                                                                    p.row_size, static_cast<acc_t>(v[i]), p.right));
+        o[i] = static_cast<out_t>(
+            bucketize_position<scalar_t, acc_t>(b, sorter, p.row_size, p.inner, i, static_cast<acc_t>(v[i]), p.right));
       }
     });
   });
 }
 
-Tensor run_cpu(const BucketizePlan& p) {
-  if (p.input.numel() > 0) {
-    if (p.buffer.dtype() == ScalarType::Int) {
-      search_cpu<int32_t>(p);
-    } else {
-      search_cpu<int64_t>(p);
-    }
+void bucketize_cpu(const BucketizePlan& p) {
+  if (p.buffer.dtype() == ScalarType::Int) {
+    search_cpu<int32_t>(p);
+  } else {
+    search_cpu<int64_t>(p);
   }
+}
+
+}  // namespace
+
+DEFINE_DISPATCH(bucketize_stub);
+REGISTER_BASELINE_DISPATCH(bucketize_stub, &bucketize_cpu);
+
+namespace {
+
+Tensor run(const BucketizePlan& p) {
+  if (p.input.numel() > 0) bucketize_stub(p.input.device().type, p);
   p.finish();
   return p.result;
 }
@@ -137,28 +145,28 @@ void check_bucketize_boundaries(const Tensor& boundaries) {
 
 }  // namespace
 
-Tensor searchsorted_out_cpu(const Tensor& sorted_sequence, const Tensor& self, bool out_int32, bool right,
-                            const std::optional<std::string>& side, const std::optional<Tensor>& sorter,
-                            const Tensor& out) {
-  return run_cpu(searchsorted_plan(sorted_sequence, self, out_int32, right, side, sorter, out, false));
+Tensor searchsorted_out(const Tensor& sorted_sequence, const Tensor& self, bool out_int32, bool right,
+                        const std::optional<std::string>& side, const std::optional<Tensor>& sorter,
+                        const Tensor& out) {
+  return run(searchsorted_plan(sorted_sequence, self, out_int32, right, side, sorter, out, false));
 }
 
-Tensor searchsorted_scalar_out_cpu(const Tensor& sorted_sequence, const Scalar& self, bool out_int32, bool right,
-                                   const std::optional<std::string>& side, const std::optional<Tensor>& sorter,
-                                   const Tensor& out) {
+Tensor searchsorted_scalar_out(const Tensor& sorted_sequence, const Scalar& self, bool out_int32, bool right,
+                               const std::optional<std::string>& side, const std::optional<Tensor>& sorter,
+                               const Tensor& out) {
   const Tensor v = scalar_tensor(self, self.type(), sorted_sequence.device());
-  return run_cpu(searchsorted_plan(sorted_sequence, v, out_int32, right, side, sorter, out, true));
+  return run(searchsorted_plan(sorted_sequence, v, out_int32, right, side, sorter, out, true));
 }
 
-Tensor bucketize_out_cpu(const Tensor& self, const Tensor& boundaries, bool out_int32, bool right, const Tensor& out) {
+Tensor bucketize_out(const Tensor& self, const Tensor& boundaries, bool out_int32, bool right, const Tensor& out) {
   check_bucketize_boundaries(boundaries);
-  return run_cpu(searchsorted_plan(boundaries, self, out_int32, right, std::nullopt, std::nullopt, out, false));
+  return run(searchsorted_plan(boundaries, self, out_int32, right, std::nullopt, std::nullopt, out, false));
 }
 
-Tensor bucketize_scalar_cpu(const Scalar& self, const Tensor& boundaries, bool out_int32, bool right) {
+Tensor bucketize_scalar(const Scalar& self, const Tensor& boundaries, bool out_int32, bool right) {
   check_bucketize_boundaries(boundaries);
   const Tensor v = scalar_tensor(self, self.type(), boundaries.device());
-  return run_cpu(searchsorted_plan(boundaries, v, out_int32, right, std::nullopt, std::nullopt, Tensor(), true));
+  return run(searchsorted_plan(boundaries, v, out_int32, right, std::nullopt, std::nullopt, Tensor(), true));
 }
 
 }  // namespace ember::at::native

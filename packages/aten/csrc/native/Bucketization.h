@@ -1,6 +1,8 @@
 #pragma once
 // searchsorted and bucketize: the argument checks and preparation both backends share
-// (Bucketization.cpp), and the binary search each element runs (CPU loop and CUDA kernel).
+// (Bucketization.cpp, whose operators serve both devices), the binary search each
+// element runs, and the stub of the search loop (the CPU loop in Bucketization.cpp, the
+// CUDA kernel in cuda/Bucketization.cu).
 //
 // Every row of `boundaries` is sorted (or put in order by `sorter`); the search for value v
 // returns the first position whose boundary is >= v (left) or > v (right). The comparisons
@@ -11,7 +13,9 @@
 #include <string>
 
 #include <ember/aten/Tensor.h>
-#include <ember/c10/Macros.h>
+#include <ember/aten/native/DispatchStub.h>
+
+#include "HostDevice.h"
 
 namespace ember::at::native {
 
@@ -30,6 +34,15 @@ EMBER_HOST_DEVICE inline int64_t bucketize_search(const scalar_t* row, const int
     }
   }
   return lo;
+}
+
+// The position of the i-th value v of the flattened input: the search of its row of
+// boundaries (inner values per row; inner 0: every value searches the only row).
+template <typename scalar_t, typename acc_t>
+EMBER_HOST_DEVICE inline int64_t bucketize_position(const scalar_t* boundaries, const int64_t* sorter, int64_t row_size,
+                                                    int64_t inner, int64_t i, acc_t v, bool right) {
+  const int64_t off = (inner ? i / inner : 0) * row_size;
+  return bucketize_search<scalar_t, acc_t>(boundaries + off, sorter ? sorter + off : nullptr, row_size, v, right);
 }
 
 // The checked, contiguous operands of one call, in their common dtype.
@@ -52,5 +65,9 @@ struct BucketizePlan {
 BucketizePlan searchsorted_plan(const Tensor& sorted_sequence, const Tensor& self, bool out_int32, bool right,
                                 const std::optional<std::string>& side, const std::optional<Tensor>& sorter,
                                 const Tensor& out, bool scalar_input);
+
+// Writes the position of every value of p.input into p.buffer (p.input is not empty).
+using bucketize_fn = void (*)(const BucketizePlan& p);
+DECLARE_DISPATCH(bucketize_fn, bucketize_stub);
 
 }  // namespace ember::at::native

@@ -40,6 +40,41 @@ void check_index_range(const std::vector<int64_t>& idx, int64_t num_weights) {
   for (int64_t v : idx) EMBER_CHECK_INDEX(v >= 0 && v < num_weights, "index out of range in self");
 }
 
+void check_embedding_args(const Tensor& weight, const Tensor& indices) {
+  EMBER_CHECK(weight.dim() == 2, "'weight' must be 2-D");
+  check_indices_dtype(indices, "indices", "embedding");
+  check_same_device("embedding", weight, indices);
+}
+
+int64_t dense_backward_dim(const Tensor& grad_output, const Tensor& indices, int64_t num_weights) {
+  check_indices_dtype(indices, "indices", "embedding_backward");
+  EMBER_CHECK(c10::isFloatingType(grad_output.dtype()), "embedding_dense_backward: grad_output must be floating, got ",
+              c10::toString(grad_output.dtype()));
+  EMBER_CHECK(num_weights >= 0, "embedding_dense_backward: num_weights must be non-negative, got ", num_weights);
+  check_same_device("embedding_dense_backward", grad_output, indices);
+  const int64_t n = indices.numel();
+  const int64_t D = grad_output.dim() == indices.dim() + 1 ? grad_output.size(-1) : (n ? grad_output.numel() / n : 0);
+  EMBER_CHECK(grad_output.numel() == n * D, "embedding_dense_backward: grad_output of shape ",
+              shape_str(grad_output.sizes()), " does not match indices of shape ", shape_str(indices.sizes()));
+  return D;
+}
+
+std::vector<int64_t> rows_without_padding(const std::vector<int64_t>& idx, int64_t padding_idx) {
+  std::vector<int64_t> dest(idx);
+  for (int64_t& d : dest)
+    if (d == padding_idx) d = -1;
+  return dest;
+}
+
+std::vector<int64_t> bag_backward_rows(const BagBackwardPlan& plan, int64_t D, int64_t mode, int64_t padding_idx) {
+  if (mode != 2) return rows_without_padding(plan.idx, padding_idx);
+  const int64_t B = static_cast<int64_t>(plan.bag_size.size());
+  std::vector<int64_t> dest(B * D);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t j = 0; j < D; ++j) dest[b * D + j] = plan.bag_size[b] > 0 ? plan.max_idx[b * D + j] : -1;
+  return dest;
+}
+
 Groups group_by_row(const std::vector<int64_t>& dest, int64_t num_rows) {
   Groups g;
   g.start.assign(num_rows + 1, 0);
@@ -67,9 +102,7 @@ bool is_reduced_float(ScalarType t) { return t == ScalarType::Half || t == Scala
 
 Tensor embedding_cpu(const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool scale_grad_by_freq,
                      bool sparse) {
-  EMBER_CHECK(weight.dim() == 2, "'weight' must be 2-D");
-  check_indices_dtype(indices, "indices", "embedding");
-  check_same_device("embedding", weight, indices);
+  check_embedding_args(weight, indices);
   const int64_t V = weight.size(0), D = weight.size(1);
   const std::vector<int64_t> idx = index_values(indices);
   check_index_range(idx, V);
@@ -96,10 +129,7 @@ void embedding_backward_impl(const Tensor& grad_weight, const Tensor& grad, cons
   const int64_t V = grad_weight.size(0), D = grad_weight.size(1);
   const T* g = grad.data_ptr<T>();
   T* gw = grad_weight.data_ptr<T>();
-  std::vector<int64_t> dest(idx);
-  for (int64_t& d : dest)
-    if (d == padding_idx) d = -1;
-  const Groups groups = group_by_row(dest, V);
+  const Groups groups = group_by_row(rows_without_padding(idx, padding_idx), V);
   parallel_for(0, V, std::max<int64_t>(1, GRAIN_SIZE / std::max<int64_t>(D, 1)), [&](int64_t b, int64_t e) {
     std::vector<A> acc(D);
     for (int64_t r = b; r < e; ++r) {
@@ -110,7 +140,7 @@ void embedding_backward_impl(const Tensor& grad_weight, const Tensor& grad, cons
         const T* gr = g + groups.pos[k] * D;
         for (int64_t j = 0; j < D; ++j) acc[j] += static_cast<A>(gr[j]);
       }
-      const A scale = scale_grad_by_freq ? A(1) / static_cast<A>(s1 - s0) : A(1);
+      const A scale = freq_scale<A>(scale_grad_by_freq, s1 - s0);
       for (int64_t j = 0; j < D; ++j) gw[r * D + j] = static_cast<T>(acc[j] * scale);
     }
   });
@@ -122,14 +152,7 @@ void embedding_backward_impl(const Tensor& grad_weight, const Tensor& grad, cons
 // divided by that count when scale_grad_by_freq.
 Tensor embedding_dense_backward_cpu(const Tensor& grad_output, const Tensor& indices, int64_t num_weights,
                                     int64_t padding_idx, bool scale_grad_by_freq) {
-  check_indices_dtype(indices, "indices", "embedding_backward");
-  EMBER_CHECK(c10::isFloatingType(grad_output.dtype()), "embedding_dense_backward: grad_output must be floating, got ",
-              c10::toString(grad_output.dtype()));
-  EMBER_CHECK(num_weights >= 0, "embedding_dense_backward: num_weights must be non-negative, got ", num_weights);
-  const int64_t n = indices.numel();
-  const int64_t D = grad_output.dim() == indices.dim() + 1 ? grad_output.size(-1) : (n ? grad_output.numel() / n : 0);
-  EMBER_CHECK(grad_output.numel() == n * D, "embedding_dense_backward: grad_output of shape ",
-              shape_str(grad_output.sizes()), " does not match indices of shape ", shape_str(indices.sizes()));
+  const int64_t D = dense_backward_dim(grad_output, indices, num_weights);
   const std::vector<int64_t> idx = index_values(indices);
   check_index_range(idx, num_weights);
   Tensor gw = at::zeros({num_weights, D}, grad_output.dtype(), grad_output.device());
@@ -203,11 +226,9 @@ void embedding_bag_impl(const Tensor& out, const Tensor& max_idx, const Tensor& 
         if (mode == 2) {
           for (int64_t j = 0; j < D; ++j) {
             const A v = static_cast<A>(row[j]);
-            if (arg[j] < 0 || v > acc[j] || v != v) {
-              if (arg[j] < 0 || acc[j] == acc[j]) {  // a NaN once taken stays
-                acc[j] = v;
-                arg[j] = r;
-              }
+            if (bag_max_replaces(v, acc[j], arg[j])) {
+              acc[j] = v;
+              arg[j] = r;
             }
           }
         } else {
@@ -223,7 +244,7 @@ void embedding_bag_impl(const Tensor& out, const Tensor& max_idx, const Tensor& 
           mi[bag * D + j] = arg[j] < 0 ? 0 : arg[j];
         }
       } else {
-        const A scale = mode == 1 && count > 0 ? A(1) / static_cast<A>(count) : A(1);
+        const A scale = bag_scale<A>(mode, count);
         for (int64_t j = 0; j < D; ++j) orow[j] = static_cast<T>(acc[j] * scale);
       }
     }
@@ -309,24 +330,16 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag_cpu(const Tensor& weigh
 namespace {
 
 template <typename T>
-void embedding_bag_backward_impl(const Tensor& gw_t, const Tensor& grad_t, const std::vector<int64_t>& idx,
-                                 const std::vector<int64_t>& o2b, const std::vector<int64_t>& bag_size,
-                                 const Tensor& max_idx_t, int64_t mode, const Tensor& psw_t, int64_t padding_idx,
-                                 bool scale_grad_by_freq) {
+void embedding_bag_backward_impl(const Tensor& gw_t, const Tensor& grad_t, const BagBackwardPlan& plan, int64_t mode,
+                                 int64_t padding_idx, bool scale_grad_by_freq) {
   using A = opmath_t<T>;
   const int64_t V = gw_t.size(0), D = gw_t.size(1);
   const T* g = grad_t.data_ptr<T>();
   T* gw = gw_t.data_ptr<T>();
-  const int64_t n = static_cast<int64_t>(idx.size());
+  const Groups groups = group_by_row(bag_backward_rows(plan, D, mode, padding_idx), V);
   if (mode == 2) {
-    // each (bag, j) sends its gradient to the row that held the max
-    const int64_t* mi = max_idx_t.data_ptr<int64_t>();
-    const int64_t B = static_cast<int64_t>(bag_size.size());
-    std::vector<int64_t> dest(B * D);
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t j = 0; j < D; ++j) dest[b * D + j] = bag_size[b] > 0 ? mi[b * D + j] : -1;
-    // group (bag, j) by row; columns do not interact, so sum per row and column
-    const Groups groups = group_by_row(dest, V);
+    // each (bag, j) sends its gradient to the row that held the max; columns do not
+    // interact, so each row adds its (bag, column) pairs
     parallel_for(0, V, 1, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r)
         for (int64_t k = groups.start[r]; k < groups.start[r + 1]; ++k) {
@@ -336,11 +349,8 @@ void embedding_bag_backward_impl(const Tensor& gw_t, const Tensor& grad_t, const
     });
     return;
   }
-  std::vector<int64_t> dest(idx);
-  for (int64_t& d : dest)
-    if (d == padding_idx) d = -1;
-  const Groups groups = group_by_row(dest, V);
-  const T* ps = psw_t.defined() ? psw_t.data_ptr<T>() : nullptr;
+  const std::vector<int64_t>&o2b = plan.o2b, &bag_size = plan.bag_size;
+  const T* ps = plan.psw.defined() ? plan.psw.data_ptr<T>() : nullptr;
   parallel_for(0, V, std::max<int64_t>(1, GRAIN_SIZE / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
     std::vector<A> acc(D);
     for (int64_t r = r0; r < r1; ++r) {
@@ -354,11 +364,10 @@ void embedding_bag_backward_impl(const Tensor& gw_t, const Tensor& grad_t, const
         const T* gr = g + bag * D;
         for (int64_t j = 0; j < D; ++j) acc[j] += s * static_cast<A>(gr[j]);
       }
-      const A scale = scale_grad_by_freq ? A(1) / static_cast<A>(s1 - s0) : A(1);
+      const A scale = freq_scale<A>(scale_grad_by_freq, s1 - s0);
       for (int64_t j = 0; j < D; ++j) gw[r * D + j] = static_cast<T>(acc[j] * scale);
     }
   });
-  (void)n;
 }
 
 }  // namespace
@@ -411,14 +420,10 @@ Tensor embedding_bag_dense_backward_cpu(const Tensor& grad, const Tensor& indice
                                         const std::optional<Tensor>& per_sample_weights, int64_t padding_idx) {
   const BagBackwardPlan plan = plan_embedding_bag_backward(grad, indices, offset2bag, bag_size, maximum_indices,
                                                            num_weights, mode, per_sample_weights);
-  const int64_t D = grad.size(1);
-  const std::vector<int64_t>&idx = plan.idx, &o2b = plan.o2b, &bs = plan.bag_size;
-  const Tensor mi = mode == 2 ? int64_tensor(plan.max_idx, Device(DeviceType::CPU)) : Tensor();
-  const Tensor& psw = plan.psw;
-  Tensor gw = at::zeros({num_weights, D}, grad.dtype(), grad.device());
+  Tensor gw = at::zeros({num_weights, grad.size(1)}, grad.dtype(), grad.device());
   const Tensor g = grad.contiguous();
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(g.dtype(), "embedding_bag_backward", [&] {
-    embedding_bag_backward_impl<scalar_t>(gw, g, idx, o2b, bs, mi, mode, psw, padding_idx, scale_grad_by_freq);
+    embedding_bag_backward_impl<scalar_t>(gw, g, plan, mode, padding_idx, scale_grad_by_freq);
   });
   return gw;
 }
@@ -464,13 +469,7 @@ Tensor embedding_bag_per_sample_weights_backward_cpu(const Tensor& grad, const T
     scalar_t* o = out.data_ptr<scalar_t>();
     parallel_for(0, n, std::max<int64_t>(1, GRAIN_SIZE / std::max<int64_t>(D, 1)), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        A s = 0;
-        if (idx[i] != padding_idx) {
-          const scalar_t* gr = gp + o2b[i] * D;
-          const scalar_t* wr = wp + idx[i] * D;
-          for (int64_t j = 0; j < D; ++j) s += static_cast<A>(gr[j]) * static_cast<A>(wr[j]);
-        }
-        o[i] = static_cast<scalar_t>(s);
+        o[i] = static_cast<scalar_t>(idx[i] != padding_idx ? row_dot(gp + o2b[i] * D, wp + idx[i] * D, D) : A(0));
       }
     });
   });

@@ -7,6 +7,7 @@
 #include <ember/aten/Dispatch.h>
 #include <ember/aten/Parallel.h>
 
+#include "Histogram.h"
 #include "ReduceOps.h"
 
 namespace ember::at::native {
@@ -28,14 +29,7 @@ int64_t max_value(const scalar_t* x, int64_t n) {
 }  // namespace
 
 Tensor bincount(const Tensor& self, const std::optional<Tensor>& weights, int64_t minlength) {
-  EMBER_CHECK(minlength >= 0, "minlength should be >= 0");
-  EMBER_CHECK(self.dim() == 1 && c10::isIntegralType(self.dtype(), /*includeBool=*/false),
-              "bincount only supports 1-d non-negative integral inputs.");
-  const bool has_w = weights.has_value() && weights->defined();
-  if (has_w) {
-    EMBER_CHECK(weights->dim() == 1 && weights->size(0) == self.size(0),
-                "weights should be 1-d and have the same length as input");
-  }
+  const bool has_w = check_bincount_args(self, weights, minlength);
   const Tensor x = self.contiguous();
   const int64_t n = x.numel();
   int64_t len = 0;
@@ -51,8 +45,7 @@ Tensor bincount(const Tensor& self, const std::optional<Tensor>& weights, int64_
     });
     return out;
   }
-  // float32 weights give float32 counts; any other weights are summed in float64
-  const ScalarType wt = weights->dtype() == ScalarType::Float ? ScalarType::Float : ScalarType::Double;
+  const ScalarType wt = bincount_weight_dtype(*weights);
   const Tensor w = weights->to(wt).contiguous();
   Tensor out = zeros({len}, wt, self.device());
   EMBER_DISPATCH_FLOATING_TYPES(wt, "bincount", [&] {
@@ -68,17 +61,10 @@ Tensor bincount(const Tensor& self, const std::optional<Tensor>& weights, int64_
 }
 
 Tensor histc_out(const Tensor& self, int64_t bins, const Scalar& min, const Scalar& max, const Tensor& out) {
-  EMBER_CHECK(c10::isFloatingType(self.dtype()), "torch.histc: input tensor must have a floating point dtype, but got ",
-              c10::toPythonName(self.dtype()));
-  EMBER_CHECK(bins > 0, "torch.histc(): bins must be > 0, but got ", bins);
-  if (out.defined()) {
-    EMBER_CHECK(out.dtype() == self.dtype(), "torch.histc: Expected out tensor to have dtype ",
-                c10::toPythonName(self.dtype()), ", but got ", c10::toPythonName(out.dtype()), " instead");
-  }
+  double lo = min.toDouble(), hi = max.toDouble();
+  check_histc_args(self, bins, lo, hi, out);
   const Tensor x = self.contiguous();
   const int64_t n = x.numel();
-  double lo = min.toDouble(), hi = max.toDouble();
-  EMBER_CHECK(!(lo > hi), "torch.histc: max must be larger than min");
   auto o = prepare_output(out, {bins}, self.dtype(), self.dtype(), self);
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(x.dtype(), "histc", [&] {
     using T = opmath_t<scalar_t>;
@@ -96,11 +82,7 @@ Tensor histc_out(const Tensor& self, int64_t bins, const Scalar& min, const Scal
         any = true;
       }
     }
-    if (lo == hi) {
-      lo -= 1;
-      hi += 1;
-    }
-    EMBER_CHECK(std::isfinite(lo) && std::isfinite(hi), "torch.histc: range of [", lo, ", ", hi, "] is not finite");
+    widen_histc_range(lo, hi);
     const T tlo = static_cast<T>(lo), thi = static_cast<T>(hi);
     const int64_t nchunks = std::max<int64_t>(1, divup(n, kHistChunk));
     std::vector<int64_t> counts(static_cast<size_t>(nchunks * bins), 0);
@@ -109,11 +91,8 @@ Tensor histc_out(const Tensor& self, int64_t bins, const Scalar& min, const Scal
         int64_t* h = counts.data() + c * bins;
         const int64_t e = std::min(n, (c + 1) * kHistChunk);
         for (int64_t i = c * kHistChunk; i < e; ++i) {
-          const T v = static_cast<T>(p[i]);
-          if (!(v >= tlo && v <= thi)) continue;  // outside the range, or NaN
-          int64_t b = static_cast<int64_t>((v - tlo) / (thi - tlo) * static_cast<T>(bins));
-          if (b >= bins) b = bins - 1;  // the right edge belongs to the last bin
-          ++h[b];
+          const int64_t b = histc_bin(static_cast<T>(p[i]), tlo, thi, bins);
+          if (b >= 0) ++h[b];
         }
       }
     });

@@ -15,29 +15,13 @@
 #include <ember/aten/TensorIterator.h>
 
 #include "TensorFactories.h"
+#include "TensorTransformations.h"
 
 namespace ember::at::native {
 
 Tensor index_select_out(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& out);  // Indexing.cpp
 
 namespace {
-
-// f(T{}) with T an unsigned integer type of `itemsize` bytes.
-template <typename F>
-void dispatch_elem_size(int64_t itemsize, const F& f) {
-  switch (itemsize) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    case 8:
-      return f(uint64_t{});
-    default:
-      EMBER_ERROR("unsupported element size ", itemsize);
-  }
-}
 
 // dst[i...] = src[i...] over `sizes`, both with signed byte strides; dims are visited
 // with the destination's smallest stride innermost. Parallel over rows.
@@ -127,14 +111,6 @@ Tensor index_select_rows(const Tensor& self, int64_t dim, const std::vector<int6
     }
   });
   return out;
-}
-
-// out= must not share memory with the input it is computed from (it is resized and
-// written while the input is read).
-void check_out_not_alias(const Tensor& out, const Tensor& self) {
-  EMBER_CHECK(!out.is_alias_of(self) || self.numel() == 0,
-              "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
-              "memory location. Please clone() the tensor before performing the operation.");
 }
 
 std::vector<int64_t> read_repeats(const Tensor& repeats) {
@@ -326,17 +302,7 @@ void zero_columns(const Tensor& t, const Range& range) {
 }
 
 Tensor triangle_out(const Tensor& self, const Tensor& out, const char* name, bool lower, int64_t diagonal) {
-  EMBER_CHECK(self.dim() >= 2, name, ": input tensor must have at least 2 dimensions");
-  Tensor result = out;
-  if (!result.defined()) {
-    result = empty_like_preserve(self, self.dtype(), self.device());
-  } else if (!result.is_same(self)) {
-    check_out_not_alias(result, self);
-    EMBER_CHECK(result.dtype() == self.dtype(), "Expected out tensor to have dtype ", c10::toString(self.dtype()),
-                ", but got ", c10::toString(result.dtype()), " instead");
-    resize_output(result, self.sizes());
-  }
-  if (!result.is_same(self)) result.copy_(self);
+  Tensor result = triangle_result(self, out, name);
   // all-zero bits are 0 in every dtype, so memset clears any element
   if (lower) {
     zero_columns(result, [diagonal](int64_t i, int64_t cols) {

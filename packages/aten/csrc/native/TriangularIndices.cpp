@@ -35,15 +35,12 @@ TriangleRows triangle_rows(const char* op, int64_t row, int64_t col, int64_t off
 namespace {
 
 template <typename index_t>
-void fill_rows(const TriangleRows& r, index_t* rows, index_t* cols) {
+void fill_rows(const TriangleRows& r, index_t* out) {
   const int64_t n_rows = static_cast<int64_t>(r.first_col.size());
   parallel_for(0, n_rows, 64, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      const int64_t s = r.start[static_cast<size_t>(i)], n = r.start[static_cast<size_t>(i) + 1] - s;
-      for (int64_t k = 0; k < n; ++k) {
-        rows[s + k] = static_cast<index_t>(i);
-        cols[s + k] = static_cast<index_t>(r.first_col[static_cast<size_t>(i)] + k);
-      }
+      const size_t row = static_cast<size_t>(i);
+      fill_triangle_row(i, r.first_col[row], r.start[row], r.start[row + 1] - r.start[row], r.total(), out);
     }
   });
 }
@@ -57,11 +54,9 @@ Tensor triangle_indices_cpu(const char* op, int64_t row, int64_t col, int64_t of
   const DimVector shape{2, n};
   Tensor out = factory_empty(shape, dt, device ? *device : Device(DeviceType::CPU), pin_memory);
   if (dt == ScalarType::Long) {
-    int64_t* p = out.data_ptr<int64_t>();
-    fill_rows<int64_t>(r, p, p + n);
+    fill_rows<int64_t>(r, out.data_ptr<int64_t>());
   } else {
-    int32_t* p = out.data_ptr<int32_t>();
-    fill_rows<int32_t>(r, p, p + n);
+    fill_rows<int32_t>(r, out.data_ptr<int32_t>());
   }
   return out;
 }

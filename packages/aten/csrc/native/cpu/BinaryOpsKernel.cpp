@@ -8,11 +8,13 @@
 #include <ember/aten/native/cpu/Loops.h>
 
 #include "../BinaryOps.h"
+#include "../BinaryOpsMath.h"
 
 namespace ember::at::native {
 inline namespace CPU_CAPABILITY {
 
 using vec::Vectorized;
+namespace bm = binary_math;  // the scalar formulas, shared with cuda/BinaryOps.cu
 
 template <typename T>
 constexpr bool kVectorizable =
@@ -26,12 +28,6 @@ inline void check_int_divisor(T b) {
   if constexpr (std::is_integral_v<T>) {
     if (b == 0) throw c10::Error("ZeroDivisionError");
   }
-}
-
-// -a with two's-complement wrap-around (INT_MIN / -1 would trap in hardware).
-template <typename T>
-inline T wrapping_neg(T a) {
-  return static_cast<T>(static_cast<T>(0) - static_cast<std::make_unsigned_t<T>>(a));
 }
 
 // Each kernel body is a template over scalar_t so that `if constexpr` discards the
@@ -107,139 +103,29 @@ void div_true_kernel(TensorIterator& iter) {
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), "div", [&] { div_true_impl<scalar_t>(iter); });
 }
 
-template <typename scalar_t>
-scalar_t div_trunc_op(scalar_t a, scalar_t b) {
-  if constexpr (std::is_integral_v<scalar_t>) {
-    check_int_divisor(b);
-    if constexpr (std::is_signed_v<scalar_t>) {
-      if (b == -1) return wrapping_neg(a);
-    }
-    return static_cast<scalar_t>(a / b);
-  } else {
-    using opmath = opmath_t<scalar_t>;
-    return static_cast<scalar_t>(std::trunc(static_cast<opmath>(a) / static_cast<opmath>(b)));
+// div (rounding_mode "trunc" / "floor"), remainder and fmod of every numeric dtype: an
+// integer divisor of zero raises before the formula (BinaryOpsMath.h) runs.
+#define EMBER_DIVISION_KERNEL_(NAME, OP_NAME)                             \
+  void NAME##_kernel(TensorIterator& iter) {                              \
+    EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), OP_NAME, [&] { \
+      cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t {           \
+        check_int_divisor(b);                                             \
+        return bm::NAME(a, b);                                            \
+      });                                                                 \
+    });                                                                   \
   }
-}
-
-void div_trunc_kernel(TensorIterator& iter) {
-  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), "div", [&] {
-    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return div_trunc_op<scalar_t>(a, b); });
-  });
-}
-
-// Python's floor division: the quotient rounded toward -inf (as PyTorch's div_floor).
-template <typename scalar_t>
-scalar_t div_floor_op(scalar_t a, scalar_t b) {
-  if constexpr (std::is_integral_v<scalar_t>) {
-    check_int_divisor(b);
-    if constexpr (std::is_signed_v<scalar_t>) {
-      if (b == -1) return wrapping_neg(a);
-      const scalar_t q = a / b;
-      return static_cast<scalar_t>(((a % b != 0) && ((a < 0) != (b < 0))) ? q - 1 : q);
-    } else {
-      return static_cast<scalar_t>(a / b);
-    }
-  } else {
-    using opmath = opmath_t<scalar_t>;
-    const opmath x = static_cast<opmath>(a), y = static_cast<opmath>(b);
-    if (y == 0) return static_cast<scalar_t>(x / y);
-    const opmath mod = std::fmod(x, y);
-    opmath div = (x - mod) / y;
-    if (mod != 0 && ((y < 0) != (mod < 0))) div -= 1;
-    opmath floordiv;
-    if (div != 0) {
-      floordiv = std::floor(div);
-      if (div - floordiv > opmath(0.5)) floordiv += 1;
-    } else {
-      floordiv = std::copysign(opmath(0), x / y);
-    }
-    return static_cast<scalar_t>(floordiv);
-  }
-}
-
-void div_floor_kernel(TensorIterator& iter) {
-  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), "div", [&] {
-    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return div_floor_op<scalar_t>(a, b); });
-  });
-}
-
-// Python's %: the result has the sign of the divisor.
-template <typename scalar_t>
-scalar_t remainder_op(scalar_t a, scalar_t b) {
-  if constexpr (std::is_integral_v<scalar_t>) {
-    check_int_divisor(b);
-    if constexpr (std::is_signed_v<scalar_t>) {
-      if (b == -1) return 0;
-      scalar_t r = static_cast<scalar_t>(a % b);
-      if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<scalar_t>(r + b);
-      return r;
-    } else {
-      return static_cast<scalar_t>(a % b);
-    }
-  } else {
-    using opmath = opmath_t<scalar_t>;
-    const opmath x = static_cast<opmath>(a), y = static_cast<opmath>(b);
-    opmath mod = std::fmod(x, y);
-    if (mod != 0 && ((y < 0) != (mod < 0))) mod += y;
-    return static_cast<scalar_t>(mod);
-  }
-}
-
-void remainder_kernel(TensorIterator& iter) {
-  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), "remainder", [&] {
-    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return remainder_op<scalar_t>(a, b); });
-  });
-}
-
-// C's fmod: the result has the sign of the dividend.
-template <typename scalar_t>
-scalar_t fmod_op(scalar_t a, scalar_t b) {
-  if constexpr (std::is_integral_v<scalar_t>) {
-    check_int_divisor(b);
-    if constexpr (std::is_signed_v<scalar_t>) {
-      if (b == -1) return 0;
-    }
-    return static_cast<scalar_t>(a % b);
-  } else {
-    using opmath = opmath_t<scalar_t>;
-    return static_cast<scalar_t>(std::fmod(static_cast<opmath>(a), static_cast<opmath>(b)));
-  }
-}
-
-void fmod_kernel(TensorIterator& iter) {
-  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), "fmod", [&] {
-    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return fmod_op<scalar_t>(a, b); });
-  });
-}
+EMBER_DIVISION_KERNEL_(div_trunc, "div")
+EMBER_DIVISION_KERNEL_(div_floor, "div")
+EMBER_DIVISION_KERNEL_(remainder, "remainder")
+EMBER_DIVISION_KERNEL_(fmod, "fmod")
+#undef EMBER_DIVISION_KERNEL_
 
 // ---- pow -------------------------------------------------------------------------
-
-// Integer power by squaring, wrapping on overflow. A negative exponent gives
-// 1 / a**|b| truncated: 1 for a == 1, +-1 for a == -1, else 0 (as PyTorch's powi).
-template <typename T>
-inline T powi(T a, T b) {
-  if constexpr (std::is_signed_v<T>) {
-    if (b < 0) {
-      if (a == 1) return 1;
-      if (a == -1) return (b & 1) ? T(-1) : T(1);
-      return 0;
-    }
-  }
-  using U = std::make_unsigned_t<T>;
-  U result = 1, base = static_cast<U>(a);
-  uint64_t e = static_cast<uint64_t>(b);
-  while (e) {
-    if (e & 1) result = static_cast<U>(result * base);
-    base = static_cast<U>(base * base);
-    e >>= 1;
-  }
-  return static_cast<T>(result);
-}
 
 template <typename scalar_t>
 void pow_tensor_tensor_impl(TensorIterator& iter) {
   if constexpr (std::is_integral_v<scalar_t>) {
-    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return powi(a, b); });
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return bm::powi(a, b); });
   } else {
     using opmath = opmath_t<scalar_t>;
     cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t {
@@ -289,7 +175,7 @@ template <typename scalar_t>
 void pow_tensor_scalar_impl(TensorIterator& iter, const Scalar& exp) {
   if constexpr (std::is_integral_v<scalar_t>) {
     const scalar_t e = exp.to<scalar_t>();  // >= 0: negative integer exponents were rejected
-    cpu_kernel(iter, [e](scalar_t a) -> scalar_t { return powi(a, e); });
+    cpu_kernel(iter, [e](scalar_t a) -> scalar_t { return bm::powi(a, e); });
   } else {
     pow_float_scalar<scalar_t>(iter, exp.toDouble());
   }
@@ -317,33 +203,14 @@ EMBER_FLOAT_BINARY_KERNEL_(copysign, std::copysign)
 
 // ---- maximum / minimum (NaN-propagating), fmax / fmin (NaN-ignoring) ------------------
 
-template <typename T>
-inline bool is_nan(T x) {
-  if constexpr (std::is_integral_v<T>) {
-    return false;
-  } else {
-    return static_cast<opmath_t<T>>(x) != static_cast<opmath_t<T>>(x);
-  }
-}
-
-template <bool kMax, typename scalar_t>
-inline scalar_t max_min_op(scalar_t a, scalar_t b) {
-  if (is_nan(a)) return a;
-  if (is_nan(b)) return b;
-  using opmath = opmath_t<scalar_t>;
-  const bool a_wins =
-      kMax ? static_cast<opmath>(a) > static_cast<opmath>(b) : static_cast<opmath>(a) < static_cast<opmath>(b);
-  return a_wins ? a : b;
-}
-
 template <bool kMax, typename scalar_t>
 void max_min_impl(TensorIterator& iter) {
   if constexpr (kVectorizable<scalar_t>) {
     cpu_kernel_vec(
-        iter, [](scalar_t a, scalar_t b) -> scalar_t { return max_min_op<kMax>(a, b); },
+        iter, [](scalar_t a, scalar_t b) -> scalar_t { return bm::max_min<kMax>(a, b); },
         [](Vectorized<scalar_t> a, Vectorized<scalar_t> b) { return kMax ? vec::maximum(a, b) : vec::minimum(a, b); });
   } else {
-    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return max_min_op<kMax>(a, b); });
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return bm::max_min<kMax>(a, b); });
   }
 }
 
@@ -410,37 +277,15 @@ void bitwise_xor_kernel(TensorIterator& iter) {
   });
 }
 
-// Shifts by a negative amount or by the bit width or more give 0 (left) or the sign
-// fill (right), as PyTorch -- never C's undefined behaviour.
-template <typename T>
-inline T lshift_op(T a, T b) {
-  constexpr int kBits = sizeof(T) * 8;
-  if (static_cast<std::make_signed_t<T>>(b) < 0 || b >= kBits) return 0;
-  return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) << b);
-}
-
-template <typename T>
-inline T rshift_op(T a, T b) {
-  constexpr int kMaxShift = sizeof(T) * 8 - (std::is_signed_v<T> ? 1 : 0);
-  if (static_cast<std::make_signed_t<T>>(b) < 0 || b >= kMaxShift) {
-    if constexpr (std::is_signed_v<T>) {
-      return static_cast<T>(a >> kMaxShift);
-    } else {
-      return 0;
-    }
-  }
-  return static_cast<T>(a >> b);
-}
-
 void lshift_kernel(TensorIterator& iter) {
   EMBER_DISPATCH_INTEGRAL_TYPES(iter.common_dtype(), "bitwise_left_shift", [&] {
-    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return lshift_op(a, b); });
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return bm::lshift(a, b); });
   });
 }
 
 void rshift_kernel(TensorIterator& iter) {
   EMBER_DISPATCH_INTEGRAL_TYPES(iter.common_dtype(), "bitwise_right_shift", [&] {
-    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return rshift_op(a, b); });
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return bm::rshift(a, b); });
   });
 }
 
@@ -448,32 +293,14 @@ void rshift_kernel(TensorIterator& iter) {
 
 void xlogy_kernel(TensorIterator& iter) {
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), "xlogy", [&] {
-    using opmath = opmath_t<scalar_t>;
-    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t {
-      const opmath x = static_cast<opmath>(a), y = static_cast<opmath>(b);
-      if (y != y) return static_cast<scalar_t>(y);
-      if (x == 0) return static_cast<scalar_t>(0);
-      return static_cast<scalar_t>(x * std::log(y));
-    });
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return bm::xlogy(a, b); });
   });
 }
 
-// log(exp(a) + exp(b)) without overflow; equal infinities stay themselves.
 template <bool kBase2>
 void logaddexp_impl(TensorIterator& iter) {
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), kBase2 ? "logaddexp2" : "logaddexp", [&] {
-    using opmath = opmath_t<scalar_t>;
-    cpu_kernel(iter, [](scalar_t a_, scalar_t b_) -> scalar_t {
-      const opmath a = static_cast<opmath>(a_), b = static_cast<opmath>(b_);
-      if (std::isinf(a) && a == b) return a_;
-      const opmath m = a > b ? a : b;  // NaN in either gives NaN below
-      const opmath d = -std::abs(a - b);
-      if constexpr (kBase2) {
-        return static_cast<scalar_t>(m + std::log1p(std::exp2(d)) / opmath(0.693147180559945309417232121458176568));
-      } else {
-        return static_cast<scalar_t>(m + std::log1p(std::exp(d)));
-      }
-    });
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return bm::logaddexp<kBase2>(a, b); });
   });
 }
 void logaddexp_kernel(TensorIterator& iter) { logaddexp_impl<false>(iter); }
@@ -481,63 +308,25 @@ void logaddexp2_kernel(TensorIterator& iter) { logaddexp_impl<true>(iter); }
 
 void heaviside_kernel(TensorIterator& iter) {
   EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), "heaviside", [&] {
-    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t {
-      const auto x = static_cast<opmath_t<scalar_t>>(a);
-      return x == 0 ? b : static_cast<scalar_t>(x > 0);
-    });
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return bm::heaviside(a, b); });
   });
-}
-
-template <typename T>
-inline T gcd_op(T a, T b) {
-  using U = std::make_unsigned_t<T>;  // |INT_MIN| fits the unsigned type
-  U x = a < 0 ? static_cast<U>(U(0) - static_cast<U>(a)) : static_cast<U>(a);
-  U y = b < 0 ? static_cast<U>(U(0) - static_cast<U>(b)) : static_cast<U>(b);
-  while (x != 0) {
-    const U c = x;
-    x = static_cast<U>(y % x);
-    y = c;
-  }
-  return static_cast<T>(y);
 }
 
 void gcd_kernel(TensorIterator& iter) {
   EMBER_DISPATCH_INTEGRAL_TYPES(iter.common_dtype(), "gcd", [&] {
-    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return gcd_op(a, b); });
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return bm::gcd(a, b); });
   });
 }
 
 void lcm_kernel(TensorIterator& iter) {
   EMBER_DISPATCH_INTEGRAL_TYPES(iter.common_dtype(), "lcm", [&] {
-    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t {
-      using U = std::make_unsigned_t<scalar_t>;
-      const scalar_t g = gcd_op(a, b);  // >= 0 (or INT_MIN), never -1: a / g cannot trap
-      if (g == 0) return 0;
-      const scalar_t r = static_cast<scalar_t>(static_cast<U>(a / g) * static_cast<U>(b));  // wraps
-      if constexpr (std::is_signed_v<scalar_t>) return r < 0 ? wrapping_neg(r) : r;
-      return r;
-    });
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return bm::lcm(a, b); });
   });
-}
-
-// The next representable value after a in the direction of b.
-template <typename T>
-inline T nextafter_op(T a, T b) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    return std::nextafter(a, b);
-  } else {  // Half / BFloat16: step the 16-bit pattern
-    const float fa = static_cast<float>(a), fb = static_cast<float>(b);
-    if (fa != fa || fb != fb) return std::numeric_limits<T>::quiet_NaN();
-    if (fa == fb) return b;
-    if (fa == 0) return T(static_cast<uint16_t>((b.x & 0x8000u) | 1u), T::from_bits());
-    const uint16_t bits = ((fa < fb) == (fa > 0)) ? static_cast<uint16_t>(a.x + 1) : static_cast<uint16_t>(a.x - 1);
-    return T(bits, T::from_bits());
-  }
 }
 
 void nextafter_kernel(TensorIterator& iter) {
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), "nextafter", [&] {
-    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return nextafter_op(a, b); });
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t { return bm::nextafter(a, b); });
   });
 }
 

@@ -6,6 +6,7 @@
 #include <ember/aten/native/cpu/Loops.h>
 
 #include "../CompareOps.h"
+#include "../CompareOpsMath.h"
 
 namespace ember::at::native {
 inline namespace CPU_CAPABILITY {
@@ -139,40 +140,11 @@ EMBER_LOGICAL_KERNEL_(logical_or, ||)
 EMBER_LOGICAL_KERNEL_(logical_xor, !=)
 #undef EMBER_LOGICAL_KERNEL_
 
-// isclose in compute type C: the input's opmath type for floats, the default float
-// dtype for integers and bool (as PyTorch casts them before computing the error).
-template <typename scalar_t, typename C>
-void isclose_impl(TensorIterator& iter, double rtol_d, double atol_d, bool equal_nan) {
-  const C rtol = static_cast<C>(rtol_d), atol = static_cast<C>(atol_d);
-  const bool exact = rtol_d == 0 && atol_d == 0;
-  compare_loop<scalar_t>(iter, [=](scalar_t a_, scalar_t b_) -> bool {
-    const C a = static_cast<C>(a_), b = static_cast<C>(b_);
-    if (a == b) return true;
-    if constexpr (!std::is_integral_v<scalar_t>) {
-      if (equal_nan && a != a && b != b) return true;
-    }
-    if (exact) return false;
-    const C err = std::abs(a - b);
-    return std::isfinite(err) && err <= atol + std::abs(rtol * b);
-  });
-}
-
-template <typename scalar_t>
-void isclose_dispatch(TensorIterator& iter, double rtol, double atol, bool equal_nan) {
-  if constexpr (std::is_integral_v<scalar_t>) {
-    if (get_default_dtype() == ScalarType::Double) {
-      isclose_impl<scalar_t, double>(iter, rtol, atol, equal_nan);
-    } else {
-      isclose_impl<scalar_t, float>(iter, rtol, atol, equal_nan);
-    }
-  } else {
-    isclose_impl<scalar_t, opmath_t<scalar_t>>(iter, rtol, atol, equal_nan);
-  }
-}
-
 void isclose_kernel(TensorIterator& iter, double rtol, double atol, bool equal_nan) {
-  EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), "isclose",
-                                             [&] { isclose_dispatch<scalar_t>(iter, rtol, atol, equal_nan); });
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), "isclose", [&] {
+    compare_math::with_isclose<scalar_t>(rtol, atol, equal_nan,
+                                         [&](const auto& op) { compare_loop<scalar_t>(iter, op); });
+  });
 }
 
 template <typename T>

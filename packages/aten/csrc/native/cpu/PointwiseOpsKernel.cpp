@@ -5,11 +5,16 @@
 #include <ember/aten/native/cpu/Loops.h>
 
 #include "../PointwiseOps.h"
+#include "../PointwiseOpsMath.h"
 
 namespace ember::at::native {
 inline namespace CPU_CAPABILITY {
 
 using vec::Vectorized;
+// the scalar formulas, shared with cuda/PointwiseOps.cu
+using pointwise_math::lerp;
+using pointwise_math::max_nan;
+using pointwise_math::min_nan;
 
 template <typename T>
 constexpr bool kVecFloat = std::is_same_v<T, float> || std::is_same_v<T, double>;
@@ -17,13 +22,7 @@ template <typename T>
 constexpr bool kVectorizable = kVecFloat<T> || (std::is_integral_v<T> && !std::is_same_v<T, bool>);
 
 // ---- lerp -----------------------------------------------------------------------------------
-// Two formulas, as PyTorch: the one anchored at self for |weight| < 0.5 and the one
-// anchored at end otherwise, so that weight 0 gives self and weight 1 gives end exactly.
-
-template <typename T>
-inline T lerp_op(T self, T end, T w) {
-  return std::abs(w) < T(0.5) ? self + w * (end - self) : end - (end - self) * (T(1) - w);
-}
+// (the formulas: PointwiseOpsMath.h; the float / double paths are vectorized here)
 
 template <typename scalar_t>
 void lerp_scalar_impl(TensorIterator& iter, const Scalar& weight) {
@@ -43,7 +42,7 @@ void lerp_scalar_impl(TensorIterator& iter, const Scalar& weight) {
     }
   } else {
     cpu_kernel(iter, [w](scalar_t a, scalar_t b) -> scalar_t {
-      return static_cast<scalar_t>(lerp_op<opmath>(static_cast<opmath>(a), static_cast<opmath>(b), w));
+      return static_cast<scalar_t>(lerp<opmath>(static_cast<opmath>(a), static_cast<opmath>(b), w));
     });
   }
 }
@@ -59,7 +58,7 @@ void lerp_tensor_impl(TensorIterator& iter) {
   if constexpr (kVecFloat<scalar_t>) {
     using V = Vectorized<scalar_t>;
     cpu_kernel_vec(
-        iter, [](scalar_t a, scalar_t b, scalar_t w) -> scalar_t { return lerp_op(a, b, w); },
+        iter, [](scalar_t a, scalar_t b, scalar_t w) -> scalar_t { return lerp(a, b, w); },
         [](V a, V b, V w) {
           const auto small = (w.v < scalar_t(0.5)) & (w.v > scalar_t(-0.5));
           const auto lo = a.v + w.v * (b.v - a.v);
@@ -69,7 +68,7 @@ void lerp_tensor_impl(TensorIterator& iter) {
   } else {
     cpu_kernel(iter, [](scalar_t a, scalar_t b, scalar_t w) -> scalar_t {
       return static_cast<scalar_t>(
-          lerp_op<opmath>(static_cast<opmath>(a), static_cast<opmath>(b), static_cast<opmath>(w)));
+          lerp<opmath>(static_cast<opmath>(a), static_cast<opmath>(b), static_cast<opmath>(w)));
     });
   }
 }
@@ -90,9 +89,8 @@ void addcmul_impl(TensorIterator& iter, const Scalar& value) {
         iter, [v](scalar_t a, scalar_t b, scalar_t c) -> scalar_t { return static_cast<scalar_t>(a + v * b * c); },
         [vv](Vectorized<scalar_t> a, Vectorized<scalar_t> b, Vectorized<scalar_t> c) { return a + vv * b * c; });
   } else {
-    cpu_kernel(iter, [v](scalar_t a, scalar_t b, scalar_t c) -> scalar_t {
-      return static_cast<scalar_t>(static_cast<opmath>(a) + v * static_cast<opmath>(b) * static_cast<opmath>(c));
-    });
+    cpu_kernel(iter,
+               [v](scalar_t a, scalar_t b, scalar_t c) -> scalar_t { return pointwise_math::addcmul(a, b, c, v); });
   }
 }
 
@@ -110,9 +108,8 @@ void addcdiv_impl(TensorIterator& iter, const Scalar& value) {
         iter, [v](scalar_t a, scalar_t b, scalar_t c) -> scalar_t { return a + v * b / c; },
         [vv](Vectorized<scalar_t> a, Vectorized<scalar_t> b, Vectorized<scalar_t> c) { return a + vv * b / c; });
   } else {
-    cpu_kernel(iter, [v](scalar_t a, scalar_t b, scalar_t c) -> scalar_t {
-      return static_cast<scalar_t>(static_cast<opmath>(a) + v * static_cast<opmath>(b) / static_cast<opmath>(c));
-    });
+    cpu_kernel(iter,
+               [v](scalar_t a, scalar_t b, scalar_t c) -> scalar_t { return pointwise_math::addcdiv(a, b, c, v); });
   }
 }
 
@@ -123,23 +120,6 @@ void addcdiv_kernel(TensorIterator& iter, const Scalar& value) {
 // ---- clamp --------------------------------------------------------------------------------------
 // With number bounds (never NaN here: clamp_out fills NaN itself), a NaN input stays
 // NaN; with tensor bounds, a NaN anywhere gives NaN (maximum/minimum propagate it).
-
-template <typename T>
-inline T max_nan(T a, T b) {
-  if constexpr (!std::is_integral_v<T>) {
-    if (a != a) return a;
-    if (b != b) return b;
-  }
-  return a > b ? a : b;
-}
-template <typename T>
-inline T min_nan(T a, T b) {
-  if constexpr (!std::is_integral_v<T>) {
-    if (a != a) return a;
-    if (b != b) return b;
-  }
-  return a < b ? a : b;
-}
 
 // kMode: 0 both bounds, 1 min only, 2 max only.
 template <int kMode, typename scalar_t>

@@ -11,6 +11,7 @@
 #include <ember/aten/Dispatch.h>
 #include <ember/aten/native/cpu/Loops.h>
 
+#include "../ScalarMath.h"
 #include "../UnaryOps.h"
 
 namespace ember::at::native {
@@ -22,77 +23,10 @@ template <typename T>
 constexpr bool kVectorizable =
     std::is_same_v<T, float> || std::is_same_v<T, double> || (std::is_integral_v<T> && !std::is_same_v<T, bool>);
 
-// ---- scalar special functions (computed in double) ------------------------------------
-
-// digamma: psi(0) = -inf with the sign of -x; poles at negative integers are NaN;
-// negative x by reflection psi(x) = psi(1 - x) - pi / tan(pi x); positive x climbs
-// to x >= 10 with psi(x) = psi(x + 1) - 1/x, then the asymptotic series.
-inline double digamma_double(double x) {
-  constexpr double kPi = 3.14159265358979323846;
-  if (std::isnan(x)) return x;
-  if (x == 0) return std::copysign(std::numeric_limits<double>::infinity(), -x);
-  double result = 0;
-  if (x < 0) {
-    if (x == std::trunc(x)) return std::numeric_limits<double>::quiet_NaN();  // poles, -inf
-    const double r = x - std::nearbyint(x);                                   // tan(pi x) has period 1: reduce exactly
-    result = -kPi / std::tan(kPi * r);
-    x = 1 - x;
-  }
-  while (x < 10) {
-    result -= 1 / x;
-    x += 1;
-  }
-  if (x == std::numeric_limits<double>::infinity()) return x;
-  // psi(x) ~ log x - 1/(2x) - sum B_2k / (2k x^2k)
-  const double z = 1 / (x * x);
-  double poly =
-      -1.0 / 12 +
-      z * (1.0 / 120 + z * (-1.0 / 252 + z * (1.0 / 240 + z * (-1.0 / 132 + z * (691.0 / 32760 + z * (-1.0 / 12))))));
-  return result + std::log(x) - 0.5 / x + z * poly;
-}
-
-// erfinv: M. Giles' single-precision approximation as the first guess, then two
-// Newton steps on erf(x) = y (on erfc for |y| > 0.5, where 1 - |y| is exact).
-inline double erfinv_double(double y) {
-  if (std::isnan(y) || y == 0) return y;  // keeps -0.0
-  const double ay = std::fabs(y);
-  if (ay >= 1) {
-    return ay == 1 ? std::copysign(std::numeric_limits<double>::infinity(), y)
-                   : std::numeric_limits<double>::quiet_NaN();
-  }
-  double w = -std::log((1.0 - ay) * (1.0 + ay));
-  double p;
-  if (w < 5.0) {
-    w -= 2.5;
-    p = 2.81022636e-08;
-    p = 3.43273939e-07 + p * w;
-    p = -3.5233877e-06 + p * w;
-    p = -4.39150654e-06 + p * w;
-    p = 0.00021858087 + p * w;
-    p = -0.00125372503 + p * w;
-    p = -0.00417768164 + p * w;
-    p = 0.246640727 + p * w;
-    p = 1.50140941 + p * w;
-  } else {
-    w = std::sqrt(w) - 3.0;
-    p = -0.000200214257;
-    p = 0.000100950558 + p * w;
-    p = 0.00134934322 + p * w;
-    p = -0.00367342844 + p * w;
-    p = 0.00573950773 + p * w;
-    p = -0.0076224613 + p * w;
-    p = 0.00943887047 + p * w;
-    p = 1.00167406 + p * w;
-    p = 2.83297682 + p * w;
-  }
-  double x = p * ay;
-  constexpr double k2OverSqrtPi = 1.12837916709551257390;
-  for (int i = 0; i < 2; ++i) {
-    const double f = ay <= 0.5 ? std::erf(x) - ay : (1.0 - ay) - std::erfc(x);
-    x -= f / (k2OverSqrtPi * std::exp(-x * x));
-  }
-  return std::copysign(x, y);
-}
+// digamma and erfinv are computed in double by the formulas of ScalarMath.h (shared with
+// the CUDA kernel).
+using scalar_math::digamma_double;
+using scalar_math::erfinv_double;
 
 // ---- floating-point functions ------------------------------------------------------------
 

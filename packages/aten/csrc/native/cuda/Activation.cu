@@ -8,13 +8,13 @@
 #include <ember/aten/Dispatch.h>
 
 #include "../Activation.h"
+#include "../ScalarMath.h"
 #include "Loops.cuh"
-#include "Math.cuh"
 
 namespace ember::at::native {
 namespace {
 
-namespace m = cuda_math;
+namespace m = scalar_math;
 
 // ---- relu, threshold, hardtanh: every numeric dtype ----
 // mode 0: relu; 1: threshold (a <= p0 ? p1 : a); 2: hardtanh (clamp to [p0, p1], NaN passes).

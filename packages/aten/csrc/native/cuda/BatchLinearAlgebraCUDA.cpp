@@ -248,9 +248,7 @@ void det_cuda(const Tensor& A, const Tensor& out0, const Tensor* logabs) {
 }  // namespace
 
 Tensor linalg_det_out_cuda(const Tensor& A, const Tensor& out) {
-  check_matrix(A, "linalg.det");
-  check_floating(A, "linalg.det");
-  check_square(A, "linalg.det");
+  check_square_floating(A, "linalg.det");
   solver_int(A.size(-1), "linalg.det");
   c10::DeviceGuard guard(A.device());
   Tensor det = empty(batch_shape(A), A.dtype(), A.device());
@@ -259,9 +257,7 @@ Tensor linalg_det_out_cuda(const Tensor& A, const Tensor& out) {
 }
 
 std::tuple<Tensor, Tensor> linalg_slogdet_out_cuda(const Tensor& A, const Tensor& sign, const Tensor& logabsdet) {
-  check_matrix(A, "linalg.slogdet");
-  check_floating(A, "linalg.slogdet");
-  check_square(A, "linalg.slogdet");
+  check_square_floating(A, "linalg.slogdet");
   solver_int(A.size(-1), "linalg.slogdet");
   c10::DeviceGuard guard(A.device());
   Tensor s = empty(batch_shape(A), A.dtype(), A.device());
@@ -271,9 +267,7 @@ std::tuple<Tensor, Tensor> linalg_slogdet_out_cuda(const Tensor& A, const Tensor
 }
 
 Tensor linalg_inv_out_cuda(const Tensor& A, const Tensor& out) {
-  check_matrix(A, "linalg.inv");
-  check_floating(A, "linalg.inv");
-  check_square(A, "linalg.inv");
+  check_square_floating(A, "linalg.inv");
   solver_int(A.size(-1), "linalg.inv");
   c10::DeviceGuard guard(A.device());
   const int64_t batch = batch_count(A), n = A.size(-1);
@@ -284,60 +278,33 @@ Tensor linalg_inv_out_cuda(const Tensor& A, const Tensor& out) {
     const Tensor infos = int_buffer({batch}, A.device());
     EMBER_DISPATCH_FLOATING_TYPES(A.dtype(), "linalg.inv", [&] { lu_factor<scalar_t>(lu, piv, infos); });
     const std::vector<int> info = to_host(infos);
-    for (int64_t b = 0; b < batch; ++b) {
-      EMBER_CHECK_LINALG(info[b] <= 0, "linalg.inv: ", batch_prefix(A.dim() > 2, b), "The diagonal element ", info[b],
-                         " is zero, the inversion could not be completed because the input matrix is singular.");
-    }
+    for (int64_t b = 0; b < batch; ++b) check_inv_info(info[b], A.dim() > 2, b);
     k::fill_identity(x);
     EMBER_DISPATCH_FLOATING_TYPES(A.dtype(), "linalg.inv", [&] { lu_solve<scalar_t>(lu, piv, x, infos); });
   }
   return set_output(out, x);
 }
 
-// AX = B (left) or XA = B; B a vector (or a batch of them) when 1-d or A's shape without
-// the last dim (solved as one column), as the CPU kernel.
+// AX = B (left) or XA = B (solve_operands: the CPU kernel's checks and left solve).
 Tensor linalg_solve_out_cuda(const Tensor& A, const Tensor& B, bool left, const Tensor& out) {
-  check_matrix(A, "linalg.solve");
-  check_floating(A, "linalg.solve");
-  EMBER_CHECK(A.dtype() == B.dtype(), "linalg.solve: Expected A and B to have the same dtype, but found A of type ",
-              c10::toString(A.dtype()), " and B of type ", c10::toString(B.dtype()), " instead");
-  check_square(A, "linalg.solve");
-  check_same_device("linalg.solve", A, B);
-  const bool vector_case =
-      B.dim() == 1 || (B.dim() == A.dim() - 1 && B.sizes() == A.sizes().slice(0, static_cast<size_t>(A.dim() - 1)));
-  const Tensor B2 = vector_case ? B.unsqueeze(-1) : B;
-  EMBER_CHECK(B2.dim() >= 2, "linalg.solve: The input tensor B must have at least 1 dimension.");
-  const int64_t n = A.size(-1);
-  EMBER_CHECK(left ? B2.size(-2) == n : B2.size(-1) == n, "linalg.solve: Incompatible shapes of A and B for the ",
-              left ? "equation AX = B (" : "equation XA = B (", A.size(-2), "x", A.size(-1), " and ", B2.size(-2), "x",
-              B2.size(-1), ")");
+  const SolveOperands op = solve_operands(A, B, left);
   c10::DeviceGuard guard(A.device());
-  // XA = B  <=>  A^T X^T = B^T
-  const Tensor At = left ? A : A.transpose(-2, -1);
-  const Tensor Bt = left ? B2 : B2.transpose(-2, -1);
-  const DimVector batch = broadcast_batch(batch_shape(Bt), batch_shape(At));
-  const int64_t kcols = Bt.size(-1);
-  solver_int(n, "linalg.solve");
-  solver_int(kcols, "linalg.solve");
-  Tensor lu = fortran_copy(At.expand(with_matrix(batch, n, n)));
-  Tensor x = fortran_copy(Bt.expand(with_matrix(batch, n, kcols)));
+  solver_int(op.n, "linalg.solve");
+  solver_int(op.k, "linalg.solve");
+  Tensor lu = fortran_copy(op.A.expand(with_matrix(op.batch, op.n, op.n)));
+  Tensor x = fortran_copy(op.B.expand(with_matrix(op.batch, op.n, op.k)));
   const int64_t count = batch_count(lu);
-  if (count > 0 && n > 0) {
-    const Tensor piv = int_buffer({count, n}, A.device());
+  if (count > 0 && op.n > 0) {
+    const Tensor piv = int_buffer({count, op.n}, A.device());
     const Tensor infos = int_buffer({count}, A.device());
     EMBER_DISPATCH_FLOATING_TYPES(A.dtype(), "linalg.solve", [&] { lu_factor<scalar_t>(lu, piv, infos); });
     const std::vector<int> info = to_host(infos);
-    for (int64_t b = 0; b < count; ++b) {
-      EMBER_CHECK_LINALG(info[b] <= 0, "torch.linalg.solve: ", batch_prefix(!batch.empty(), b),
-                         "The solver failed because the input matrix is singular.");
-    }
-    if (kcols > 0) {
+    for (int64_t b = 0; b < count; ++b) check_solve_info(info[b], !op.batch.empty(), b);
+    if (op.k > 0) {
       EMBER_DISPATCH_FLOATING_TYPES(A.dtype(), "linalg.solve", [&] { lu_solve<scalar_t>(lu, piv, x, infos); });
     }
   }
-  Tensor result = left ? x : x.transpose(-2, -1);
-  if (vector_case) result = result.squeeze(-1);
-  return set_output(out, result);
+  return set_output(out, op.result(x));
 }
 
 // ---- Cholesky ------------------------------------------------------------------------------
@@ -360,9 +327,7 @@ void cholesky_factor(const Tensor& L, const Tensor& infos) {
 }  // namespace
 
 Tensor linalg_cholesky_out_cuda(const Tensor& self, bool upper, const Tensor& out) {
-  check_matrix(self, "linalg.cholesky");
-  check_floating(self, "linalg.cholesky");
-  check_square(self, "linalg.cholesky");
+  check_square_floating(self, "linalg.cholesky");
   solver_int(self.size(-1), "linalg.cholesky");
   c10::DeviceGuard guard(self.device());
   Tensor L = fortran_copy(self);
@@ -371,12 +336,7 @@ Tensor linalg_cholesky_out_cuda(const Tensor& self, bool upper, const Tensor& ou
     const Tensor infos = int_buffer({batch}, self.device());
     EMBER_DISPATCH_FLOATING_TYPES(self.dtype(), "linalg.cholesky", [&] { cholesky_factor<scalar_t>(L, infos); });
     const std::vector<int> info = to_host(infos);
-    for (int64_t b = 0; b < batch; ++b) {
-      EMBER_CHECK_LINALG(info[b] <= 0, "linalg.cholesky: ", batch_prefix(self.dim() > 2, b),
-                         "The factorization could not be completed because the input is not positive-definite (the "
-                         "leading minor of order ",
-                         info[b], " is not positive-definite).");
-    }
+    for (int64_t b = 0; b < batch; ++b) check_cholesky_info(info[b], self.dim() > 2, b);
     k::masked_copy(L, L, k::Keep::kLower);  // potrf leaves the strict upper triangle as it was
   }
   return set_output(out, upper ? L.transpose(-2, -1) : L);
@@ -420,18 +380,13 @@ void qr_form_q(const Tensor& Q, const Tensor& tau, int kk, const Tensor& infos) 
 
 std::tuple<Tensor, Tensor> linalg_qr_out_cuda(const Tensor& A, const std::string& mode, const Tensor& Q,
                                               const Tensor& R) {
-  EMBER_CHECK(mode == "reduced" || mode == "complete" || mode == "r", "qr received unrecognized mode '", mode,
-              "' but expected one of 'reduced' (default), 'r', or 'complete'");
-  check_matrix(A, "linalg.qr");
-  check_floating(A, "linalg.qr");
-  const int64_t m = A.size(-2), n = A.size(-1), kk = std::min(m, n);
+  const QrShape qs = qr_shape(mode, A);
+  const int64_t m = qs.m, n = qs.n, kk = qs.k, qc = qs.qc, rr = qs.rr;
+  const bool compute_q = qs.compute_q;
   solver_int(m, "linalg.qr");
   solver_int(n, "linalg.qr");
   c10::DeviceGuard guard(A.device());
   const DimVector batch = batch_shape(A);
-  const bool compute_q = mode != "r";
-  const int64_t qc = mode == "complete" ? m : kk;
-  const int64_t rr = mode == "complete" ? m : kk;
   Tensor q =
       compute_q ? empty_fortran(with_matrix(batch, m, qc), A.dtype(), A.device()) : empty({0}, A.dtype(), A.device());
   Tensor r = empty_fortran(with_matrix(batch, rr, n), A.dtype(), A.device());
@@ -559,22 +514,13 @@ std::tuple<Tensor, Tensor, Tensor> _linalg_svd_out_cuda(const Tensor& A, bool fu
   EMBER_CHECK(!driver.has_value() || *driver == "gesvd" || *driver == "gesvdj" || *driver == "gesvda",
               "torch.linalg.svd: unknown driver '", driver.value_or(""),
               "'. Expected one of 'gesvd', 'gesvdj', 'gesvda' or None");
-  const int64_t m = A.size(-2), n = A.size(-1), kk = std::min(m, n);
-  solver_int(m, "linalg.svd");
-  solver_int(n, "linalg.svd");
+  const int64_t kk = std::min(A.size(-2), A.size(-1));
+  solver_int(A.size(-2), "linalg.svd");
+  solver_int(A.size(-1), "linalg.svd");
   c10::DeviceGuard guard(A.device());
   const DimVector batch = batch_shape(A);
-  DimVector s_shape(batch);
-  s_shape.push_back(kk);
-  Tensor s = empty(s_shape, A.dtype(), A.device());
-  Tensor u, vh;
-  if (compute_uv) {
-    u = empty_fortran(with_matrix(batch, m, full_matrices ? m : kk), A.dtype(), A.device());
-    vh = empty_fortran(with_matrix(batch, full_matrices ? n : kk, n), A.dtype(), A.device());
-  } else {
-    u = empty({0}, A.dtype(), A.device());
-    vh = empty({0}, A.dtype(), A.device());
-  }
+  SvdOutputs o = svd_outputs(A, full_matrices, compute_uv);
+  Tensor &u = o.u, &s = o.s, &vh = o.vh;
   const int64_t count = batch_count(A);
   if (count > 0) {
     if (kk == 0) {
@@ -588,10 +534,7 @@ std::tuple<Tensor, Tensor, Tensor> _linalg_svd_out_cuda(const Tensor& A, bool fu
         const Tensor flags = zeros({count}, ScalarType::Int, A.device());
         k::flag_nonfinite(A.contiguous(), flags);  // only which matrix an entry is in matters
         const std::vector<int> bad = to_host(flags);
-        for (int64_t b = 0; b < count; ++b) {
-          EMBER_CHECK_LINALG(bad[b] == 0, "linalg.svd: ", batch_prefix(batched, b),
-                             "The algorithm failed to converge because the input matrix contained non-finite values.");
-        }
+        for (int64_t b = 0; b < count; ++b) check_svd_finite(bad[b] == 0, batched, b);
       }
       SvdResult r;
       EMBER_DISPATCH_FLOATING_TYPES(A.dtype(), "linalg.svd", [&] {
@@ -601,12 +544,7 @@ std::tuple<Tensor, Tensor, Tensor> _linalg_svd_out_cuda(const Tensor& A, bool fu
           r = svd_gesvd<scalar_t>(A, s, full_matrices, compute_uv);
         }
       });
-      for (int64_t b = 0; b < count; ++b) {
-        EMBER_CHECK_LINALG(r.infos[b] == 0, "linalg.svd: ", batch_prefix(batched, b),
-                           "The algorithm failed to converge because the input matrix is ill-conditioned or has too "
-                           "many repeated singular values (error code: ",
-                           r.infos[b], ").");
-      }
+      for (int64_t b = 0; b < count; ++b) check_svd_info(r.infos[b], batched, b);
       if (compute_uv) {
         u = r.u;
         vh = r.vh;

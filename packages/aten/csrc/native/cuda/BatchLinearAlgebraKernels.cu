@@ -7,6 +7,7 @@
 
 #include <ember/aten/Dispatch.h>
 
+#include "../LinalgDet.h"
 #include "CUDAUtils.cuh"
 
 namespace ember::at::native::cuda_linalg {
@@ -35,27 +36,8 @@ __global__ void det_kernel(const T* __restrict__ lu, const int* __restrict__ piv
                            T* __restrict__ out0, T* __restrict__ out1, bool keep_log) {
   for (int64_t b = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; b < batch;
        b += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const T* a = lu + b * n * n;
-    const int* p = piv + b * n;
-    if (keep_log) {  // as the CPU kernel: a zero pivot makes the sign 0 and log|det| -inf
-      T sign = 1, la = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        const T d = a[i * n + i];
-        if (p[i] != i + 1) sign = -sign;
-        if (d < 0) sign = -sign;
-        if (d == 0) sign = 0;
-        la += log(fabs(d));
-      }
-      out0[b] = sign;
-      out1[b] = la;
-    } else {
-      T det = 1;
-      for (int64_t i = 0; i < n; ++i) {
-        det *= a[i * n + i];
-        if (p[i] != i + 1) det = -det;
-      }
-      out0[b] = det;
-    }
+    // as the CPU kernel (LinalgDet.h)
+    linalg::det_from_lu(lu + b * n * n, piv + b * n, n, keep_log, out0 + b, keep_log ? out1 + b : nullptr);
   }
 }
 

@@ -1,5 +1,5 @@
 // CUDA kernels of the elementwise binary operators (the stubs of BinaryOps.h), with
-// the dtypes and formulas of cpu/BinaryOpsKernel.cpp.
+// the dtypes of cpu/BinaryOpsKernel.cpp and the formulas both share (BinaryOpsMath.h).
 //
 // add, mul and true division have a kernel of their own per dtype (they are the hot
 // ones); the other operators of one dtype list share a kernel per dtype with the op
@@ -20,27 +20,15 @@
 #include <ember/aten/Dispatch.h>
 
 #include "../BinaryOps.h"
+#include "../BinaryOpsMath.h"
+#include "../ScalarMath.h"
 #include "Loops.cuh"
-#include "Math.cuh"
 
 namespace ember::at::native {
 namespace {
 
-namespace m = cuda_math;
-
-template <typename T>
-EMBER_HOST_DEVICE T wrapping_neg(T a) {
-  return static_cast<T>(static_cast<T>(0) - static_cast<std::make_unsigned_t<T>>(a));
-}
-
-template <typename T>
-EMBER_HOST_DEVICE bool is_nan(T x) {
-  if constexpr (std::is_integral_v<T>) {
-    return false;
-  } else {
-    return static_cast<opmath_t<T>>(x) != static_cast<opmath_t<T>>(x);
-  }
-}
+namespace m = scalar_math;
+namespace bm = binary_math;  // the scalar formulas, shared with cpu/BinaryOpsKernel.cpp
 
 // ---- add / mul / true division ----
 template <typename scalar_t>
@@ -88,28 +76,6 @@ void div_true_kernel_cuda(TensorIterator& iter) {
 // ---- the arithmetic family: every numeric dtype ----
 enum class ArithFn : int { DivTrunc, DivFloor, Remainder, Fmod, Maximum, Minimum, Fmax, Fmin, Pow };
 
-// Integer power by squaring, wrapping on overflow; a negative exponent gives 1, +-1
-// or 0 (as the CPU's powi).
-template <typename T>
-EMBER_HOST_DEVICE T powi(T a, T b) {
-  if constexpr (std::is_signed_v<T>) {
-    if (b < 0) {
-      if (a == 1) return 1;
-      if (a == -1) return (b & 1) ? T(-1) : T(1);
-      return 0;
-    }
-  }
-  using U = std::make_unsigned_t<T>;
-  U result = 1, base = static_cast<U>(a);
-  uint64_t e = static_cast<uint64_t>(b);
-  while (e) {
-    if (e & 1) result = static_cast<U>(result * base);
-    base = static_cast<U>(base * base);
-    e >>= 1;
-  }
-  return static_cast<T>(result);
-}
-
 // Where a kernel reports an integer division by zero (slot null: nowhere).
 struct ZeroDivisionReport {
   ember::at::cuda::DeviceError* slot = nullptr;
@@ -124,51 +90,32 @@ EMBER_HOST_DEVICE inline void report_zero_division(const ZeroDivisionReport& r) 
 #endif
 }
 
+// A zero divisor is reported; the quotient is then -1 (all bits set), the remainder a.
 template <typename T>
 EMBER_HOST_DEVICE T int_arith(ArithFn f, T a, T b, const ZeroDivisionReport& zr) {
-  if (b == 0 && (f == ArithFn::DivTrunc || f == ArithFn::DivFloor || f == ArithFn::Remainder || f == ArithFn::Fmod)) {
+  const bool division =
+      f == ArithFn::DivTrunc || f == ArithFn::DivFloor || f == ArithFn::Remainder || f == ArithFn::Fmod;
+  if (division && b == 0) {
     report_zero_division(zr);
+    return f == ArithFn::DivTrunc || f == ArithFn::DivFloor ? static_cast<T>(~T(0)) : a;
   }
   switch (f) {
     case ArithFn::DivTrunc:
-      if (b == 0) return static_cast<T>(~T(0));
-      if constexpr (std::is_signed_v<T>) {
-        if (b == -1) return wrapping_neg(a);
-      }
-      return static_cast<T>(a / b);
+      return bm::div_trunc(a, b);
     case ArithFn::DivFloor:
-      if (b == 0) return static_cast<T>(~T(0));
-      if constexpr (std::is_signed_v<T>) {
-        if (b == -1) return wrapping_neg(a);
-        const T q = static_cast<T>(a / b);
-        return static_cast<T>(((a % b != 0) && ((a < 0) != (b < 0))) ? q - 1 : q);
-      } else {
-        return static_cast<T>(a / b);
-      }
+      return bm::div_floor(a, b);
     case ArithFn::Remainder:
-      if (b == 0) return a;
-      if constexpr (std::is_signed_v<T>) {
-        if (b == -1) return 0;
-        T r = static_cast<T>(a % b);
-        if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
-        return r;
-      } else {
-        return static_cast<T>(a % b);
-      }
+      return bm::remainder(a, b);
     case ArithFn::Fmod:
-      if (b == 0) return a;
-      if constexpr (std::is_signed_v<T>) {
-        if (b == -1) return 0;
-      }
-      return static_cast<T>(a % b);
+      return bm::fmod(a, b);
     case ArithFn::Maximum:
     case ArithFn::Fmax:
-      return a > b ? a : b;
+      return bm::max_min<true>(a, b);
     case ArithFn::Minimum:
     case ArithFn::Fmin:
-      return a < b ? a : b;
+      return bm::max_min<false>(a, b);
     default:
-      return powi(a, b);
+      return bm::powi(a, b);
   }
 }
 
@@ -178,37 +125,17 @@ EMBER_HOST_DEVICE scalar_t float_arith(ArithFn f, scalar_t a, scalar_t b) {
   const opmath x = static_cast<opmath>(a), y = static_cast<opmath>(b);
   switch (f) {
     case ArithFn::DivTrunc:
-      return static_cast<scalar_t>(m::trunc(x / y));
-    case ArithFn::DivFloor: {
-      // Python's floor division (as the CPU's div_floor_op)
-      if (y == 0) return static_cast<scalar_t>(x / y);
-      const opmath mod = m::fmod(x, y);
-      opmath div = (x - mod) / y;
-      if (mod != 0 && ((y < 0) != (mod < 0))) div -= 1;
-      opmath floordiv;
-      if (div != 0) {
-        floordiv = m::floor(div);
-        if (div - floordiv > opmath(0.5)) floordiv += 1;
-      } else {
-        floordiv = m::copysign(opmath(0), x / y);
-      }
-      return static_cast<scalar_t>(floordiv);
-    }
-    case ArithFn::Remainder: {
-      opmath mod = m::fmod(x, y);
-      if (mod != 0 && ((y < 0) != (mod < 0))) mod += y;
-      return static_cast<scalar_t>(mod);
-    }
+      return bm::div_trunc(a, b);
+    case ArithFn::DivFloor:
+      return bm::div_floor(a, b);
+    case ArithFn::Remainder:
+      return bm::remainder(a, b);
     case ArithFn::Fmod:
-      return static_cast<scalar_t>(m::fmod(x, y));
+      return bm::fmod(a, b);
     case ArithFn::Maximum:
-    case ArithFn::Minimum: {
-      // NaN-propagating
-      if (is_nan(a)) return a;
-      if (is_nan(b)) return b;
-      const bool a_wins = f == ArithFn::Maximum ? x > y : x < y;
-      return a_wins ? a : b;
-    }
+      return bm::max_min<true>(a, b);
+    case ArithFn::Minimum:
+      return bm::max_min<false>(a, b);
     case ArithFn::Fmax:
       return static_cast<scalar_t>(m::fmax(x, y));
     case ArithFn::Fmin:
@@ -282,7 +209,7 @@ template <typename scalar_t>
 void pow_tensor_scalar_impl(TensorIterator& iter, const Scalar& exp) {
   if constexpr (std::is_integral_v<scalar_t>) {
     const scalar_t e = exp.to<scalar_t>();  // >= 0: negative integer exponents were rejected
-    gpu_kernel(iter, [e] EMBER_GPU_LAMBDA(scalar_t a) -> scalar_t { return powi(a, e); });
+    gpu_kernel(iter, [e] EMBER_GPU_LAMBDA(scalar_t a) -> scalar_t { return bm::powi(a, e); });
   } else {
     using opmath = opmath_t<scalar_t>;
     const double ed = exp.toDouble();
@@ -323,22 +250,6 @@ void pow_tensor_scalar_kernel_cuda(TensorIterator& iter, const Scalar& exp) {
 // ---- float-only binary functions ----
 enum class FloatBinFn : int { Atan2, Hypot, Copysign, Xlogy, Logaddexp, Logaddexp2, Nextafter };
 
-// The next representable value after a in the direction of b (half types step the
-// 16-bit pattern, as the CPU kernel).
-template <typename T>
-EMBER_HOST_DEVICE T nextafter_op(T a, T b) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    return m::nextafter(a, b);
-  } else {
-    const float fa = static_cast<float>(a), fb = static_cast<float>(b);
-    if (fa != fa || fb != fb) return T(static_cast<float>(m::qnan()));
-    if (fa == fb) return b;
-    if (fa == 0) return T(static_cast<uint16_t>((b.x & 0x8000u) | 1u), T::from_bits());
-    const uint16_t bits = ((fa < fb) == (fa > 0)) ? static_cast<uint16_t>(a.x + 1) : static_cast<uint16_t>(a.x - 1);
-    return T(bits, T::from_bits());
-  }
-}
-
 template <typename scalar_t>
 EMBER_HOST_DEVICE scalar_t apply_float_bin(FloatBinFn f, scalar_t a_, scalar_t b_) {
   using opmath = opmath_t<scalar_t>;
@@ -351,22 +262,13 @@ EMBER_HOST_DEVICE scalar_t apply_float_bin(FloatBinFn f, scalar_t a_, scalar_t b
     case FloatBinFn::Copysign:
       return static_cast<scalar_t>(m::copysign(a, b));
     case FloatBinFn::Xlogy:
-      if (b != b) return static_cast<scalar_t>(b);
-      if (a == 0) return static_cast<scalar_t>(0);
-      return static_cast<scalar_t>(a * m::log(b));
+      return bm::xlogy(a_, b_);
     case FloatBinFn::Logaddexp:
-    case FloatBinFn::Logaddexp2: {
-      // log(exp(a) + exp(b)) without overflow; equal infinities stay themselves
-      if (m::isinf(a) && a == b) return a_;
-      const opmath mx = a > b ? a : b;  // NaN in either gives NaN below
-      const opmath d = -m::fabs(a - b);
-      if (f == FloatBinFn::Logaddexp2) {
-        return static_cast<scalar_t>(mx + m::log1p(m::exp2(d)) / opmath(0.693147180559945309417232121458176568));
-      }
-      return static_cast<scalar_t>(mx + m::log1p(m::exp(d)));
-    }
+      return bm::logaddexp<false>(a_, b_);
+    case FloatBinFn::Logaddexp2:
+      return bm::logaddexp<true>(a_, b_);
     default:
-      return nextafter_op<scalar_t>(a_, b_);
+      return bm::nextafter(a_, b_);
   }
 }
 
@@ -389,28 +291,6 @@ void nextafter_kernel_cuda(TensorIterator& iter) { float_bin_kernel(iter, FloatB
 enum class BitFn : int { And, Or, Xor, Lshift, Rshift, Gcd, Lcm };
 
 template <typename T>
-EMBER_HOST_DEVICE bool is_negative(T a) {
-  if constexpr (std::is_signed_v<T>) {
-    return a < 0;
-  } else {
-    return false;
-  }
-}
-
-template <typename T>
-EMBER_HOST_DEVICE T gcd_op(T a, T b) {
-  using U = std::make_unsigned_t<T>;  // |INT_MIN| fits the unsigned type
-  U x = is_negative(a) ? static_cast<U>(U(0) - static_cast<U>(a)) : static_cast<U>(a);
-  U y = is_negative(b) ? static_cast<U>(U(0) - static_cast<U>(b)) : static_cast<U>(b);
-  while (x != 0) {
-    const U c = x;
-    x = static_cast<U>(y % x);
-    y = c;
-  }
-  return static_cast<T>(y);
-}
-
-template <typename T>
 EMBER_HOST_DEVICE T apply_bit_fn(BitFn f, T a, T b) {
   if constexpr (std::is_same_v<T, bool>) {
     switch (f) {
@@ -429,33 +309,14 @@ EMBER_HOST_DEVICE T apply_bit_fn(BitFn f, T a, T b) {
         return static_cast<T>(a | b);
       case BitFn::Xor:
         return static_cast<T>(a ^ b);
-      case BitFn::Lshift: {
-        // a negative or too large shift gives 0 (never C's undefined behaviour)
-        constexpr int kBits = sizeof(T) * 8;
-        if (static_cast<std::make_signed_t<T>>(b) < 0 || b >= kBits) return 0;
-        return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) << b);
-      }
-      case BitFn::Rshift: {
-        constexpr int kMaxShift = sizeof(T) * 8 - (std::is_signed_v<T> ? 1 : 0);
-        if (static_cast<std::make_signed_t<T>>(b) < 0 || b >= kMaxShift) {
-          if constexpr (std::is_signed_v<T>) {
-            return static_cast<T>(a >> kMaxShift);
-          } else {
-            return 0;
-          }
-        }
-        return static_cast<T>(a >> b);
-      }
+      case BitFn::Lshift:
+        return bm::lshift(a, b);
+      case BitFn::Rshift:
+        return bm::rshift(a, b);
       case BitFn::Gcd:
-        return gcd_op(a, b);
-      default: {
-        using U = std::make_unsigned_t<T>;
-        const T g = gcd_op(a, b);  // >= 0 (or INT_MIN), never -1: a / g cannot trap
-        if (g == 0) return 0;
-        const T r = static_cast<T>(static_cast<U>(a / g) * static_cast<U>(b));  // wraps
-        if constexpr (std::is_signed_v<T>) return r < 0 ? wrapping_neg(r) : r;
-        return r;
-      }
+        return bm::gcd(a, b);
+      default:
+        return bm::lcm(a, b);
     }
   }
 }
@@ -483,10 +344,7 @@ void lcm_kernel_cuda(TensorIterator& iter) { bit_kernel(iter, BitFn::Lcm, "lcm")
 
 void heaviside_kernel_cuda(TensorIterator& iter) {
   EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), "heaviside", [&] {
-    gpu_kernel(iter, [] EMBER_GPU_LAMBDA(scalar_t a, scalar_t b) -> scalar_t {
-      const auto x = static_cast<opmath_t<scalar_t>>(a);
-      return x == 0 ? b : static_cast<scalar_t>(x > 0);
-    });
+    gpu_kernel(iter, [] EMBER_GPU_LAMBDA(scalar_t a, scalar_t b) -> scalar_t { return bm::heaviside(a, b); });
   });
 }
 

@@ -1,5 +1,5 @@
-// CUDA searchsorted and bucketize: the checks and preparation of Bucketization.cpp
-// (searchsorted_plan), then one thread per value running the shared binary search.
+// The CUDA kernel of searchsorted and bucketize (bucketize_stub; the operators and their
+// checks are Bucketization.cpp's): one thread per value running the shared binary search.
 #include <ember/aten/Dispatch.h>
 
 #include "../Bucketization.h"
@@ -15,9 +15,8 @@ __global__ void searchsorted_kernel(const scalar_t* __restrict__ boundaries, con
                                     bool right, out_t* __restrict__ out) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t off = (inner ? i / inner : 0) * row_size;
-    out[i] = static_cast<out_t>(bucketize_search<scalar_t, acc_t>(boundaries + off, sorter ? sorter + off : nullptr,
-                                                                  row_size, static_cast<acc_t>(values[i]), right));
+    out[i] = static_cast<out_t>(bucketize_position<scalar_t, acc_t>(boundaries, sorter, row_size, inner, i,
+                                                                    static_cast<acc_t>(values[i]), right));
   }
 }
 
@@ -35,47 +34,17 @@ void launch(const BucketizePlan& p) {
   });
 }
 
-Tensor run_cuda(const BucketizePlan& p) {
-  if (p.input.numel() > 0) {
-    c10::DeviceGuard guard(p.input.device());
-    if (p.buffer.dtype() == ScalarType::Int) {
-      launch<int32_t>(p);
-    } else {
-      launch<int64_t>(p);
-    }
+void bucketize_cuda(const BucketizePlan& p) {
+  c10::DeviceGuard guard(p.input.device());
+  if (p.buffer.dtype() == ScalarType::Int) {
+    launch<int32_t>(p);
+  } else {
+    launch<int64_t>(p);
   }
-  p.finish();
-  return p.result;
-}
-
-void check_bucketize_boundaries(const Tensor& boundaries) {
-  EMBER_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim(", boundaries.dim(), ")");
 }
 
 }  // namespace
 
-Tensor searchsorted_out_cuda(const Tensor& sorted_sequence, const Tensor& self, bool out_int32, bool right,
-                             const std::optional<std::string>& side, const std::optional<Tensor>& sorter,
-                             const Tensor& out) {
-  return run_cuda(searchsorted_plan(sorted_sequence, self, out_int32, right, side, sorter, out, false));
-}
-
-Tensor searchsorted_scalar_out_cuda(const Tensor& sorted_sequence, const Scalar& self, bool out_int32, bool right,
-                                    const std::optional<std::string>& side, const std::optional<Tensor>& sorter,
-                                    const Tensor& out) {
-  const Tensor v = scalar_tensor(self, self.type(), sorted_sequence.device());
-  return run_cuda(searchsorted_plan(sorted_sequence, v, out_int32, right, side, sorter, out, true));
-}
-
-Tensor bucketize_out_cuda(const Tensor& self, const Tensor& boundaries, bool out_int32, bool right, const Tensor& out) {
-  check_bucketize_boundaries(boundaries);
-  return run_cuda(searchsorted_plan(boundaries, self, out_int32, right, std::nullopt, std::nullopt, out, false));
-}
-
-Tensor bucketize_scalar_cuda(const Scalar& self, const Tensor& boundaries, bool out_int32, bool right) {
-  check_bucketize_boundaries(boundaries);
-  const Tensor v = scalar_tensor(self, self.type(), boundaries.device());
-  return run_cuda(searchsorted_plan(boundaries, v, out_int32, right, std::nullopt, std::nullopt, Tensor(), true));
-}
+REGISTER_CUDA_DISPATCH(bucketize_stub, &bucketize_cuda);
 
 }  // namespace ember::at::native

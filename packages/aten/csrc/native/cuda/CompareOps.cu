@@ -5,13 +5,12 @@
 #include <ember/aten/Dispatch.h>
 
 #include "../CompareOps.h"
+#include "../CompareOpsMath.h"
 #include "Loops.cuh"
-#include "Math.cuh"
 
 namespace ember::at::native {
 namespace {
 
-namespace m = cuda_math;
 using cuda_detail::OffsetCalculator;
 
 enum class CmpFn : int { Eq, Ne, Lt, Le, Gt, Ge, And, Or, Xor };
@@ -64,40 +63,11 @@ void logical_and_kernel_cuda(TensorIterator& iter) { compare_kernel(iter, CmpFn:
 void logical_or_kernel_cuda(TensorIterator& iter) { compare_kernel(iter, CmpFn::Or, "logical_or"); }
 void logical_xor_kernel_cuda(TensorIterator& iter) { compare_kernel(iter, CmpFn::Xor, "logical_xor"); }
 
-// isclose in compute type C: the input's opmath type for floats, the default float
-// dtype for integers and bool (as the CPU kernel).
-template <typename scalar_t, typename C>
-void isclose_impl(TensorIterator& iter, double rtol_d, double atol_d, bool equal_nan) {
-  const C rtol = static_cast<C>(rtol_d), atol = static_cast<C>(atol_d);
-  const bool exact = rtol_d == 0 && atol_d == 0;
-  gpu_kernel(iter, [rtol, atol, exact, equal_nan] EMBER_GPU_LAMBDA(scalar_t a_, scalar_t b_) -> bool {
-    const C a = static_cast<C>(a_), b = static_cast<C>(b_);
-    if (a == b) return true;
-    if constexpr (!std::is_integral_v<scalar_t>) {
-      if (equal_nan && a != a && b != b) return true;
-    }
-    if (exact) return false;
-    const C err = m::fabs(a - b);
-    return m::isfinite(err) && err <= atol + m::fabs(rtol * b);
-  });
-}
-
-template <typename scalar_t>
-void isclose_dispatch(TensorIterator& iter, double rtol, double atol, bool equal_nan) {
-  if constexpr (std::is_integral_v<scalar_t>) {
-    if (get_default_dtype() == ScalarType::Double) {
-      isclose_impl<scalar_t, double>(iter, rtol, atol, equal_nan);
-    } else {
-      isclose_impl<scalar_t, float>(iter, rtol, atol, equal_nan);
-    }
-  } else {
-    isclose_impl<scalar_t, opmath_t<scalar_t>>(iter, rtol, atol, equal_nan);
-  }
-}
-
+// isclose: the formula and compute type of CompareOpsMath.h (as the CPU kernel).
 void isclose_kernel_cuda(TensorIterator& iter, double rtol, double atol, bool equal_nan) {
-  EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), "isclose",
-                                             [&] { isclose_dispatch<scalar_t>(iter, rtol, atol, equal_nan); });
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF_AND_BOOL(iter.common_dtype(), "isclose", [&] {
+    compare_math::with_isclose<scalar_t>(rtol, atol, equal_nan, [&](const auto& op) { gpu_kernel(iter, op); });
+  });
 }
 
 // equal: a kernel over the two inputs clears a flag in device memory at the first

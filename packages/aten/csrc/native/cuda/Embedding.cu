@@ -91,8 +91,7 @@ __global__ void embedding_backward_sum_kernel(T* __restrict__ gw, const T* __res
     if (s0 == s1) continue;  // grad_weight starts as zeros
     A acc = A(0);
     for (int64_t k = s0; k < s1; ++k) acc += static_cast<A>(g[sorted_pos[k] * D + j]);
-    const A scale = scale_grad_by_freq ? A(1) / static_cast<A>(s1 - s0) : A(1);
-    gw[e] = static_cast<T>(acc * scale);
+    gw[e] = static_cast<T>(acc * embedding::freq_scale<A>(scale_grad_by_freq, s1 - s0));
   }
 }
 
@@ -133,9 +132,7 @@ void launch_gather(const Tensor& out, const Tensor& w, const Tensor& ix, int64_t
 
 Tensor embedding_cuda(const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool scale_grad_by_freq,
                       bool sparse) {
-  EMBER_CHECK(weight.dim() == 2, "'weight' must be 2-D");
-  check_indices_dtype(indices, "indices", "embedding");
-  check_same_device("embedding", weight, indices);
+  embedding::check_embedding_args(weight, indices);
   c10::DeviceGuard guard(weight.device());
   const int64_t V = weight.size(0), D = weight.size(1), n = indices.numel();
   DimVector shape(indices.sizes().begin(), indices.sizes().end());
@@ -159,15 +156,8 @@ Tensor embedding_cuda(const Tensor& weight, const Tensor& indices, int64_t paddi
 // divided by that count when scale_grad_by_freq.
 Tensor embedding_dense_backward_cuda(const Tensor& grad_output, const Tensor& indices, int64_t num_weights,
                                      int64_t padding_idx, bool scale_grad_by_freq) {
-  check_indices_dtype(indices, "indices", "embedding_backward");
-  EMBER_CHECK(c10::isFloatingType(grad_output.dtype()), "embedding_dense_backward: grad_output must be floating, got ",
-              c10::toString(grad_output.dtype()));
-  EMBER_CHECK(num_weights >= 0, "embedding_dense_backward: num_weights must be non-negative, got ", num_weights);
-  check_same_device("embedding_dense_backward", grad_output, indices);
+  const int64_t D = embedding::dense_backward_dim(grad_output, indices, num_weights);
   const int64_t n = indices.numel();
-  const int64_t D = grad_output.dim() == indices.dim() + 1 ? grad_output.size(-1) : (n ? grad_output.numel() / n : 0);
-  EMBER_CHECK(grad_output.numel() == n * D, "embedding_dense_backward: grad_output of shape ",
-              shape_str(grad_output.sizes()), " does not match indices of shape ", shape_str(indices.sizes()));
   c10::DeviceGuard guard(grad_output.device());
   const cudaStream_t stream = cuda::current_stream();
   const Device device = grad_output.device();
@@ -246,11 +236,9 @@ __global__ void embedding_bag_kernel(T* __restrict__ out, int64_t* __restrict__ 
       ++count;
       const A v = static_cast<A>(w[r * D + j]);
       if (mode == 2) {
-        if (arg < 0 || v > acc || v != v) {
-          if (arg < 0 || acc == acc) {  // a NaN once taken stays
-            acc = v;
-            arg = r;
-          }
+        if (bag_max_replaces(v, acc, arg)) {
+          acc = v;
+          arg = r;
         }
       } else {
         acc += (psw ? static_cast<A>(psw[i]) : A(1)) * v;
@@ -260,8 +248,7 @@ __global__ void embedding_bag_kernel(T* __restrict__ out, int64_t* __restrict__ 
       out[e] = arg < 0 ? T(0) : static_cast<T>(acc);
       max_idx[e] = arg < 0 ? 0 : arg;
     } else {
-      const A scale = mode == 1 && count > 0 ? A(1) / static_cast<A>(count) : A(1);
-      out[e] = static_cast<T>(acc * scale);
+      out[e] = static_cast<T>(acc * bag_scale<A>(mode, count));
     }
   }
 }
@@ -288,8 +275,7 @@ __global__ void embedding_bag_backward_kernel(T* __restrict__ gw, const T* __res
       if (mode == 1) s /= static_cast<A>(bag_size[bag] > 1 ? bag_size[bag] : 1);
       acc += s * static_cast<A>(g[bag * D + j]);
     }
-    const A scale = scale_grad_by_freq ? A(1) / static_cast<A>(s1 - s0) : A(1);
-    gw[e] = static_cast<T>(acc * scale);
+    gw[e] = static_cast<T>(acc * embedding::freq_scale<A>(scale_grad_by_freq, s1 - s0));
   }
 }
 
@@ -316,13 +302,7 @@ __global__ void per_sample_weights_backward_kernel(T* __restrict__ out, const T*
   using A = opmath_t<T>;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    A s = A(0);
-    if (idx[i] != padding_idx) {
-      const T* gr = g + o2b[i] * D;
-      const T* wr = w + idx[i] * D;
-      for (int64_t j = 0; j < D; ++j) s += static_cast<A>(gr[j]) * static_cast<A>(wr[j]);
-    }
-    out[i] = static_cast<T>(s);
+    out[i] = static_cast<T>(idx[i] != padding_idx ? row_dot(g + o2b[i] * D, w + idx[i] * D, D) : A(0));
   }
 }
 
@@ -373,21 +353,11 @@ Tensor embedding_bag_dense_backward_cuda(const Tensor& grad, const Tensor& indic
   c10::DeviceGuard guard(grad.device());
   const cudaStream_t stream = cuda::current_stream();
   const Device dev = grad.device();
-  const int64_t V = num_weights, D = grad.size(1), B = grad.size(0);
+  const int64_t V = num_weights, D = grad.size(1);
   Tensor gw = at::zeros({V, D}, grad.dtype(), dev);
   if (V * D == 0) return gw;
   const Tensor g = grad.contiguous();
-  std::vector<int64_t> dest;
-  if (mode == 2) {
-    dest.resize(B * D);
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t j = 0; j < D; ++j) dest[b * D + j] = plan.bag_size[b] > 0 ? plan.max_idx[b * D + j] : -1;
-  } else {
-    dest = plan.idx;
-    for (int64_t& d : dest)
-      if (d == padding_idx) d = -1;
-  }
-  const Groups groups = group_by_row(dest, V);
+  const Groups groups = group_by_row(bag_backward_rows(plan, D, mode, padding_idx), V);
   const Tensor start = int64_tensor(groups.start, dev), pos = int64_tensor(groups.pos, dev);
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(g.dtype(), "embedding_bag_backward_cuda", [&] {
     if (mode == 2) {

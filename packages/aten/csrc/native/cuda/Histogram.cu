@@ -7,6 +7,7 @@
 
 #include <ember/aten/Dispatch.h>
 
+#include "../Histogram.h"
 #include "../ReduceOps.h"
 #include "Reduce.cuh"
 
@@ -84,11 +85,8 @@ __global__ void histc_kernel(const scalar_t* __restrict__ x, int64_t n, opmath_t
   using T = opmath_t<scalar_t>;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const T v = static_cast<T>(x[i]);
-    if (!(v >= lo && v <= hi)) continue;  // outside the range, or NaN
-    int64_t b = static_cast<int64_t>((v - lo) / (hi - lo) * static_cast<T>(bins));
-    if (b >= bins) b = bins - 1;  // the right edge belongs to the last bin
-    atomicAdd(counts + b, 1ull);
+    const int64_t b = histc_bin(static_cast<T>(x[i]), lo, hi, bins);
+    if (b >= 0) atomicAdd(counts + b, 1ull);
   }
 }
 
@@ -104,15 +102,7 @@ __global__ void counts_to_dtype(const unsigned long long* __restrict__ counts, i
 }  // namespace
 
 Tensor bincount_cuda(const Tensor& self, const std::optional<Tensor>& weights, int64_t minlength) {
-  EMBER_CHECK(minlength >= 0, "minlength should be >= 0");
-  EMBER_CHECK(self.dim() == 1 && c10::isIntegralType(self.dtype(), /*includeBool=*/false),
-              "bincount only supports 1-d non-negative integral inputs.");
-  const bool has_w = weights.has_value() && weights->defined();
-  if (has_w) {
-    EMBER_CHECK(weights->dim() == 1 && weights->size(0) == self.size(0),
-                "weights should be 1-d and have the same length as input");
-    check_same_device("bincount", self, *weights);
-  }
+  const bool has_w = check_bincount_args(self, weights, minlength);
   c10::DeviceGuard guard(self.device());
   const Device device = self.device();
   const Tensor x = self.contiguous();
@@ -134,8 +124,7 @@ Tensor bincount_cuda(const Tensor& self, const std::optional<Tensor>& weights, i
     });
     return out;
   }
-  // float32 weights give float32 counts; any other weights are summed in float64
-  const ScalarType wt = weights->dtype() == ScalarType::Float ? ScalarType::Float : ScalarType::Double;
+  const ScalarType wt = bincount_weight_dtype(*weights);
   const Tensor w = weights->to(wt).contiguous();
   Tensor out = zeros_cuda(len, wt, device);
   if (n == 0) return out;
@@ -152,19 +141,12 @@ Tensor bincount_cuda(const Tensor& self, const std::optional<Tensor>& weights, i
 }
 
 Tensor histc_out_cuda(const Tensor& self, int64_t bins, const Scalar& min, const Scalar& max, const Tensor& out) {
-  EMBER_CHECK(c10::isFloatingType(self.dtype()), "torch.histc: input tensor must have a floating point dtype, but got ",
-              c10::toPythonName(self.dtype()));
-  EMBER_CHECK(bins > 0, "torch.histc(): bins must be > 0, but got ", bins);
-  if (out.defined()) {
-    EMBER_CHECK(out.dtype() == self.dtype(), "torch.histc: Expected out tensor to have dtype ",
-                c10::toPythonName(self.dtype()), ", but got ", c10::toPythonName(out.dtype()), " instead");
-  }
+  double lo = min.toDouble(), hi = max.toDouble();
+  check_histc_args(self, bins, lo, hi, out);
   c10::DeviceGuard guard(self.device());
   const Device device = self.device();
   const Tensor x = self.contiguous();
   const int64_t n = x.numel();
-  double lo = min.toDouble(), hi = max.toDouble();
-  EMBER_CHECK(!(lo > hi), "torch.histc: max must be larger than min");
   auto o = prepare_output(out, {bins}, self.dtype(), self.dtype(), self);
   const cudaStream_t stream = cuda::current_stream();
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(x.dtype(), "histc", [&] {
@@ -189,11 +171,7 @@ Tensor histc_out_cuda(const Tensor& self, int64_t bins, const Scalar& min, const
         hi = r[1];
       }
     }
-    if (lo == hi) {
-      lo -= 1;
-      hi += 1;
-    }
-    EMBER_CHECK(std::isfinite(lo) && std::isfinite(hi), "torch.histc: range of [", lo, ", ", hi, "] is not finite");
+    widen_histc_range(lo, hi);
     Tensor counts = zeros_cuda(bins, ScalarType::Long, device);
     auto* c = static_cast<unsigned long long*>(counts.data_ptr());
     if (n > 0) {

@@ -3,26 +3,24 @@
 #include <ember/aten/Dispatch.h>
 
 #include "../PointwiseOps.h"
+#include "../PointwiseOpsMath.h"
 #include "Loops.cuh"
-#include "Math.cuh"
 
 namespace ember::at::native {
 namespace {
 
-namespace m = cuda_math;
+// the scalar formulas, shared with cpu/PointwiseOpsKernel.cpp
+using pointwise_math::lerp;
+using pointwise_math::max_nan;
+using pointwise_math::min_nan;
 
 // ---- lerp: anchored at self for |weight| < 0.5, at end otherwise ----
-template <typename T>
-EMBER_HOST_DEVICE T lerp_op(T self, T end, T w) {
-  return m::fabs(w) < T(0.5) ? self + w * (end - self) : end - (end - self) * (T(1) - w);
-}
-
 template <typename scalar_t>
 void lerp_scalar_impl(TensorIterator& iter, const Scalar& weight) {
   using opmath = opmath_t<scalar_t>;
   const opmath w = weight.to<opmath>();
   gpu_kernel(iter, [w] EMBER_GPU_LAMBDA(scalar_t a, scalar_t b) -> scalar_t {
-    return static_cast<scalar_t>(lerp_op<opmath>(static_cast<opmath>(a), static_cast<opmath>(b), w));
+    return static_cast<scalar_t>(lerp<opmath>(static_cast<opmath>(a), static_cast<opmath>(b), w));
   });
 }
 
@@ -36,7 +34,7 @@ void lerp_tensor_kernel_cuda(TensorIterator& iter) {
     using opmath = opmath_t<scalar_t>;
     gpu_kernel(iter, [] EMBER_GPU_LAMBDA(scalar_t a, scalar_t b, scalar_t w) -> scalar_t {
       return static_cast<scalar_t>(
-          lerp_op<opmath>(static_cast<opmath>(a), static_cast<opmath>(b), static_cast<opmath>(w)));
+          lerp<opmath>(static_cast<opmath>(a), static_cast<opmath>(b), static_cast<opmath>(w)));
     });
   });
 }
@@ -47,7 +45,7 @@ void addcmul_impl(TensorIterator& iter, const Scalar& value) {
   using opmath = opmath_t<scalar_t>;
   const opmath v = value.to<opmath>();
   gpu_kernel(iter, [v] EMBER_GPU_LAMBDA(scalar_t a, scalar_t b, scalar_t c) -> scalar_t {
-    return static_cast<scalar_t>(static_cast<opmath>(a) + v * static_cast<opmath>(b) * static_cast<opmath>(c));
+    return pointwise_math::addcmul(a, b, c, v);
   });
 }
 
@@ -60,7 +58,7 @@ void addcdiv_impl(TensorIterator& iter, const Scalar& value) {
   using opmath = opmath_t<scalar_t>;
   const opmath v = value.to<opmath>();
   gpu_kernel(iter, [v] EMBER_GPU_LAMBDA(scalar_t a, scalar_t b, scalar_t c) -> scalar_t {
-    return static_cast<scalar_t>(static_cast<opmath>(a) + v * static_cast<opmath>(b) / static_cast<opmath>(c));
+    return pointwise_math::addcdiv(a, b, c, v);
   });
 }
 
@@ -68,24 +66,7 @@ void addcdiv_kernel_cuda(TensorIterator& iter, const Scalar& value) {
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), "addcdiv", [&] { addcdiv_impl<scalar_t>(iter, value); });
 }
 
-// ---- clamp: a NaN input (or, with tensor bounds, a NaN bound) gives NaN ----
-template <typename T>
-EMBER_HOST_DEVICE T max_nan(T a, T b) {
-  if constexpr (!std::is_integral_v<T>) {
-    if (a != a) return a;
-    if (b != b) return b;
-  }
-  return a > b ? a : b;
-}
-template <typename T>
-EMBER_HOST_DEVICE T min_nan(T a, T b) {
-  if constexpr (!std::is_integral_v<T>) {
-    if (a != a) return a;
-    if (b != b) return b;
-  }
-  return a < b ? a : b;
-}
-
+// ---- clamp ----
 // mode: 0 both bounds, 1 min only, 2 max only (one kernel per dtype for all three).
 template <typename scalar_t>
 void clamp_scalar_impl(TensorIterator& iter, int mode, const Scalar& lo_s, const Scalar& hi_s) {

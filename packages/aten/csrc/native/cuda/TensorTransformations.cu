@@ -9,6 +9,7 @@
 #include <ember/aten/ShapeUtils.h>
 
 #include "../TensorFactories.h"
+#include "../TensorTransformations.h"
 #include "CUDAUtils.cuh"
 
 namespace ember::at::native {
@@ -70,43 +71,13 @@ NdGeometry geometry(const Tensor& out, const Tensor& in) {
   return g;
 }
 
-template <typename F>
-void by_word_size(int64_t itemsize, const F& f) {
-  switch (itemsize) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    default:
-      return f(uint64_t{});
-  }
-}
-
-void check_out_not_alias(const Tensor& out, const Tensor& self) {
-  EMBER_CHECK(!out.is_alias_of(self) || self.numel() == 0,
-              "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
-              "memory location. Please clone() the tensor before performing the operation.");
-}
-
 Tensor triangle_out_cuda(const Tensor& self, const Tensor& out, const char* name, bool lower, int64_t diagonal) {
-  EMBER_CHECK(self.dim() >= 2, name, ": input tensor must have at least 2 dimensions");
-  Tensor result = out;
-  if (!result.defined()) {
-    result = empty_like_preserve(self, self.dtype(), self.device());
-  } else if (!result.is_same(self)) {
-    check_out_not_alias(result, self);
-    EMBER_CHECK(result.dtype() == self.dtype(), "Expected out tensor to have dtype ", c10::toString(self.dtype()),
-                ", but got ", c10::toString(result.dtype()), " instead");
-    resize_output(result, self.sizes());
-  }
-  if (!result.is_same(self)) result.copy_(self);
+  Tensor result = triangle_result(self, out, name);
   const int64_t n = result.numel();
   if (n == 0) return result;
   c10::DeviceGuard guard(result.device());
   const NdGeometry g = geometry(result, Tensor());
-  by_word_size(static_cast<int64_t>(result.itemsize()), [&](auto w) {
+  dispatch_elem_size(static_cast<int64_t>(result.itemsize()), [&](auto w) {
     using word_t = decltype(w);
     triangle_kernel<word_t>
         <<<ember::at::cuda::grid_size(n), ember::at::cuda::kNumThreads, 0, ember::at::cuda::current_stream()>>>(
@@ -176,7 +147,7 @@ Tensor flip_cuda(const Tensor& self, IntArrayRef dims) {
   for (int64_t d : wrapped) mask |= 1u << d;
   c10::DeviceGuard guard(self.device());
   const NdGeometry g = geometry(out, self);
-  by_word_size(static_cast<int64_t>(self.itemsize()), [&](auto w) {
+  dispatch_elem_size(static_cast<int64_t>(self.itemsize()), [&](auto w) {
     using word_t = decltype(w);
     flip_kernel<word_t>
         <<<ember::at::cuda::grid_size(n), ember::at::cuda::kNumThreads, 0, ember::at::cuda::current_stream()>>>(

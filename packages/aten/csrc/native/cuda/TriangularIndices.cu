@@ -15,11 +15,7 @@ __global__ void triangle_fill_kernel(const int64_t* __restrict__ first_col, cons
                                      int64_t n_rows, int64_t total, index_t* __restrict__ out) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n_rows;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t s = start[i], n = start[i + 1] - s;
-    for (int64_t k = 0; k < n; ++k) {
-      out[s + k] = static_cast<index_t>(i);
-      out[total + s + k] = static_cast<index_t>(first_col[i] + k);
-    }
+    fill_triangle_row(i, first_col[i], start[i], start[i + 1] - start[i], total, out);
   }
 }
 

@@ -9,14 +9,14 @@
 
 #include <ember/aten/Dispatch.h>
 
+#include "../ScalarMath.h"
 #include "../UnaryOps.h"
 #include "Loops.cuh"
-#include "Math.cuh"
 
 namespace ember::at::native {
 namespace {
 
-namespace m = cuda_math;
+namespace m = scalar_math;
 
 // ---- floating-point functions (float, double; half types in float) ----
 enum class FloatFn : int {

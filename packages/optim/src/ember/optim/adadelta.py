@@ -18,10 +18,12 @@ import ember.aten as ea
 from ember.aten import Tensor
 
 from . import _foreach_utils as fu
+from . import _functional as F
 from .optimizer import (
     _COMMON_FLAGS,
     Optimizer,
     ParamsT,
+    _check_non_negative,
     _eval_closure,
     _gather_group,
     _restore_group_defaults,
@@ -51,16 +53,10 @@ class Adadelta(Optimizer):
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_non_negative(lr=lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_non_negative(eps=eps, weight_decay=weight_decay)
         defaults = {
             "lr": lr,
             "rho": rho,
@@ -89,13 +85,7 @@ class Adadelta(Optimizer):
                 state["square_avg"],
                 state["acc_delta"],
                 state["step"],
-                foreach=group["foreach"],
-                differentiable=group["differentiable"],
-                lr=group["lr"],
-                rho=group["rho"],
-                eps=group["eps"],
-                weight_decay=group["weight_decay"],
-                maximize=group["maximize"],
+                **F.group_options(group, "lr", "rho", "eps", "weight_decay", "maximize"),
             )
         return loss
 
@@ -147,10 +137,8 @@ def _single_tensor_adadelta(
     for param, grad, square_avg, acc_delta, step in zip(
         params, grads, square_avgs, acc_deltas, state_steps, strict=True
     ):
-        step += 1
-        grad = grad if not maximize else -grad
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
+        F.advance_step(step)
+        grad = F.decayed_grad(param, grad, weight_decay, maximize=maximize)
         square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
         std = square_avg.add(eps).sqrt_()
         delta = acc_delta.add(eps).sqrt_()
@@ -175,12 +163,9 @@ def _multi_tensor_adadelta(
     if not params:
         return
     lists = [params, grads, square_avgs, acc_deltas, state_steps]
-    for (d_params, d_grads, d_square_avgs, d_acc_deltas, d_steps), _ in fu.group_by_device_and_dtype(lists).values():
+    for d_params, d_grads, d_square_avgs, d_acc_deltas, d_steps in F.buckets(lists):
         ea._foreach_add_(d_steps, 1)
-        if maximize:
-            d_grads = ea._foreach_neg(d_grads)
-        if weight_decay != 0:
-            d_grads = ea._foreach_add(d_grads, d_params, alpha=weight_decay)
+        d_grads = F.foreach_decayed_grads(d_params, d_grads, weight_decay, maximize=maximize)
         ea._foreach_mul_(d_square_avgs, rho)
         ea._foreach_addcmul_(d_square_avgs, d_grads, d_grads, 1 - rho)
         std = ea._foreach_add(d_square_avgs, eps)

@@ -17,12 +17,13 @@ import ember.aten as ea
 from ember.aten import Tensor
 
 from . import _foreach_utils as fu
+from . import _functional as F
 from .optimizer import (
     Optimizer,
     ParamsT,
+    _check_non_negative,
     _ensure_step_tensors,
     _eval_closure,
-    _get_value,
     _step_tensor,
     _use_grad_for_differentiable,
 )
@@ -51,18 +52,13 @@ class Adagrad(Optimizer):
         differentiable: bool = False,
         fused: bool | None = None,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_non_negative(
+            lr=lr,
+            lr_decay=lr_decay,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            eps=eps,
+        )
         if fused:
             raise RuntimeError("Adagrad: fused=True needs an aten _fused_adagrad_ kernel, which ember does not have")
         defaults = {
@@ -119,13 +115,7 @@ class Adagrad(Optimizer):
                 grads,
                 state_sums,
                 state_steps,
-                foreach=group["foreach"],
-                differentiable=group["differentiable"],
-                lr=group["lr"],
-                weight_decay=group["weight_decay"],
-                lr_decay=group["lr_decay"],
-                eps=group["eps"],
-                maximize=group["maximize"],
+                **F.group_options(group, "lr", "weight_decay", "lr_decay", "eps", "maximize"),
             )
         return loss
 
@@ -172,11 +162,8 @@ def _single_tensor_adagrad(
     maximize: bool,
 ) -> None:
     for param, grad, state_sum, step_t in zip(params, grads, state_sums, state_steps, strict=True):
-        step_t += 1
-        step = _get_value(step_t)
-        grad = grad if not maximize else -grad
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
+        step = F.advance_step(step_t)
+        grad = F.decayed_grad(param, grad, weight_decay, maximize=maximize)
         clr = lr / (1 + (step - 1) * lr_decay)
         state_sum.addcmul_(grad, grad, value=1)
         std = state_sum.sqrt().add_(eps)
@@ -198,13 +185,9 @@ def _multi_tensor_adagrad(
     if not params:
         return
     lists = [params, grads, state_sums, state_steps]
-    for (d_params, d_grads, d_sums, d_steps), _ in fu.group_by_device_and_dtype(lists).values():
-        if maximize:
-            d_grads = ea._foreach_neg(d_grads)
-        ea._foreach_add_(d_steps, 1)
-        if weight_decay != 0:
-            d_grads = ea._foreach_add(d_grads, d_params, alpha=weight_decay)
-        minus_clr = [-lr / (1 + (_get_value(s) - 1) * lr_decay) for s in d_steps]
+    for d_params, d_grads, d_sums, d_steps in F.buckets(lists):
+        d_grads = F.foreach_decayed_grads(d_params, d_grads, weight_decay, maximize=maximize)
+        minus_clr = [-lr / (1 + (s - 1) * lr_decay) for s in F.foreach_advance_steps(d_steps)]
         ea._foreach_addcmul_(d_sums, d_grads, d_grads, 1)
         std = ea._foreach_sqrt(d_sums)
         ea._foreach_add_(std, eps)

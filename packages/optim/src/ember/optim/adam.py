@@ -21,13 +21,14 @@ import ember.aten as ea
 from ember.aten import Tensor
 
 from . import _foreach_utils as fu
+from . import _functional as F
 from .optimizer import (
     _COMMON_FLAGS,
     Optimizer,
     ParamsT,
+    _check_non_negative,
     _eval_closure,
     _gather_group,
-    _get_value,
     _restore_group_defaults,
     _use_grad_for_differentiable,
 )
@@ -36,18 +37,12 @@ __all__ = ["Adam", "adam"]
 
 
 def _check_betas_eps_wd(lr: Any, betas: tuple[Any, Any], eps: float, weight_decay: float) -> None:
-    if isinstance(lr, Tensor) and lr.numel() != 1:
-        raise ValueError("Tensor lr must be 1-element")
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
+    _check_non_negative(lr=lr, eps=eps)
     if not 0.0 <= betas[0] < 1.0:
         raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
     if not 0.0 <= betas[1] < 1.0:
         raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    _check_non_negative(weight_decay=weight_decay)
 
 
 class Adam(Optimizer):
@@ -117,7 +112,6 @@ class Adam(Optimizer):
             params, grads, state = _gather_group(
                 self, group, buffers, check=functools.partial(self._check_param, group=group)
             )
-            beta1, beta2 = group["betas"]
             adam(
                 params,
                 grads,
@@ -125,18 +119,18 @@ class Adam(Optimizer):
                 state["exp_avg_sq"],
                 state.get("max_exp_avg_sq", []),
                 state["step"],
-                foreach=group["foreach"],
-                capturable=group["capturable"],
-                differentiable=group["differentiable"],
-                fused=group["fused"],
-                amsgrad=group["amsgrad"],
-                beta1=beta1,
-                beta2=beta2,
-                lr=group["lr"],
-                weight_decay=group["weight_decay"],
-                eps=group["eps"],
-                maximize=group["maximize"],
-                decoupled_weight_decay=group["decoupled_weight_decay"],
+                **F.group_options(
+                    group,
+                    "capturable",
+                    "fused",
+                    "amsgrad",
+                    "betas",
+                    "lr",
+                    "weight_decay",
+                    "eps",
+                    "maximize",
+                    "decoupled_weight_decay",
+                ),
             )
         return loss
 
@@ -214,20 +208,11 @@ def _single_tensor_adam(
 ) -> None:
     lr = fu.to_scalar(lr)
     for i, param in enumerate(params):
-        grad = grads[i] if not maximize else -grads[i]
+        grad = F.decayed_grad(param, grads[i], weight_decay, maximize=maximize, lr=lr, decoupled=decoupled_weight_decay)
         exp_avg = exp_avgs[i]
         exp_avg_sq = exp_avg_sqs[i]
-        step_t = state_steps[i]
-        step_t += 1
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                param.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad.add(param, alpha=weight_decay)
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-
-        step = _get_value(step_t)
+        step = F.advance_step(state_steps[i])
+        F.update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2)
         bias_correction1 = 1 - beta1**step
         bias_correction2 = 1 - beta2**step
         step_size = lr / bias_correction1
@@ -263,23 +248,14 @@ def _multi_tensor_adam(
     lists: list[list[Any]] = [params, grads, exp_avgs, exp_avg_sqs, state_steps]
     if amsgrad:
         lists.append(max_exp_avg_sqs)
-    for (d_params, d_grads, d_exp_avgs, d_exp_avg_sqs, d_steps, *rest), _ in fu.group_by_device_and_dtype(
-        lists
-    ).values():
-        if maximize:
-            d_grads = ea._foreach_neg(d_grads)
-        ea._foreach_add_(d_steps, 1)
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                ea._foreach_mul_(d_params, 1 - lr * weight_decay)
-            else:
-                d_grads = ea._foreach_add(d_grads, d_params, alpha=weight_decay)
-        ea._foreach_lerp_(d_exp_avgs, d_grads, 1 - beta1)
-        ea._foreach_mul_(d_exp_avg_sqs, beta2)
-        ea._foreach_addcmul_(d_exp_avg_sqs, d_grads, d_grads, 1 - beta2)
+    for d_params, d_grads, d_exp_avgs, d_exp_avg_sqs, d_steps, *rest in F.buckets(lists):
+        d_grads = F.foreach_decayed_grads(
+            d_params, d_grads, weight_decay, maximize=maximize, lr=lr, decoupled=decoupled_weight_decay
+        )
+        steps = F.foreach_advance_steps(d_steps)
+        F.foreach_update_moments(d_exp_avgs, d_exp_avg_sqs, d_grads, beta1, beta2)
         del d_grads
 
-        steps = [_get_value(s) for s in d_steps]
         step_size = [-(lr / (1 - beta1**s)) for s in steps]
         bias_correction2_sqrt = [(1 - beta2**s) ** 0.5 for s in steps]
         if amsgrad:

@@ -17,6 +17,7 @@ import ember.aten as ea
 from ember.aten import Tensor
 
 from . import _foreach_utils as fu
+from . import _functional as F
 from .adam import _check_betas_eps_wd
 from .optimizer import (
     _COMMON_FLAGS,
@@ -24,7 +25,6 @@ from .optimizer import (
     ParamsT,
     _eval_closure,
     _gather_group,
-    _get_value,
     _restore_group_defaults,
     _use_grad_for_differentiable,
 )
@@ -75,21 +75,13 @@ class Adamax(Optimizer):
         loss = _eval_closure(closure)
         for group in self.param_groups:
             params, grads, state = _gather_group(self, group, ("exp_avg", "exp_inf"))
-            beta1, beta2 = group["betas"]
             adamax(
                 params,
                 grads,
                 state["exp_avg"],
                 state["exp_inf"],
                 state["step"],
-                foreach=group["foreach"],
-                differentiable=group["differentiable"],
-                eps=group["eps"],
-                beta1=beta1,
-                beta2=beta2,
-                lr=group["lr"],
-                weight_decay=group["weight_decay"],
-                maximize=group["maximize"],
+                **F.group_options(group, "eps", "betas", "lr", "weight_decay", "maximize"),
             )
         return loss
 
@@ -142,16 +134,13 @@ def _single_tensor_adamax(
     maximize: bool,
 ) -> None:
     for i, param in enumerate(params):
-        grad = grads[i] if not maximize else -grads[i]
+        grad = F.decayed_grad(param, grads[i], weight_decay, maximize=maximize)
         exp_avg = exp_avgs[i]
         exp_inf = exp_infs[i]
-        step_t = state_steps[i]
-        step_t += 1
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
+        step = F.advance_step(state_steps[i])
         exp_avg.lerp_(grad, 1 - beta1)
         ea.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
-        clr = lr / (1 - beta1 ** _get_value(step_t))
+        clr = lr / (1 - beta1**step)
         param.addcdiv_(exp_avg, exp_inf, value=-clr)
 
 
@@ -172,16 +161,13 @@ def _multi_tensor_adamax(
     if not params:
         return
     lists = [params, grads, exp_avgs, exp_infs, state_steps]
-    for (d_params, d_grads, d_exp_avgs, d_exp_infs, d_steps), _ in fu.group_by_device_and_dtype(lists).values():
-        if maximize:
-            d_grads = ea._foreach_neg(d_grads)
-        ea._foreach_add_(d_steps, 1)
-        if weight_decay != 0:
-            d_grads = ea._foreach_add(d_grads, d_params, alpha=weight_decay)
+    for d_params, d_grads, d_exp_avgs, d_exp_infs, d_steps in F.buckets(lists):
+        d_grads = F.foreach_decayed_grads(d_params, d_grads, weight_decay, maximize=maximize)
+        steps = F.foreach_advance_steps(d_steps)
         ea._foreach_lerp_(d_exp_avgs, d_grads, 1 - beta1)
         ea._foreach_mul_(d_exp_infs, beta2)
         norm = ea._foreach_abs(d_grads)
         ea._foreach_add_(norm, eps)
         ea._foreach_maximum_(d_exp_infs, norm)
-        step_size = [-(lr / (1 - beta1 ** _get_value(s))) for s in d_steps]
+        step_size = [-(lr / (1 - beta1**s)) for s in steps]
         ea._foreach_addcdiv_(d_params, d_exp_avgs, d_exp_infs, step_size)

@@ -19,10 +19,12 @@ import ember.aten as ea
 from ember.aten import Tensor
 
 from . import _foreach_utils as fu
+from . import _functional as F
 from .optimizer import (
     _COMMON_FLAGS,
     Optimizer,
     ParamsT,
+    _check_non_negative,
     _eval_closure,
     _gather_group,
     _get_scalar_dtype,
@@ -54,12 +56,7 @@ class ASGD(Optimizer):
         differentiable: bool = False,
         capturable: bool = False,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_non_negative(lr=lr, weight_decay=weight_decay)
         defaults = {
             "lr": lr,
             "lambd": lambd,
@@ -100,14 +97,7 @@ class ASGD(Optimizer):
                 state["mu"],
                 state["eta"],
                 state["step"],
-                foreach=group["foreach"],
-                differentiable=group["differentiable"],
-                lambd=group["lambd"],
-                lr=group["lr"],
-                t0=group["t0"],
-                alpha=group["alpha"],
-                weight_decay=group["weight_decay"],
-                maximize=group["maximize"],
+                **F.group_options(group, "lambd", "lr", "t0", "alpha", "weight_decay", "maximize"),
             )
         return loss
 
@@ -174,15 +164,12 @@ def _single_tensor_asgd(
     maximize: bool,
 ) -> None:
     for i, param in enumerate(params):
-        grad = grads[i] if not maximize else -grads[i]
-        step_t = state_steps[i]
-        step_t += 1
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
+        grad = F.decayed_grad(param, grads[i], weight_decay, maximize=maximize)
+        step = F.advance_step(state_steps[i])
         eta_value = _get_value(etas[i])
         param.mul_(1 - lambd * eta_value)
         param.add_(grad, alpha=-eta_value)
-        _update_ax_eta_mu(param, axs[i], mus[i], etas[i], _get_value(step_t), lr=lr, lambd=lambd, alpha=alpha, t0=t0)
+        _update_ax_eta_mu(param, axs[i], mus[i], etas[i], step, lr=lr, lambd=lambd, alpha=alpha, t0=t0)
 
 
 def _multi_tensor_asgd(
@@ -203,12 +190,9 @@ def _multi_tensor_asgd(
     if not params:
         return
     lists = [params, grads, axs, mus, etas, state_steps]
-    for (d_params, d_grads, d_axs, d_mus, d_etas, d_steps), _ in fu.group_by_device_and_dtype(lists).values():
-        if maximize:
-            d_grads = ea._foreach_neg(d_grads)
+    for d_params, d_grads, d_axs, d_mus, d_etas, d_steps in F.buckets(lists):
+        d_grads = F.foreach_decayed_grads(d_params, d_grads, weight_decay, maximize=maximize)
         ea._foreach_add_(d_steps, 1)
-        if weight_decay != 0:
-            d_grads = ea._foreach_add(d_grads, d_params, alpha=weight_decay)
         eta_values = [_get_value(e) for e in d_etas]
         ea._foreach_mul_(d_params, [1 - lambd * e for e in eta_values])
         ea._foreach_add_(d_params, ea._foreach_mul(d_grads, [-e for e in eta_values]))

@@ -20,6 +20,7 @@ import ember.aten as ea
 from ember.aten import Tensor
 
 from . import _foreach_utils as fu
+from . import _functional as F
 from .adam import _check_betas_eps_wd
 from .optimizer import (
     _COMMON_FLAGS,
@@ -86,7 +87,6 @@ class NAdam(Optimizer):
             params, grads, state = _gather_group(
                 self, group, ("exp_avg", "exp_avg_sq"), counters=(("step", 0.0), ("mu_product", 1.0))
             )
-            beta1, beta2 = group["betas"]
             nadam(
                 params,
                 grads,
@@ -94,16 +94,9 @@ class NAdam(Optimizer):
                 state["exp_avg_sq"],
                 state["mu_product"],
                 state["step"],
-                foreach=group["foreach"],
-                differentiable=group["differentiable"],
-                beta1=beta1,
-                beta2=beta2,
-                lr=group["lr"],
-                weight_decay=group["weight_decay"],
-                momentum_decay=group["momentum_decay"],
-                eps=group["eps"],
-                decoupled_weight_decay=group["decoupled_weight_decay"],
-                maximize=group["maximize"],
+                **F.group_options(
+                    group, "betas", "lr", "weight_decay", "momentum_decay", "eps", "decoupled_weight_decay", "maximize"
+                ),
             )
         return loss
 
@@ -171,23 +164,15 @@ def _single_tensor_nadam(
     maximize: bool,
 ) -> None:
     for i, param in enumerate(params):
-        grad = grads[i] if not maximize else -grads[i]
+        grad = F.decayed_grad(param, grads[i], weight_decay, maximize=maximize, lr=lr, decoupled=decoupled_weight_decay)
         exp_avg = exp_avgs[i]
         exp_avg_sq = exp_avg_sqs[i]
         mu_product = mu_products[i]
-        step_t = state_steps[i]
-        step_t += 1
-        step = _get_value(step_t)
+        step = F.advance_step(state_steps[i])
         bias_correction2 = 1 - beta2**step
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                param.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad.add(param, alpha=weight_decay)
         mu, mu_next = _mus(step, beta1, momentum_decay)
         mu_product *= mu
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        F.update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2)
         denom = exp_avg_sq.div(bias_correction2).sqrt().add_(eps)
         prod = _get_value(mu_product)
         param.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - prod))
@@ -214,21 +199,12 @@ def _multi_tensor_nadam(
     if not params:
         return
     lists = [params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps]
-    for (d_params, d_grads, d_exp_avgs, d_exp_avg_sqs, d_mu_products, d_steps), _ in fu.group_by_device_and_dtype(
-        lists
-    ).values():
-        if maximize:
-            d_grads = ea._foreach_neg(d_grads)
-        ea._foreach_add_(d_steps, 1)
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                ea._foreach_mul_(d_params, 1 - lr * weight_decay)
-            else:
-                d_grads = ea._foreach_add(d_grads, d_params, alpha=weight_decay)
-        ea._foreach_lerp_(d_exp_avgs, d_grads, 1 - beta1)
-        ea._foreach_mul_(d_exp_avg_sqs, beta2)
-        ea._foreach_addcmul_(d_exp_avg_sqs, d_grads, d_grads, 1 - beta2)
-        steps = [_get_value(s) for s in d_steps]
+    for d_params, d_grads, d_exp_avgs, d_exp_avg_sqs, d_mu_products, d_steps in F.buckets(lists):
+        d_grads = F.foreach_decayed_grads(
+            d_params, d_grads, weight_decay, maximize=maximize, lr=lr, decoupled=decoupled_weight_decay
+        )
+        steps = F.foreach_advance_steps(d_steps)
+        F.foreach_update_moments(d_exp_avgs, d_exp_avg_sqs, d_grads, beta1, beta2)
         mus = [_mus(s, beta1, momentum_decay) for s in steps]
         ea._foreach_mul_(d_mu_products, [m for m, _ in mus])
         denom = ea._foreach_div(d_exp_avg_sqs, [1 - beta2**s for s in steps])

@@ -130,6 +130,19 @@ def _ensure_step_tensors(opt: Optimizer, key: str = "step") -> None:
 _COMMON_FLAGS: dict[str, Any] = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
 
 
+def _check_non_negative(**values: Any) -> None:
+    """The constructors' checks of their hyperparameters, in the order given: PyTorch's
+    ValueError for the first that is negative or NaN (``Invalid learning rate: -1``,
+    ``Invalid epsilon value: ...``, ``Invalid <name> value: ...``); a Tensor ``lr`` must
+    hold one element."""
+    for name, value in values.items():
+        if name == "lr" and isinstance(value, Tensor) and value.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= value:
+            label = {"lr": "learning rate", "eps": "epsilon value"}.get(name, f"{name} value")
+            raise ValueError(f"Invalid {label}: {value}")
+
+
 def _restore_group_defaults(opt: Optimizer, flags: dict[str, Any], counters: Sequence[str] = ("step",)) -> None:
     """The tail of an algorithm's ``__setstate__``: groups pickled by an older version get the
     flags they lack, and per-parameter counters saved as numbers become tensors again."""

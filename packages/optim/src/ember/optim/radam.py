@@ -25,6 +25,7 @@ import ember.aten as ea
 from ember.aten import Tensor
 
 from . import _foreach_utils as fu
+from . import _functional as F
 from .adam import _check_betas_eps_wd
 from .optimizer import (
     _COMMON_FLAGS,
@@ -32,7 +33,6 @@ from .optimizer import (
     ParamsT,
     _eval_closure,
     _gather_group,
-    _get_value,
     _restore_group_defaults,
     _use_grad_for_differentiable,
 )
@@ -85,22 +85,13 @@ class RAdam(Optimizer):
         loss = _eval_closure(closure)
         for group in self.param_groups:
             params, grads, state = _gather_group(self, group, ("exp_avg", "exp_avg_sq"))
-            beta1, beta2 = group["betas"]
             radam(
                 params,
                 grads,
                 state["exp_avg"],
                 state["exp_avg_sq"],
                 state["step"],
-                foreach=group["foreach"],
-                differentiable=group["differentiable"],
-                beta1=beta1,
-                beta2=beta2,
-                lr=group["lr"],
-                weight_decay=group["weight_decay"],
-                eps=group["eps"],
-                decoupled_weight_decay=group["decoupled_weight_decay"],
-                maximize=group["maximize"],
+                **F.group_options(group, "betas", "lr", "weight_decay", "eps", "decoupled_weight_decay", "maximize"),
             )
         return loss
 
@@ -165,19 +156,11 @@ def _single_tensor_radam(
     maximize: bool,
 ) -> None:
     for i, param in enumerate(params):
-        grad = grads[i] if not maximize else -grads[i]
+        grad = F.decayed_grad(param, grads[i], weight_decay, maximize=maximize, lr=lr, decoupled=decoupled_weight_decay)
         exp_avg = exp_avgs[i]
         exp_avg_sq = exp_avg_sqs[i]
-        step_t = state_steps[i]
-        step_t += 1
-        step = _get_value(step_t)
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                param.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad.add(param, alpha=weight_decay)
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        step = F.advance_step(state_steps[i])
+        F.update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2)
         bias_correction1 = 1 - beta1**step
         bias_correction2 = 1 - beta2**step
         bias_corrected_exp_avg = exp_avg / bias_correction1
@@ -207,19 +190,12 @@ def _multi_tensor_radam(
     if not params:
         return
     lists = [params, grads, exp_avgs, exp_avg_sqs, state_steps]
-    for (d_params, d_grads, d_exp_avgs, d_exp_avg_sqs, d_steps), _ in fu.group_by_device_and_dtype(lists).values():
-        if maximize:
-            d_grads = ea._foreach_neg(d_grads)
-        ea._foreach_add_(d_steps, 1)
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                ea._foreach_mul_(d_params, 1 - lr * weight_decay)
-            else:
-                d_grads = ea._foreach_add(d_grads, d_params, alpha=weight_decay)
-        ea._foreach_lerp_(d_exp_avgs, d_grads, 1 - beta1)
-        ea._foreach_mul_(d_exp_avg_sqs, beta2)
-        ea._foreach_addcmul_(d_exp_avg_sqs, d_grads, d_grads, 1 - beta2)
-        steps = [_get_value(s) for s in d_steps]
+    for d_params, d_grads, d_exp_avgs, d_exp_avg_sqs, d_steps in F.buckets(lists):
+        d_grads = F.foreach_decayed_grads(
+            d_params, d_grads, weight_decay, maximize=maximize, lr=lr, decoupled=decoupled_weight_decay
+        )
+        steps = F.foreach_advance_steps(d_steps)
+        F.foreach_update_moments(d_exp_avgs, d_exp_avg_sqs, d_grads, beta1, beta2)
         rects = [_rect(s, beta2) for s in steps]
         # p -= m * (lr/bc1 * sqrt(bc2) * r / (sqrt(v) + eps))  where rectified, m * lr/bc1 elsewhere
         coef = ea._foreach_sqrt(d_exp_avg_sqs)

@@ -19,10 +19,12 @@ import ember.aten as ea
 from ember.aten import Tensor
 
 from . import _foreach_utils as fu
+from . import _functional as F
 from .optimizer import (
     _COMMON_FLAGS,
     Optimizer,
     ParamsT,
+    _check_non_negative,
     _eval_closure,
     _gather_group,
     _restore_group_defaults,
@@ -53,18 +55,7 @@ class RMSprop(Optimizer):
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_non_negative(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         defaults = {
             "lr": lr,
             "momentum": momentum,
@@ -98,15 +89,7 @@ class RMSprop(Optimizer):
                 state.get("grad_avg", []),
                 state.get("momentum_buffer", []),
                 state["step"],
-                foreach=group["foreach"],
-                differentiable=group["differentiable"],
-                lr=group["lr"],
-                alpha=group["alpha"],
-                eps=group["eps"],
-                weight_decay=group["weight_decay"],
-                momentum=group["momentum"],
-                centered=group["centered"],
-                maximize=group["maximize"],
+                **F.group_options(group, "lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize"),
             )
         return loss
 
@@ -165,12 +148,9 @@ def _single_tensor_rmsprop(
     maximize: bool,
 ) -> None:
     for i, param in enumerate(params):
-        step = state_steps[i]
-        grad = grads[i] if not maximize else -grads[i]
+        grad = F.decayed_grad(param, grads[i], weight_decay, maximize=maximize)
         square_avg = square_avgs[i]
-        step += 1
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
+        F.advance_step(state_steps[i])
         square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
         if centered:
             grad_avg = grad_avgs[i]
@@ -210,12 +190,9 @@ def _multi_tensor_rmsprop(
         lists.append(momentum_buffer_list)
     if centered:
         lists.append(grad_avgs)
-    for (d_params, d_grads, d_square_avgs, d_steps, *rest), _ in fu.group_by_device_and_dtype(lists).values():
-        if maximize:
-            d_grads = ea._foreach_neg(d_grads)
+    for d_params, d_grads, d_square_avgs, d_steps, *rest in F.buckets(lists):
+        d_grads = F.foreach_decayed_grads(d_params, d_grads, weight_decay, maximize=maximize)
         ea._foreach_add_(d_steps, 1)
-        if weight_decay != 0:
-            d_grads = ea._foreach_add(d_grads, d_params, alpha=weight_decay)
         ea._foreach_mul_(d_square_avgs, alpha)
         ea._foreach_addcmul_(d_square_avgs, d_grads, d_grads, 1 - alpha)
         if centered:

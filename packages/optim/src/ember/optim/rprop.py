@@ -22,6 +22,7 @@ from .optimizer import (
     _COMMON_FLAGS,
     Optimizer,
     ParamsT,
+    _check_non_negative,
     _eval_closure,
     _gather_group,
     _restore_group_defaults,
@@ -51,10 +52,7 @@ class Rprop(Optimizer):
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_non_negative(lr=lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
         defaults = {

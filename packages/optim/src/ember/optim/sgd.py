@@ -18,6 +18,7 @@ import ember.aten as ea
 from ember.aten import Tensor
 
 from . import _foreach_utils as fu
+from . import _functional as F
 from .optimizer import Optimizer, ParamsT, _eval_closure, _use_grad_for_differentiable
 
 __all__ = ["SGD", "sgd"]
@@ -108,15 +109,9 @@ class SGD(Optimizer):
                 params,
                 grads,
                 momentum_buffer_list,
-                weight_decay=group["weight_decay"],
-                momentum=group["momentum"],
-                lr=group["lr"],
-                dampening=group["dampening"],
-                nesterov=group["nesterov"],
-                maximize=group["maximize"],
-                foreach=group["foreach"],
-                fused=group["fused"],
-                differentiable=group["differentiable"],
+                **F.group_options(
+                    group, "weight_decay", "momentum", "lr", "dampening", "nesterov", "maximize", "fused"
+                ),
             )
             if group["momentum"] != 0:
                 for p, buf in zip(params, momentum_buffer_list, strict=True):
@@ -185,9 +180,7 @@ def _single_tensor_sgd(
 ) -> None:
     lr = fu.to_scalar(lr)
     for i, param in enumerate(params):
-        grad = grads[i] if not maximize else -grads[i]
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
+        grad = F.decayed_grad(param, grads[i], weight_decay, maximize=maximize)
         if momentum != 0:
             buf = momentum_buffer_list[i]
             if buf is None:
@@ -216,10 +209,7 @@ def _multi_tensor_sgd(
     lr = fu.to_scalar(lr)
     lists: list[list[Any]] = [params, grads] + ([momentum_buffer_list] if momentum != 0 else [])
     for (device_params, device_grads, *rest), indices in fu.group_by_device_and_dtype(lists).values():
-        if maximize:
-            device_grads = ea._foreach_neg(device_grads)
-        if weight_decay != 0:
-            device_grads = ea._foreach_add(device_grads, device_params, alpha=weight_decay)
+        device_grads = F.foreach_decayed_grads(device_params, device_grads, weight_decay, maximize=maximize)
         if momentum != 0:
             device_bufs = rest[0]
             if all(b is not None for b in device_bufs):

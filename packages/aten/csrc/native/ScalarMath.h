@@ -1,15 +1,17 @@
 #pragma once
-// Scalar math for CUDA kernels: one name per function for float and double that
-// compiles for host and device (gpu_kernel lambdas are __host__ __device__), plus the
-// special functions the CPU kernels compute themselves (digamma, erfinv), ported so
-// that CUDA follows the same formulas.
+// Scalar math that compiles for the CPU and for CUDA host and device code: one name per
+// function for float and double (gpu_kernel lambdas are __host__ __device__, so the
+// std:: overloads will not do), and the special functions ember computes itself
+// (digamma, erfinv). The CPU kernels (cpu/*.cpp) and the CUDA kernels (cuda/*.cu) both
+// call these, so the two devices follow one formula.
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
-#include <ember/c10/Macros.h>
+#include "HostDevice.h"
 
-namespace ember::at::native::cuda_math {
+namespace ember::at::native::scalar_math {
+EMBER_FORMULAS_BEGIN
 
 #define EMBER_CUDA_MATH_UNARY_(name, f32, f64)                      \
   EMBER_HOST_DEVICE inline float name(float x) { return ::f32(x); } \
@@ -72,9 +74,9 @@ EMBER_HOST_DEVICE inline bool isfinite(T x) {
 EMBER_HOST_DEVICE inline double inf() { return std::numeric_limits<double>::infinity(); }
 EMBER_HOST_DEVICE inline double qnan() { return std::numeric_limits<double>::quiet_NaN(); }
 
-// digamma (as cpu/UnaryOpsKernel.cpp): psi(0) = -inf with the sign of -x; poles at
-// negative integers are NaN; negative x by reflection; x climbs to >= 10, then the
-// asymptotic series.
+// digamma: psi(0) = -inf with the sign of -x; poles at negative integers are NaN;
+// negative x by reflection psi(x) = psi(1 - x) - pi / tan(pi x); positive x climbs
+// to x >= 10 with psi(x) = psi(x + 1) - 1/x, then the asymptotic series.
 EMBER_HOST_DEVICE inline double digamma_double(double x) {
   constexpr double kPi = 3.14159265358979323846;
   if (isnan(x)) return x;
@@ -82,7 +84,7 @@ EMBER_HOST_DEVICE inline double digamma_double(double x) {
   double result = 0;
   if (x < 0) {
     if (x == ::trunc(x)) return qnan();
-    const double r = x - ::nearbyint(x);
+    const double r = x - ::nearbyint(x);  // tan(pi x) has period 1: reduce exactly
     result = -kPi / ::tan(kPi * r);
     x = 1 - x;
   }
@@ -91,6 +93,7 @@ EMBER_HOST_DEVICE inline double digamma_double(double x) {
     x += 1;
   }
   if (x == inf()) return x;
+  // psi(x) ~ log x - 1/(2x) - sum B_2k / (2k x^2k)
   const double z = 1 / (x * x);
   const double poly =
       -1.0 / 12 +
@@ -98,9 +101,10 @@ EMBER_HOST_DEVICE inline double digamma_double(double x) {
   return result + ::log(x) - 0.5 / x + z * poly;
 }
 
-// erfinv (as cpu/UnaryOpsKernel.cpp): Giles' approximation, then two Newton steps.
+// erfinv: M. Giles' single-precision approximation as the first guess, then two
+// Newton steps on erf(x) = y (on erfc for |y| > 0.5, where 1 - |y| is exact).
 EMBER_HOST_DEVICE inline double erfinv_double(double y) {
-  if (isnan(y) || y == 0) return y;
+  if (isnan(y) || y == 0) return y;  // keeps -0.0
   const double ay = ::fabs(y);
   if (ay >= 1) return ay == 1 ? ::copysign(inf(), y) : qnan();
   double w = -::log((1.0 - ay) * (1.0 + ay));
@@ -137,4 +141,5 @@ EMBER_HOST_DEVICE inline double erfinv_double(double y) {
   return ::copysign(x, y);
 }
 
-}  // namespace ember::at::native::cuda_math
+EMBER_FORMULAS_END
+}  // namespace ember::at::native::scalar_math

@@ -163,6 +163,10 @@ def test_timeout_raises_after_the_given_time() -> None:
 
 # Ways to leave a loop early; each function gets a fresh loader and returns its worker pids.
 EARLY_EXITS = """
+# Ctrl-C must raise KeyboardInterrupt here even when the test runs in a background job,
+# whose SIGINT is ignored from the start (then Python installs no handler of its own)
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 def leave_by_break(loader):
     for i, batch in enumerate(loader):
         pids = h.worker_pids()

@@ -77,6 +77,10 @@ def test_submodule_imports_in_every_spelling():
 
     assert importlib.import_module("ember.torch.signal.windows") is ember.aten.signal.windows
     assert torch.signal.windows.hann is ember.aten.signal.windows.hann
+    import ember.aten.masked
+
+    assert importlib.import_module("ember.torch.masked") is ember.aten.masked
+    assert torch.masked.sum is ember.aten.masked.sum
     assert importlib.import_module("ember.torch.backends.mps") is ea.backends.mps
     assert torch.optim.swa_utils.AveragedModel.__module__ == "ember.optim.swa_utils"
     # the aliased modules keep their own identity

@@ -184,7 +184,6 @@ _before = dict(Tensor.__dict__)
 _tensor_ops.install(Tensor, _generated_ops)
 _record_tensor_methods("ember.aten._tensor_ops", _before)
 from . import _indexing  # noqa: E402
-from . import masked  # noqa: E402  # PyTorch's torch.masked (composites of the operators above)
 
 _before = dict(Tensor.__dict__)
 _indexing.install(globals(), Tensor)  # nonzero(as_tuple=...) is written by hand

@@ -9,14 +9,17 @@ result. Where every element of a reduction is masked out, sum / prod / amax / ..
 that identity, and mean / var / std / median give NaN (an undefined value).
 
     >>> import ember.aten as ea
+    >>> from ember.aten import masked
     >>> x = ea.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     >>> m = ea.tensor([[True, False, True], [False, False, True]])
-    >>> ea.masked.sum(x, 1, mask=m)
+    >>> masked.sum(x, 1, mask=m)
     tensor([4., 6.])
-    >>> ea.masked.mean(x, 1, mask=m)
+    >>> masked.mean(x, 1, mask=m)
     tensor([2., 6.])
 
-The functions are composites of ember.aten's operators (``where`` then the reduction), so
+A submodule imported on first use (``import ember.aten.masked``; ``ember.torch.masked``),
+as ``ember.aten.signal``: it is built on ember.aten's namespace, which therefore does not
+import it. The functions are composites of ember.aten's operators (``where`` then the reduction), so
 their gradients are those operators' (masked-out elements get a zero gradient).
 """
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import math
 
+import ember.aten as ea
 import numpy as np
 import pytest
-
-import ember.aten as ea
 from ember.aten import masked
 
 RNG = np.random.default_rng(7)

@@ -44,22 +44,6 @@ if _TYPE_CHECKING:
 
 
 from . import _C, _dispatch, _tensor_ops, profiler, random
-
-
-def _check_cpu_capability() -> None:
-    """A library built without the baseline kernels (EMBER_CPU_BASELINE=OFF, the demo's
-    build for its own machine) runs only on CPUs with one of the capabilities it holds."""
-    built = _C._built_cpu_capabilities()
-    order = ["default", "avx2", "avx512"]
-    detected = _C._detected_cpu_capability()
-    if order.index(detected) < min(order.index(c) for c in built):
-        raise ImportError(
-            f"ember.aten was built for CPUs with {' / '.join(built)} only (EMBER_CPU_BASELINE=OFF); "
-            f"this CPU supports {detected}: rebuild ember-aten with the baseline"
-        )
-
-
-_check_cpu_capability()
 from . import native as _native
 from ._C import Generator, can_cast, get_num_threads, set_num_threads
 from ._dtypes import (
@@ -106,6 +90,22 @@ from .functional import (  # issue 18
 from .random import default_generator, fork_rng, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 
 __version__ = _metadata.version("ember-aten")
+
+
+def _check_cpu_capability() -> None:
+    """A library built without the baseline kernels (EMBER_CPU_BASELINE=OFF, the demo's
+    build for its own machine) runs only on CPUs with one of the capabilities it holds."""
+    built = _C._built_cpu_capabilities()
+    order = ["default", "avx2", "avx512"]
+    detected = _C._detected_cpu_capability()
+    if order.index(detected) < min(order.index(c) for c in built):
+        raise ImportError(
+            f"ember.aten was built for CPUs with {' / '.join(built)} only (EMBER_CPU_BASELINE=OFF); "
+            f"this CPU supports {detected}: rebuild ember-aten with the baseline"
+        )
+
+
+_check_cpu_capability()
 
 
 def _register_kernels() -> None:

@@ -361,9 +361,7 @@ def softmin(input: Any, dim: int, *, dtype: Any = None, mask: Any = None) -> Any
     return _ea.softmax(-_fill("amin", input, mask), _one_dim(dim, input.dim()), dtype=dt)
 
 
-def normalize(
-    input: Any, ord: float, dim: int, *, eps: float = 1e-12, dtype: Any = None, mask: Any = None
-) -> Any:
+def normalize(input: Any, ord: float, dim: int, *, eps: float = 1e-12, dtype: Any = None, mask: Any = None) -> Any:
     """The valid elements divided by their `ord`-norm along `dim` (at least `eps`);
     masked-out elements become 0."""
     _check_strided("normalize", input)
@@ -372,9 +370,7 @@ def normalize(
     return _ea.divide(_fill("sum", input, mask), _ea.clamp_min(nrm, eps))
 
 
-def logaddexp(
-    input: Any, other: Any, *, dtype: Any = None, input_mask: Any = None, other_mask: Any = None
-) -> Any:
+def logaddexp(input: Any, other: Any, *, dtype: Any = None, input_mask: Any = None, other_mask: Any = None) -> Any:
     """log(exp(input) + exp(other)), each operand's masked-out elements taken as -inf."""
     _check_strided("logaddexp", input, other)
     out = _ea.logaddexp(_fill("amax", input, input_mask), _fill("amax", other, other_mask))

@@ -98,7 +98,7 @@ def _check_cpu_capability() -> None:
     built = _C._built_cpu_capabilities()
     order = ["default", "avx2", "avx512"]
     detected = _C._detected_cpu_capability()
-    if order.index(detected) < min(order.index(c) for c in built):
+    if order.index(detected) < order.index(built[0]):  # built: lowest first
         raise ImportError(
             f"ember.aten was built for CPUs with {' / '.join(built)} only (EMBER_CPU_BASELINE=OFF); "
             f"this CPU supports {detected}: rebuild ember-aten with the baseline"

@@ -310,5 +310,5 @@ def install(namespace: dict[str, Any], tensor_cls: type) -> None:
     tensor_cls.nonzero = _tensor_nonzero  # type: ignore[attr-defined]
     # t[index] and t[index] = value (declared in _tensor.Tensor for the type checker only: this
     # module imports _tensor, so the class body cannot reach these without a call-time import)
-    tensor_cls.__getitem__ = getitem  # type: ignore[method-assign]
-    tensor_cls.__setitem__ = setitem  # type: ignore[method-assign]
+    setattr(tensor_cls, "__getitem__", getitem)  # noqa: B010 (mypy: a method of a type)
+    setattr(tensor_cls, "__setitem__", setitem)  # noqa: B010

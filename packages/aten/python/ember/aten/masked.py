@@ -232,7 +232,7 @@ def median(input: Any, dim: int = -1, *, keepdim: bool = False, dtype: Any = Non
     d = _one_dim(dim, input.dim())
     floating = input.dtype.is_floating_point
     x = input if floating else input.to(_ea.float32)
-    out = _ea.nanmedian(_fill("median", x, mask), d, bool(keepdim)).values
+    out = _ea.nanmedian(_fill("median", x, mask), d, bool(keepdim))[0]  # (values, indices)
     if floating:
         return out
     if bool(_ea.isnan(out).any()):

@@ -33,10 +33,11 @@
 
 // DispatchStub.h's REGISTER_DISPATCH, preceded by the empty slots.
 #undef REGISTER_DISPATCH
-#define REGISTER_DISPATCH(name, fn)                                                                         \
-  EMBER_EMPTY_SLOT_DEFAULT_(name)                                                                           \
-  EMBER_EMPTY_SLOT_AVX2_(name)                                                                              \
-  EMBER_EMPTY_SLOT_AVX512_(name)                                                                            \
-  template <>                                                                                               \
-  name##_DECLARE_DISPATCH_type::FnPtr::ember::at::native::DispatchStub<name##_DECLARE_DISPATCH_type::FnPtr, \
-                                                                       name##_DECLARE_DISPATCH_type>::CPU_CAPABILITY = fn
+#define REGISTER_DISPATCH(name, fn)                                                                                    \
+  EMBER_EMPTY_SLOT_DEFAULT_(name)                                                                                      \
+  EMBER_EMPTY_SLOT_AVX2_(name)                                                                                         \
+  EMBER_EMPTY_SLOT_AVX512_(name)                                                                                       \
+  template <>                                                                                                          \
+  name##_DECLARE_DISPATCH_type::FnPtr::ember::at::native::DispatchStub<name##_DECLARE_DISPATCH_type::FnPtr,            \
+                                                                       name##_DECLARE_DISPATCH_type>::CPU_CAPABILITY = \
+      fn

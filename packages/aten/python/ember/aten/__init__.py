@@ -16,9 +16,7 @@ composite kernels into the dispatcher, then loads the plugins that extend it
 from __future__ import annotations
 
 import os as _os
-import types as _types
 from importlib import metadata as _metadata
-from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 # One thread pool: OpenBLAS runs on one thread and ember splits its products over its own
 # OpenMP threads (native/Blas.cpp). Those threads sleep as soon as a parallel region ends
@@ -31,17 +29,6 @@ if "GOMP_SPINCOUNT" not in _os.environ:
 
 import ember.c10py
 from ember.c10py import device
-
-if _TYPE_CHECKING:
-    # the operators are put into this namespace at import (globals().update below); the type
-    # checker reads their generated stubs instead
-    from typing import Any as _Any
-
-    from ._generated._ops import *  # noqa: F403
-
-    # names the star import does not bring (_foreach_*, the namespaces filled at import)
-    def __getattr__(name: str) -> _Any: ...
-
 
 from . import _C, _dispatch, _tensor_ops, profiler, random
 from . import native as _native
@@ -124,27 +111,11 @@ def _register_kernels() -> None:
 
 _register_kernels()
 
-# Public functions: ember.aten.add, ember.aten.linalg.vector_norm, ...
-globals().update(_generated_ops.FUNCTIONS.get("", {}))
-linalg = _types.ModuleType("ember.aten.linalg", "Linear algebra operators (PyTorch's torch.linalg).")
-special = _types.ModuleType("ember.aten.special", "Special functions (PyTorch's torch.special).")
-fft = _types.ModuleType("ember.aten.fft", "Fourier transforms.")
-nn = _types.ModuleType(
-    "ember.aten.nn", "Neural-network operators (PyTorch's torch._C._nn), used by ember.nn.functional."
-)
-for _mod_name, _mod in (("linalg", linalg), ("special", special), ("fft", fft), ("nn", nn)):
-    for _pub, _fn in _generated_ops.FUNCTIONS.get(_mod_name, {}).items():
-        setattr(_mod, _pub, _fn)
-from . import _nn_functional  # noqa: E402
-
-_nn_functional.install(nn, _generated_ops.FUNCTIONS.get("", {}))  # max_pool2d(return_indices=...), unfold, ...
-from . import _nn_sampling  # noqa: E402
-
-_nn_sampling.install(nn, _generated_ops.FUNCTIONS.get("", {}))  # interpolate, grid_sample, pixel_shuffle, ...
-
-return_types = _types.ModuleType("ember.aten.return_types", "Named tuples returned by operators (values, indices).")
-for _rt_name, _rt in _generated_ops.RETURN_TYPES.items():
-    setattr(return_types, _rt_name, _rt)
+# Public functions: ember.aten.add, ... (generated: _generated/functions.py), and the namespaces
+# ember.aten.linalg / special / fft / nn / return_types (modules of this package, each importing
+# its generated functions; nn.py adds torch.nn.functional's hand-written front ends)
+from . import fft, linalg, nn, return_types, special  # noqa: E402
+from ._generated.functions import *  # noqa: E402, F403
 
 # -- Tensor's methods, from these sources in this order. Each source adds names; a name a later
 # source also sets is recorded in _TENSOR_METHOD_OVERRIDES, and tests/aten/test_tensor_method_sources.py
@@ -184,9 +155,10 @@ _before = dict(Tensor.__dict__)
 _tensor_ops.install(Tensor, _generated_ops)
 _record_tensor_methods("ember.aten._tensor_ops", _before)
 from . import _indexing  # noqa: E402
+from ._indexing import nonzero  # noqa: E402  # nonzero(as_tuple=...) is written by hand
 
 _before = dict(Tensor.__dict__)
-_indexing.install(globals(), Tensor)  # nonzero(as_tuple=...) is written by hand
+_indexing.install(Tensor)
 _record_tensor_methods("ember.aten._indexing", _before)
 
 # library: operators defined from Python or C++; extension: the API of the layers above,
@@ -220,17 +192,31 @@ _record_tensor_methods("ember.aten._dlpack", _before)
 # (ember.aten.backends.cuda.matmul.allow_tf32, .cudnn.allow_tf32)
 # PyTorch's legacy typed constructors (FloatTensor, ...), Tensor.type_as / is_xpu, and the
 # accelerator probes (ember.aten.accelerator: PyTorch's torch.accelerator)
-from . import _legacy, accelerator, backends, cuda  # noqa: E402  # noqa: E402
+from . import _legacy, accelerator, backends, cuda  # noqa: E402
+from ._legacy import (  # noqa: E402
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+    set_default_tensor_type,
+)
 
 _before = dict(Tensor.__dict__)
-_legacy.install(globals(), cuda)
+_legacy.install()
 _record_tensor_methods("ember.aten._legacy", _before)
 
 # sparse COO tensors (PyTorch's torch.sparse_coo_tensor, Tensor.to_sparse, torch.sparse.mm / sum)
-from . import _sparse  # noqa: E402
+from . import _sparse, sparse  # noqa: E402
+from ._sparse import SparseTensor, sparse_coo, sparse_coo_tensor, spmm  # noqa: E402
 
 _before = dict(Tensor.__dict__)
-_sparse.install(globals(), Tensor)
+_sparse.install(Tensor)
 _record_tensor_methods("ember.aten._sparse", _before)
 del _before
 

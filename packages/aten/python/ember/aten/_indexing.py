@@ -304,9 +304,8 @@ def _tensor_nonzero(self: Tensor, *, as_tuple: bool = False) -> Any:
 _tensor_nonzero.__name__ = "nonzero"
 
 
-def install(namespace: dict[str, Any], tensor_cls: type) -> None:
-    """The hand-written public functions and methods of the indexing family."""
-    namespace["nonzero"] = nonzero
+def install(tensor_cls: type) -> None:
+    """The hand-written methods of the indexing family (ember.aten imports ``nonzero`` itself)."""
     tensor_cls.nonzero = _tensor_nonzero  # type: ignore[attr-defined]
     # t[index] and t[index] = value (declared in _tensor.Tensor for the type checker only: this
     # module imports _tensor, so the class body cannot reach these without a call-time import)

@@ -1,4 +1,4 @@
-"""PyTorch APIs older scripts still call, attached to ember.aten by ``install``.
+"""PyTorch APIs older scripts still call: ember.aten imports the names, ``install`` adds the methods.
 
 - The typed constructors ``FloatTensor``, ``LongTensor``, ... (and their
   ``cuda.FloatTensor`` twins): called with sizes they allocate, with data (a list, a
@@ -20,8 +20,6 @@ from . import _dtypes
 from ._factories import _TYPE_NAMES, _to_device, tensor
 from ._generated import _ops as ops
 from ._tensor import Tensor
-
-__all__ = ["install"]
 
 
 class _LegacyTensorType(type):
@@ -104,36 +102,49 @@ def type_as(self: Tensor, other: Tensor) -> Tensor:
     return self.to(device=other.device, dtype=other.dtype)
 
 
-def _make_set_default_tensor_type(constructors: dict[str, type]) -> Any:
-    def set_default_tensor_type(t: Any) -> None:
-        """set_default_tensor_type(FloatTensor | DoubleTensor | name): the default floating dtype.
-
-        Deprecated in PyTorch in favour of ``set_default_dtype``; ember has no default
-        device, so a CUDA type is refused."""
-        if isinstance(t, str):
-            key = t.rsplit(".", 1)[-1]
-            if key not in constructors or ".cuda." in t:
-                raise TypeError(f"set_default_tensor_type(): invalid type string: {t!r}")
-            t = constructors[key]
-        if not isinstance(t, _LegacyTensorType):
-            raise TypeError(f"set_default_tensor_type(): expected a tensor type, got {type(t).__name__}")
-        if t.is_cuda:
-            raise TypeError("set_default_tensor_type(): ember has no default device: use .to('cuda') instead")
-        _dtypes.set_default_dtype(t.dtype)
-
-    return set_default_tensor_type
+def _constructors(is_cuda: builtins.bool) -> dict[str, Any]:
+    return {
+        cls_name: _typed_constructor(cls_name, getattr(_dtypes, dtype_name), is_cuda)
+        for dtype_name, cls_name in _TYPE_NAMES.items()
+    }
 
 
-def install(namespace: dict[str, Any], cuda_module: Any) -> None:
-    """Adds the typed constructors and set_default_tensor_type to ``namespace`` (ember.aten's)
-    and ``cuda_module``, and the Tensor methods above to Tensor."""
-    cpu: dict[str, type] = {}
-    for dtype_name, cls_name in _TYPE_NAMES.items():
-        dtype = getattr(_dtypes, dtype_name)
-        cpu[cls_name] = _typed_constructor(cls_name, dtype, False)
-        setattr(cuda_module, cls_name, _typed_constructor(cls_name, dtype, True))
-    namespace.update(cpu)
-    namespace["set_default_tensor_type"] = _make_set_default_tensor_type(cpu)
+# ember.aten.FloatTensor, ... (imported by ember/aten/__init__.py) and ember.aten.cuda.FloatTensor, ...
+# (imported by ember/aten/cuda/__init__.py); _TYPE_NAMES lists the ten, tests/aten/test_legacy_api.py
+# checks both lists.
+_CPU = _constructors(False)
+CUDA_CONSTRUCTORS = _constructors(True)
+FloatTensor = _CPU["FloatTensor"]
+DoubleTensor = _CPU["DoubleTensor"]
+HalfTensor = _CPU["HalfTensor"]
+BFloat16Tensor = _CPU["BFloat16Tensor"]
+LongTensor = _CPU["LongTensor"]
+IntTensor = _CPU["IntTensor"]
+ShortTensor = _CPU["ShortTensor"]
+CharTensor = _CPU["CharTensor"]
+ByteTensor = _CPU["ByteTensor"]
+BoolTensor = _CPU["BoolTensor"]
+
+
+def set_default_tensor_type(t: Any) -> None:
+    """set_default_tensor_type(FloatTensor | DoubleTensor | name): the default floating dtype.
+
+    Deprecated in PyTorch in favour of ``set_default_dtype``; ember has no default
+    device, so a CUDA type is refused."""
+    if isinstance(t, str):
+        key = t.rsplit(".", 1)[-1]
+        if key not in _CPU or ".cuda." in t:
+            raise TypeError(f"set_default_tensor_type(): invalid type string: {t!r}")
+        t = _CPU[key]
+    if not isinstance(t, _LegacyTensorType):
+        raise TypeError(f"set_default_tensor_type(): expected a tensor type, got {type(t).__name__}")
+    if t.is_cuda:
+        raise TypeError("set_default_tensor_type(): ember has no default device: use .to('cuda') instead")
+    _dtypes.set_default_dtype(t.dtype)
+
+
+def install() -> None:
+    """Adds the Tensor methods above to Tensor."""
     Tensor.type_as = type_as  # type: ignore[attr-defined]
     Tensor.type = _type(Tensor.type)  # type: ignore[method-assign]
     Tensor.is_xpu = property(lambda self: False, doc="False: ember has no XPU device.")  # type: ignore[attr-defined]

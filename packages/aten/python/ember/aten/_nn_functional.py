@@ -10,7 +10,6 @@ and the convolutions and 1-d pools, which nn.functional takes from ``torch`` its
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Any
 
 from ember.aten._generated import _ops as ops
@@ -149,24 +148,3 @@ def lp_pool2d(input: Any, norm_type: float, kernel_size: Any, stride: Any = None
 
 
 # nn.functional's versions of these are the torch-level functions themselves
-_FROM_TORCH = (
-    "conv1d",
-    "conv2d",
-    "conv3d",
-    "conv_transpose1d",
-    "conv_transpose2d",
-    "conv_transpose3d",
-    "avg_pool1d",
-    "adaptive_avg_pool1d",
-)
-_OWN = (max_pool1d, max_pool2d, max_pool3d, unfold, fold, lp_pool1d, lp_pool2d)
-
-
-def install(nn: ModuleType, functions: dict[str, Any]) -> None:
-    """Adds these front ends to ``ember.aten.nn`` (never over a generated torch._C._nn operator)."""
-    for name in _FROM_TORCH:
-        if name in functions and not hasattr(nn, name):
-            setattr(nn, name, functions[name])
-    for fn in _OWN:
-        if not hasattr(nn, fn.__name__):
-            setattr(nn, fn.__name__, fn)

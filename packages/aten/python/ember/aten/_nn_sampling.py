@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from types import ModuleType
 from typing import Any
 
 from ember.aten._generated import _ops as ops
@@ -192,13 +191,3 @@ def affine_grid(theta: Any, size: Any, align_corners: bool | None = None) -> Any
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     return ops._call_affine_grid_generator(theta, size, align_corners)
-
-
-def install(nn: ModuleType, functions: dict[str, Any]) -> None:
-    """Adds these front ends to ``ember.aten.nn`` (never over a generated operator)."""
-    for name in ("pixel_shuffle", "pixel_unshuffle"):
-        if name in functions and not hasattr(nn, name):
-            setattr(nn, name, functions[name])
-    for fn in (interpolate, grid_sample, affine_grid):
-        if not hasattr(nn, fn.__name__):
-            setattr(nn, fn.__name__, fn)

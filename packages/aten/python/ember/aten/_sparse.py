@@ -801,11 +801,10 @@ def spmm(mat1: Any, mat2: Any) -> Any:
     return _k_mm(mat1, mat2)
 
 
-def install(namespace: dict[str, Any], tensor_cls: type) -> None:
-    """Registers the sparse kernels for the Python key and adds the sparse names:
-    ember.aten.sparse_coo_tensor / sparse_coo / spmm / sparse (mm, sum, addmm), Tensor.to_sparse."""
-    import types
-
+def install(tensor_cls: type) -> None:
+    """Registers the sparse kernels for the Python key and adds Tensor.to_sparse / to_dense
+    (ember.aten imports sparse_coo_tensor / sparse_coo / spmm / SparseTensor, and ember/aten/sparse.py
+    is torch.sparse: mm, sum, addmm)."""
     for qualname, fn in _KERNELS.items():
         _dispatch.register_kernel(
             "aten::" + qualname,
@@ -815,16 +814,6 @@ def install(namespace: dict[str, Any], tensor_cls: type) -> None:
             name=f"ember.aten._sparse:{fn.__name__}",
             source=_dispatch.python_source(fn),
         )
-    sparse = types.ModuleType("ember.aten.sparse", "Sparse COO tensors (PyTorch's torch.sparse).")
-    sparse.mm = sparse_mm  # type: ignore[attr-defined]
-    sparse.sum = sparse_sum  # type: ignore[attr-defined]
-    sparse.addmm = sparse_addmm  # type: ignore[attr-defined]
-    sparse.sparse_coo_tensor = sparse_coo_tensor  # type: ignore[attr-defined]
-    namespace["sparse"] = sparse
-    namespace["sparse_coo"] = sparse_coo
-    namespace["sparse_coo_tensor"] = sparse_coo_tensor
-    namespace["spmm"] = spmm
-    namespace["SparseTensor"] = SparseTensor
     tensor_cls.to_sparse = to_sparse  # type: ignore[attr-defined]
     tensor_cls.to_sparse_coo = to_sparse  # type: ignore[attr-defined]
     tensor_cls.to_dense = _dense_to_dense  # type: ignore[attr-defined]

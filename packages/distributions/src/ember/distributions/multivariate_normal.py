@@ -77,6 +77,7 @@ class MultivariateNormal(Distribution):
         elif covariance_matrix is not None:
             self._unbroadcasted_scale_tril = ea.linalg.cholesky(covariance_matrix)
         else:
+            assert precision_matrix is not None  # exactly one of the three is given (checked above)
             self._unbroadcasted_scale_tril = ea.linalg.cholesky(ea.linalg.inv(precision_matrix))
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> MultivariateNormal:

@@ -69,6 +69,8 @@ __all__ = [
     "synchronize",
 ]
 
+# PyTorch's legacy typed constructors of CUDA tensors (ember.aten.FloatTensor's twins: _legacy.py)
+from .._legacy import CUDA_CONSTRUCTORS as _CUDA_CONSTRUCTORS
 from ._device import (
     _check_device_errors,
     _checked_index,
@@ -122,3 +124,14 @@ from .streams import (
     set_stream,
     stream,
 )
+
+FloatTensor = _CUDA_CONSTRUCTORS["FloatTensor"]
+DoubleTensor = _CUDA_CONSTRUCTORS["DoubleTensor"]
+HalfTensor = _CUDA_CONSTRUCTORS["HalfTensor"]
+BFloat16Tensor = _CUDA_CONSTRUCTORS["BFloat16Tensor"]
+LongTensor = _CUDA_CONSTRUCTORS["LongTensor"]
+IntTensor = _CUDA_CONSTRUCTORS["IntTensor"]
+ShortTensor = _CUDA_CONSTRUCTORS["ShortTensor"]
+CharTensor = _CUDA_CONSTRUCTORS["CharTensor"]
+ByteTensor = _CUDA_CONSTRUCTORS["ByteTensor"]
+BoolTensor = _CUDA_CONSTRUCTORS["BoolTensor"]

@@ -175,6 +175,48 @@ def test_bmm_many_small_matrices(dtype: Any) -> None:
     np.testing.assert_allclose(N(got_t).astype(np.float64), a @ b, rtol=1e-3)
 
 
+# Products of at most 64 on every side with B not transposed skip OpenBLAS (Blas.cpp's
+# small_gemm: a register-blocked kernel, alpha 1, beta 0 or 1). Sizes around the vector width
+# (full blocks, one vector, a partial vector), row counts around its 4-row blocks, A read
+# transposed in place, beta 1 accumulating into C, the 64 boundary and 65 past it.
+SMALL_SHAPES = [(1, 1, 1), (3, 5, 7), (4, 16, 8), (9, 33, 17), (32, 32, 32), (64, 64, 64), (65, 7, 9)]
+
+
+@pytest.mark.parametrize("m,k,n", SMALL_SHAPES)
+@pytest.mark.parametrize("ta", [False, True])
+@pytest.mark.parametrize("dtype", [ea.float32, ea.float64])
+def test_small_products_match_numpy(m: int, k: int, n: int, ta: bool, dtype: Any) -> None:
+    a, b, c = rand(m, k), rand(k, n), rand(m, n)
+    A = T(a.T.copy(), dtype).t() if ta else T(a, dtype)
+    B = T(b, dtype)
+    tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == ea.float32 else {"rtol": 1e-12, "atol": 1e-12}
+    np.testing.assert_allclose(N(ea.mm(A, B)), a @ b, **tol)
+    acc = T(c, dtype)
+    acc.addmm_(A, B)  # beta 1
+    np.testing.assert_allclose(N(acc), c + a @ b, **tol)
+    out = T(c, dtype)
+    out.addmm_(A, B, beta=0.5, alpha=2.0)  # OpenBLAS's alpha / beta
+    np.testing.assert_allclose(N(out), 0.5 * c + 2.0 * (a @ b), **tol)
+    # C written through a row stride: a column slice of a wider matrix, the rest untouched
+    wide = ea.zeros(m, n + 3, dtype=dtype)
+    ea.mm(A, B, out=wide[:, 1 : n + 1])
+    np.testing.assert_allclose(N(wide[:, 1 : n + 1]), a @ b, **tol)
+    assert not N(wide[:, 0]).any() and not N(wide[:, n + 1 :]).any()
+    # one product, alone or in a batch, at any position: the same bits
+    batch = ea.stack([A, A, A])
+    got = ea.bmm(batch, ea.stack([B, B, B]))
+    for i in range(3):
+        np.testing.assert_array_equal(N(got[i]), N(ea.mm(A, B)))
+
+
+def test_small_products_propagate_nan_and_inf() -> None:
+    # a zero in A times an inf or NaN in B is NaN, as BLAS and PyTorch (no skipped zeros)
+    a = ea.tensor([[0.0, 1.0]])
+    b = ea.tensor([[math.inf, 1.0], [2.0, math.nan]])
+    np.testing.assert_array_equal(N(ea.mm(a, b)), np.array([[math.nan, math.nan]]))
+    assert N(ea.mm(ea.ones(2, 2), ea.tensor([[1.0, math.inf], [1.0, 1.0]])))[0, 1] == math.inf
+
+
 def test_batched_gemm_does_not_trip_openblas_openmp_warning() -> None:
     code = textwrap.dedent(
         """

@@ -1,5 +1,6 @@
 // Batched GEMM and DOT for every numeric dtype (see Blas.h for the plan).
 #include "Blas.h"
+#include "Im2Col.h"
 
 #include <algorithm>
 #include <atomic>
@@ -95,14 +96,36 @@ inline T at_op(const T* a, bool trans, int64_t ld, int64_t i, int64_t p) {
   return trans ? a[p * ld + i] : a[i * ld + p];
 }
 
+// Products of at most kSmallGemmDim on every side, B not transposed, skip OpenBLAS: its
+// fixed cost per call (argument checks, packing into its panels) exceeds such a product's
+// own arithmetic, and a batch of them (bmm of 1000 32 x 32 matrices) paid it 1000 times.
+// small_gemm_stub (the convolution's register-blocked kernel, cpu/Im2ColKernel.cpp)
+// computes c = op(a) b (+ c), i.e. alpha 1 with beta 0 or 1. (With B transposed its rows
+// would need a copy first, which costs as much as the product: OpenBLAS keeps those.)
+constexpr int64_t kSmallGemmDim = 64;
+
+template <typename T>
+bool small_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
+                int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (tb || m > kSmallGemmDim || n > kSmallGemmDim || k > kSmallGemmDim || alpha != T(1) ||
+      (beta != T(0) && beta != T(1))) {
+    return false;
+  }
+  small_gemm_stub(DeviceType::CPU, c10::CppTypeToScalarType<T>::value, ta, tb, m, n, k, a, lda, b, ldb, c, ldc,
+                  beta == T(1));
+  return true;
+}
+
 void sgemm_one_thread(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (small_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return;
   scipy_cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
                     (blasint)n, (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
 }
 
 void sgemm_one_thread(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
                       const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  if (small_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return;
   scipy_cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
                     (blasint)n, (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
 }

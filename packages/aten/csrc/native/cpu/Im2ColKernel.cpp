@@ -1,6 +1,7 @@
 // CPU kernels of convolution's matrix pieces (see ../Im2Col.h): im2col, col2im and the
 // single-threaded small GEMM. float32 / float64 only: float16 / bfloat16 convolutions
 // run in float32 (../Convolution.cpp converts once per call).
+#include <algorithm>
 #include <cstring>
 
 #include <ember/aten/Parallel.h>
@@ -164,6 +165,68 @@ void col2im_kernel(ScalarType dtype, const void* columns, ColumnsLayout layout, 
 
 // ---- small GEMM ---------------------------------------------------------------------------
 
+// c (m x n) (+)= op(a) b in register blocks: R rows of c by NV vectors of columns (up to 16
+// floats with AVX2) stay in registers while p runs over k, each step one row of b (NV loads)
+// against R broadcasts of op(a). c[i, j] = c0 + a[i, 0] b[0, j] + a[i, 1] b[1, j] + ... in that
+// order, one fused multiply-add at a time (c0 = c when accumulating, else 0), whatever the
+// block, so a product's bits do not depend on its size or its place in c. A partial block
+// (its last vector `tail` lanes wide) loads and stores only those lanes.
+template <int R, int NV, bool partial, bool ta, typename T>
+inline void gemm_block(int64_t i, int64_t j, int tail, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+                       T* c, int64_t ldc, bool accumulate) {
+  using V = Vectorized<T>;
+  constexpr int64_t W = V::size();
+  auto load = [&](const T* p, int v) { return partial && v == NV - 1 ? V::loadu(p, tail) : V::loadu(p); };
+  V acc[R][NV];
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < NV; ++v) acc[r][v] = accumulate ? load(c + (i + r) * ldc + j + v * W, v) : V(T(0));
+  }
+  for (int64_t p = 0; p < k; ++p) {
+    V bv[NV];
+    for (int v = 0; v < NV; ++v) bv[v] = load(b + p * ldb + j + v * W, v);
+    for (int r = 0; r < R; ++r) {
+      const V av(ta ? a[p * lda + i + r] : a[(i + r) * lda + p]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = vec::fmadd(av, bv[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < NV; ++v) {
+      T* cr = c + (i + r) * ldc + j + v * W;
+      if (partial && v == NV - 1) {
+        acc[r][v].store(cr, tail);
+      } else {
+        acc[r][v].store(cr);
+      }
+    }
+  }
+}
+
+// The register blocks serve products up to this many columns (Blas.cpp's small products,
+// at most 64 on every side); wider ones take the axpy rows below.
+constexpr int64_t kBlockedMaxColumns = 256;
+
+template <int NV, bool partial, bool ta, typename T>
+void gemm_columns(int64_t m, int64_t j, int tail, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+                  int64_t ldc, bool accumulate) {
+  int64_t i = 0;
+  for (; i + 4 <= m; i += 4) gemm_block<4, NV, partial, ta>(i, j, tail, k, a, lda, b, ldb, c, ldc, accumulate);
+  for (; i + 2 <= m; i += 2) gemm_block<2, NV, partial, ta>(i, j, tail, k, a, lda, b, ldb, c, ldc, accumulate);
+  for (; i < m; ++i) gemm_block<1, NV, partial, ta>(i, j, tail, k, a, lda, b, ldb, c, ldc, accumulate);
+}
+
+template <bool ta, typename T>
+void gemm_blocked(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc,
+                  bool accumulate) {
+  constexpr int64_t W = Vectorized<T>::size();
+  int64_t j = 0;
+  for (; j + 2 * W <= n; j += 2 * W) gemm_columns<2, false, ta>(m, j, 0, k, a, lda, b, ldb, c, ldc, accumulate);
+  if (j + W <= n) {
+    gemm_columns<1, false, ta>(m, j, 0, k, a, lda, b, ldb, c, ldc, accumulate);
+    j += W;
+  }
+  if (j < n) gemm_columns<1, true, ta>(m, j, static_cast<int>(n - j), k, a, lda, b, ldb, c, ldc, accumulate);
+}
+
 // y[0:n] += a * x[0:n]
 template <typename T>
 inline void axpy(T* y, T a, const T* x, int64_t n) {
@@ -191,15 +254,22 @@ inline T dot(const T* x, const T* y, int64_t n) {
 template <typename T>
 void small_gemm_impl(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
                      int64_t ldb, T* c, int64_t ldc, bool accumulate) {
+  if (!tb && n <= kBlockedMaxColumns) {
+    if (ta) {
+      gemm_blocked<true>(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+    } else {
+      gemm_blocked<false>(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+    }
+    return;
+  }
   if (!tb) {
-    // rows of c are combinations of rows of b: contiguous axpys
+    // wide rows (a convolution's spatial positions): a block's k rows of b lie a whole row
+    // apart, often a multiple of 4 KiB, and evict each other from L1; rows of c as
+    // combinations of rows of b (contiguous axpys) stream instead, in the same order of sums
     for (int64_t i = 0; i < m; ++i) {
       T* ci = c + i * ldc;
       if (!accumulate) std::memset(ci, 0, sizeof(T) * n);
-      for (int64_t p = 0; p < k; ++p) {
-        const T aip = ta ? a[p * lda + i] : a[i * lda + p];
-        if (aip != T(0)) axpy(ci, aip, b + p * ldb, n);
-      }
+      for (int64_t p = 0; p < k; ++p) axpy(ci, ta ? a[p * lda + i] : a[i * lda + p], b + p * ldb, n);
     }
     return;
   }

@@ -530,7 +530,8 @@ void weight_grad(const ConvProblem& p, const T* big, const T* small, T* gw, cons
     const int64_t slots = image_slots(p), ld = identity ? L : p.ld_cols(), image_cols = G * Kg * ld;
     const bool transposed_sums = wsize <= kTransposedSum;
     Tensor cols = identity ? Tensor() : empty({slots * image_cols}, p.dtype);
-    Tensor sums = transposed_sums || slots > 1 ? empty({(transposed_sums ? slots : slots - 1) * wsize}, p.dtype) : Tensor();
+    Tensor sums =
+        transposed_sums || slots > 1 ? empty({(transposed_sums ? slots : slots - 1) * wsize}, p.dtype) : Tensor();
     auto slot_sum = [&](int64_t slot) -> T* {
       if (transposed_sums) return data_of<T>(sums) + slot * wsize;
       return slot == 0 ? gw : data_of<T>(sums) + (slot - 1) * wsize;

@@ -203,9 +203,8 @@ bool direct_impl(const DirectConvArgs& a) {
   std::vector<T> pad(static_cast<size_t>(padded_size), T(0));
   for (int64_t n = 0; n < a.N; ++n) {
     pad_image(pad.data(), n);
-    parallel_for(0, a.oH, kMinRowsPerThread, [&](int64_t oh0, int64_t oh1) {
-      run_rows(pad.data(), y + n * a.K * L, oh0, oh1);
-    });
+    parallel_for(0, a.oH, kMinRowsPerThread,
+                 [&](int64_t oh0, int64_t oh1) { run_rows(pad.data(), y + n * a.K * L, oh0, oh1); });
   }
   return true;
 }

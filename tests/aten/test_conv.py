@@ -241,6 +241,130 @@ def test_direct_path_agrees_with_the_reference(threads: int) -> None:
         ea.set_num_threads(previous)
 
 
+def _backward(go: Any, x: Any, w: Any, pad: Any, mask: tuple[bool, bool, bool]) -> tuple[Any, Any, Any]:
+    """convolution_backward of a stride-1, undilated, ungrouped 2-d convolution."""
+    return ea.convolution_backward(go, x, w, [w.shape[0]], (1, 1), pad, (1, 1), False, (0, 0), 1, mask)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_direct_path_rows_blocks_and_large_images(threads: int) -> None:
+    # the direct kernel's thread and cache splits: a batch of one (or one that does not split
+    # evenly over two threads) shares each image's output rows between the threads; a weight
+    # past one L2 block (96 x 64 x 3 x 3 float32: 216 KiB) runs in blocks of output channels;
+    # a 32-channel 64x64 image (over the old 320 KiB image limit) runs direct too. Below 8
+    # output rows at 2 threads, and with 512 channels (an output row reads 3 x 512 input rows,
+    # past 192 KiB), the im2col path takes over: both sides of each boundary must agree.
+    previous = ea.get_num_threads()
+    ea.set_num_threads(threads)
+    # (x, w, padding)
+    cases = [
+        (arr(1, 5, 11, 19), arr(7, 5, 3, 3), (1, 1)),  # one image: rows shared
+        (arr(3, 4, 12, 20), arr(6, 4, 3, 2), (1, 0)),  # 3 images over 2 threads: rows shared
+        (arr(1, 64, 8, 16), arr(96, 64, 3, 3), (1, 1)),  # two weight blocks
+        (arr(1, 32, 64, 64), arr(4, 32, 3, 3), (1, 1)),  # a large image
+        (arr(1, 3, 7, 16), arr(5, 3, 3, 3), (1, 1)),  # 7 rows: under 4 per thread at 2 threads
+        (arr(1, 3, 8, 16), arr(5, 3, 3, 3), (1, 1)),  # 8 rows: 4 per thread
+        (arr(1, 512, 4, 32), arr(2, 512, 3, 3), (1, 1)),  # input rows past the row budget
+    ]
+    try:
+        for x, w, pad in cases:
+            b = arr(w.shape[0])
+            expected = ref_conv(x, w, b, 1, pad, 1, 1)
+            go = arr(*expected.shape)
+            gi_ref = ref_conv_transpose(go, w, None, 1, pad, 0, 1, 1)
+            for dtype, tol in ((ea.float64, 1e-10), (ea.float32, 1e-4)):
+                close(ea.conv2d(t(x, dtype), t(w, dtype), t(b, dtype), 1, pad), expected, tol)
+                gi = _backward(t(go, dtype), t(x, dtype), t(w, dtype), pad, (True, False, False))[0]
+                close(gi, gi_ref, tol)
+    finally:
+        ea.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_direct_weight_gradient_agrees_with_the_reference(threads: int) -> None:
+    # stride-1, undilated, ungrouped 2-d convolutions with output rows of at least 32 positions
+    # compute grad_weight directly (ConvDirect.h): output channels not a multiple of the 4-high
+    # tile (tails of 2 and 1), taps not a multiple of 3, rows with a partial last vector, even
+    # and non-square kernels, padding 0 to k - 1, one image and several, bands of rows (64
+    # rows: more than one band), and rows of 31 positions (the im2col path) at the boundary
+    previous = ea.get_num_threads()
+    ea.set_num_threads(threads)
+    # (x, w, padding)
+    cases = [
+        (arr(1, 3, 9, 37), arr(7, 3, 3, 3), (1, 1)),  # 7 = 4 + 2 + 1 output channels; 37 = 4 vectors + 5
+        (arr(2, 5, 6, 40), arr(6, 5, 2, 5), (0, 2)),  # 50 taps = 16 x 3 + 2
+        (arr(3, 2, 5, 33), arr(4, 2, 1, 1), (1, 0)),  # 1x1 with padding: not the identity
+        (arr(2, 4, 8, 34), arr(9, 4, 3, 3), (2, 2)),  # padding k - 1
+        (arr(1, 2, 64, 32), arr(5, 2, 3, 3), (1, 1)),  # 64 rows of 32: two bands
+        (arr(2, 3, 6, 31), arr(5, 3, 3, 3), (1, 1)),  # 31 output columns: im2col
+        (arr(2, 3, 6, 34), arr(5, 3, 3, 3), (0, 0)),  # 32 output columns: direct
+    ]
+    try:
+        for x, w, pad in cases:
+            expected = ref_conv(x, w, None, 1, pad, 1, 1)
+            go = arr(*expected.shape)
+            gw_ref = ref_weight_grad(x, go, w.shape[2:], pad, 1)
+            gi_ref = ref_conv_transpose(go, w, None, 1, pad, 0, 1, 1)
+            for dtype, tol in ((ea.float64, 1e-10), (ea.float32, 1e-4)):
+                gi, gw, gb = _backward(t(go, dtype), t(x, dtype), t(w, dtype), pad, (True, True, True))
+                assert gw.dtype == dtype and tuple(gw.shape) == w.shape
+                close(gw, gw_ref, tol)
+                close(gi, gi_ref, tol)
+                close(gb, go.sum(axis=(0, 2, 3)), tol)
+                gw_only = _backward(t(go, dtype), t(x, dtype), t(w, dtype), pad, (False, True, False))[1]
+                close(gw_only, gw_ref, tol)
+    finally:
+        ea.set_num_threads(previous)
+
+
+def test_direct_weight_gradient_reads_nothing_past_a_row() -> None:
+    # an infinite input in the last column reaches only the taps whose windows read it: the
+    # partial last vector of each row (35 = 32 + 3 columns) must not multiply it by the zeros
+    # past the row's end (inf * 0 = nan) for the other taps
+    x = arr(1, 2, 5, 37)
+    x[0, 1, :, 36] = np.inf
+    w = arr(3, 2, 3, 3)
+    go = arr(1, 3, 3, 35)
+    for dtype in (ea.float64, ea.float32):
+        gw = _backward(t(go, dtype), t(x, dtype), t(w, dtype), (0, 0), (False, True, False))[1].double().numpy()
+        assert np.isfinite(gw[:, 0]).all() and np.isfinite(gw[:, 1, :, :2]).all()
+        assert not np.isfinite(gw[:, 1, :, 2]).any()  # inf, or nan where signs of grad_output mix
+        finite = x.copy()
+        finite[0, 1, :, 36] = 0.0
+        ref = ref_weight_grad(finite, go, (3, 3), (0, 0), 1)
+        tol = 1e-10 if dtype == ea.float64 else 1e-4
+        close(gw[:, 0], ref[:, 0], tol)
+        close(gw[:, 1, :, :2], ref[:, 1, :, :2], tol)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_large_weight_gradients_sum_in_the_weights_layout(threads: int) -> None:
+    # through im2col + BLAS, a weight of more than 65,536 elements (128 x 64 x 3 x 3) is summed
+    # in its own layout (no transpose): one image (thin, 4x4), and 5 images of 16x16 that the
+    # threads split, whose sums are added in order; a small weight the transposed way
+    previous = ea.get_num_threads()
+    ea.set_num_threads(threads)
+    cases = [
+        (arr(1, 64, 4, 4), arr(128, 64, 3, 3)),
+        (arr(5, 64, 16, 16), arr(128, 64, 3, 3)),
+        (arr(5, 8, 16, 16), arr(16, 8, 3, 3)),
+    ]
+    try:
+        for x, w in cases:
+            expected = ref_conv(x, w, None, 1, 1, 1, 1)
+            go = arr(*expected.shape)
+            gw_ref = ref_weight_grad(x, go, (3, 3), (1, 1), 1)
+            gi_ref = ref_conv_transpose(go, w, None, 1, 1, 0, 1, 1)
+            for dtype, tol in ((ea.float64, 1e-10), (ea.float32, 1e-4)):
+                for mask in ((True, True, False), (False, True, False)):
+                    gi, gw, _ = _backward(t(go, dtype), t(x, dtype), t(w, dtype), (1, 1), mask)
+                    close(gw, gw_ref, tol)
+                    if mask[0]:
+                        close(gi, gi_ref, tol)
+    finally:
+        ea.set_num_threads(previous)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_whole_batch_products_agree_with_the_reference(threads: int) -> None:
     # thin images (under 256 output positions, as ResNet's 4x4 / 2x2 stages) run one product per

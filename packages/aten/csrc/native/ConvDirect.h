@@ -1,5 +1,5 @@
 #pragma once
-// A direct 2-d convolution for stride 1, dilation 1, one group, with small channel counts
+// A direct 2-d convolution for stride 1, dilation 1, one group, rows of at least one tile
 // (kernel in cpu/ConvDirectKernel.cpp; called by Convolution.cpp before the im2col + GEMM
 // path, which handles everything this does not).
 //
@@ -31,9 +31,42 @@ struct DirectConvArgs {
 };
 
 // Runs the convolution and returns true, or returns false (nothing written) when the problem
-// does not suit the direct kernel at this CPU capability (rows narrower than one tile, too few
-// images for the threads, an image or weight too large for the caches). float32 / float64.
+// does not suit the direct kernel at this CPU capability (rows narrower than one tile, one
+// tile's weights or one output row's input rows too large for the caches, fewer image rows
+// than the threads can share). float32 / float64.
+//
+// Threads: whole images per thread when the batch splits evenly over the threads (or is
+// large); otherwise (a batch of one, say) the threads share each image's output rows. The
+// output channels run in blocks whose packed weights stay in L2, each block one pass over
+// the image.
 using direct_conv_fn = bool (*)(ScalarType dtype, const DirectConvArgs& args);
 DECLARE_DISPATCH(direct_conv_fn, direct_conv_stub);
+
+// The weight gradient of the same convolution, directly (no columns matrix):
+//
+//   grad_weight[k, c, kh, kw] = sum over n, oh, ow of grad_output[n, k, oh, ow] * x_pad[n, c, oh + kh, ow + kw]
+//
+// Each image is copied once into a zero-padded buffer. A tile -- 4 output channels x 3 of the
+// flattened (c, kh, kw) taps -- accumulates 12 vectors along the output rows (grad_output's
+// row segment times the padded image's row segment that tap reads) over a band of rows whose
+// grad_output stays in L1, then adds their lane sums to grad_weight. The tiles are split over
+// the threads: each grad_weight element has one owner, so its sum runs in the same order at
+// any thread count.
+constexpr int64_t kDirectWeightMinWidth = 32;  // narrower output rows: im2col + GEMM
+
+struct DirectConvWeightArgs {
+  int64_t N = 0, C = 0, H = 0, W = 0;  // the input images, (N, C, H, W) contiguous
+  int64_t K = 0, kH = 0, kW = 0;       // output channels and kernel size
+  int64_t pH = 0, pW = 0;              // padding
+  int64_t oH = 0, oW = 0;              // output size: H + 2 pH - kH + 1, W + 2 pW - kW + 1
+  const void* input = nullptr;
+  const void* grad_output = nullptr;  // (N, K, oH, oW) contiguous
+  void* grad_weight = nullptr;        // (K, C, kH, kW) contiguous, overwritten
+};
+
+// Computes grad_weight and returns true, or returns false (nothing written) when the rows are
+// too narrow (fewer than kDirectWeightMinWidth output columns). float32 / float64.
+using direct_conv_weight_fn = bool (*)(ScalarType dtype, const DirectConvWeightArgs& args);
+DECLARE_DISPATCH(direct_conv_weight_fn, direct_conv_weight_stub);
 
 }  // namespace ember::at::native

@@ -49,11 +49,13 @@
 namespace ember::at::native {
 
 DEFINE_DISPATCH(direct_conv_stub);
+DEFINE_DISPATCH(direct_conv_weight_stub);
 
 namespace {
 
 constexpr int64_t kColumnsBudget = int64_t(1) << 23;  // im2col buffer per chunk, in elements
 constexpr int64_t kThinPositions = 256;               // below: one product for the whole batch
+constexpr int64_t kTransposedSum = int64_t(1) << 16;  // weight_grad: largest weight summed transposed, in elements
 
 // ---- arguments --------------------------------------------------------------------------------
 
@@ -518,15 +520,24 @@ void weight_grad(const ConvProblem& p, const T* big, const T* small, T* gw, cons
     return;
   }
   if (p.batched_blas()) {
-    // Each slot accumulates its images' gW[g]^T = im2col(big[n, g]) @ small[n, g]^T (Kg x Ms)
-    // with the GEMM's beta, so no per-image temporary. (The transposed product packs its
-    // operands faster in OpenBLAS than small[n, g] @ im2col(big[n, g])^T.) gw is their sum,
-    // in slot order.
+    // Each slot accumulates its images' products with the GEMM's beta, so no per-image
+    // temporary. While the weight is small (kTransposedSum elements) the slot sums are
+    // gW[g]^T = im2col(big[n, g]) @ small[n, g]^T (Kg x Ms), whose operands OpenBLAS packs
+    // faster, and gw is their transposed sum; a larger weight is summed in gw's own layout,
+    // gW[g] = small[n, g] @ im2col(big[n, g])^T, with slot 0 writing gw itself: the strided
+    // transpose of a weight past L2 costs more than the products of a thin image. Either
+    // way gw is the sum of the slots in slot order.
     const int64_t slots = image_slots(p), ld = identity ? L : p.ld_cols(), image_cols = G * Kg * ld;
+    const bool transposed_sums = wsize <= kTransposedSum;
     Tensor cols = identity ? Tensor() : empty({slots * image_cols}, p.dtype);
-    Tensor sums = empty({slots * wsize}, p.dtype);
+    Tensor sums =
+        transposed_sums || slots > 1 ? empty({(transposed_sums ? slots : slots - 1) * wsize}, p.dtype) : Tensor();
+    auto slot_sum = [&](int64_t slot) -> T* {
+      if (transposed_sums) return data_of<T>(sums) + slot * wsize;
+      return slot == 0 ? gw : data_of<T>(sums) + (slot - 1) * wsize;
+    };
     for_each_image_range(slots, p.N, [&](int64_t slot, int64_t n0, int64_t n1) {
-      T* acc = data_of<T>(sums) + slot * wsize;
+      T* acc = slot_sum(slot);
       if (n0 == n1) std::fill(acc, acc + wsize, T(0));
       for (int64_t n = n0; n < n1; ++n) {
         const T* col = big + n * p.big_image();
@@ -537,9 +548,15 @@ void weight_grad(const ConvProblem& p, const T* big, const T* small, T* gw, cons
           col = buf;
         }
         const T* sn = small + n * p.small_image();
+        const T beta = n == n0 ? T(0) : T(1);
         for (int64_t grp = 0; grp < G; ++grp) {
-          gemm_cpu(false, true, Kg, Ms, L, T(1), col + grp * Kg * ld, ld, sn + grp * Ms * L, L, n == n0 ? T(0) : T(1),
-                   acc + grp * Kg * Ms, Ms);
+          if (transposed_sums) {
+            gemm_cpu(false, true, Kg, Ms, L, T(1), col + grp * Kg * ld, ld, sn + grp * Ms * L, L, beta,
+                     acc + grp * Kg * Ms, Ms);
+          } else {
+            gemm_cpu(false, true, Ms, Kg, L, T(1), sn + grp * Ms * L, L, col + grp * Kg * ld, ld, beta,
+                     acc + grp * Ms * Kg, Kg);
+          }
         }
         if (big_grad != nullptr) {  // the columns buffer is free again
           T* image = big_grad + n * p.big_image();
@@ -555,15 +572,24 @@ void weight_grad(const ConvProblem& p, const T* big, const T* small, T* gw, cons
         }
       }
     });
-    const T* acc = data_of<T>(sums);
-    for (int64_t grp = 0; grp < G; ++grp) {
-      for (int64_t m = 0; m < Ms; ++m) {
-        for (int64_t k = 0; k < Kg; ++k) {
-          T v = T(0);
-          for (int64_t s = 0; s < slots; ++s) v += acc[s * wsize + (grp * Kg + k) * Ms + m];
-          gw[(grp * Ms + m) * Kg + k] = v;
+    if (transposed_sums) {
+      const T* acc = data_of<T>(sums);
+      for (int64_t grp = 0; grp < G; ++grp) {
+        for (int64_t m = 0; m < Ms; ++m) {
+          for (int64_t k = 0; k < Kg; ++k) {
+            T v = T(0);
+            for (int64_t s = 0; s < slots; ++s) v += acc[s * wsize + (grp * Kg + k) * Ms + m];
+            gw[(grp * Ms + m) * Kg + k] = v;
+          }
         }
       }
+    } else if (slots > 1) {
+      const T* acc = data_of<T>(sums);
+      parallel_for(0, wsize, GRAIN_SIZE, [&](int64_t b, int64_t e) {
+        for (int64_t s = 0; s + 1 < slots; ++s) {
+          for (int64_t i = b; i < e; ++i) gw[i] += acc[s * wsize + i];
+        }
+      });
     }
     return;
   }
@@ -598,6 +624,7 @@ bool try_direct_conv(const ConvShape& s, ScalarType ct, const Tensor& big, const
                      const Tensor& small, bool flip) {
   const ConvGeometry& g = s.geometry;
   if (s.dim != 2 || s.transposed || s.groups != 1 || big.size(0) == 0) return false;
+  if (g.is_identity()) return false;  // 1x1, unpadded: the GEMM reads the image in place
   for (int i = 1; i < 3; ++i) {
     if (g.stride[i] != 1 || g.dilation[i] != 1) return false;
     if (flip && g.padding[i] > g.kernel[i] - 1) return false;
@@ -621,6 +648,35 @@ bool try_direct_conv(const ConvShape& s, ScalarType ct, const Tensor& big, const
   a.output = small.data_ptr();
   a.flip_weight = flip;
   return direct_conv_stub(DeviceType::CPU, ct, a);
+}
+
+// The direct weight gradient (ConvDirect.h) of the same convolutions as try_direct_conv:
+// gw (K, C, kH, kW) from x (N, C, H, W) and grad_output (N, K, oH, oW). Returns false when
+// it does not apply (the caller takes the im2col path).
+bool try_direct_conv_weight(const ConvShape& s, ScalarType ct, const Tensor& x, const Tensor& go, const Tensor& gw) {
+  const ConvGeometry& g = s.geometry;
+  if (s.dim != 2 || s.transposed || s.groups != 1 || x.size(0) == 0) return false;
+  if (g.is_identity()) return false;  // 1x1, unpadded: the GEMM reads the image in place
+  for (int i = 1; i < 3; ++i) {
+    if (g.stride[i] != 1 || g.dilation[i] != 1) return false;
+  }
+  DirectConvWeightArgs a;
+  a.N = x.size(0);
+  a.C = x.size(1);
+  a.H = x.size(2);
+  a.W = x.size(3);
+  a.K = go.size(1);
+  a.kH = g.kernel[1];
+  a.kW = g.kernel[2];
+  a.pH = g.padding[1];
+  a.pW = g.padding[2];
+  a.oH = go.size(2);
+  a.oW = go.size(3);
+  if (a.oH != a.H + 2 * a.pH - a.kH + 1 || a.oW != a.W + 2 * a.pW - a.kW + 1) return false;
+  a.input = x.data_ptr();
+  a.grad_output = go.data_ptr();
+  a.grad_weight = gw.data_ptr();
+  return direct_conv_weight_stub(DeviceType::CPU, ct, a);
 }
 
 template <typename F>
@@ -711,8 +767,17 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
       direct = try_direct_conv(s, ct, go, w, nullptr, g, true);
       if (direct) gi = conv_result(g, input.dtype(), suggest_memory_format(input));
     }
-    const bool fused =
-        !direct && output_mask[0] && output_mask[1] && !transposed && p.batched_blas() && p.N > 0 && p.L() > 0;
+    // grad_weight by the direct kernel where it applies (stride 1, rows of at least
+    // kDirectWeightMinWidth): no columns matrix
+    bool direct_w = false;
+    if (output_mask[1] && !transposed && input.numel() > 0 && weight.numel() > 0) {
+      const Tensor x = input.to(ct).contiguous();
+      Tensor g = empty(weight.sizes(), ct, weight.device());
+      direct_w = try_direct_conv_weight(s, ct, x, go, g);
+      if (direct_w) gw = conv_result(g, weight.dtype(), suggest_memory_format(weight));
+    }
+    const bool fused = !direct && !direct_w && output_mask[0] && output_mask[1] && !transposed && p.batched_blas() &&
+                       p.N > 0 && p.L() > 0;
     if (fused) {
       const Tensor w = weight.to(ct).contiguous();
       const Tensor x = input.to(ct).contiguous();
@@ -734,7 +799,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
       }
       gi = conv_result(gi, input.dtype(), suggest_memory_format(input));
     }
-    if (output_mask[1] && !fused) {
+    if (output_mask[1] && !fused && !direct_w) {
       const Tensor x = input.to(ct).contiguous();
       gw = empty(weight.sizes(), ct, weight.device());
       if (gw.numel() > 0) {

@@ -135,12 +135,12 @@ inline double exp_shifted_sum(double* x, int64_t n, double m) {
   return total;
 }
 
-// Adds the mask and the causal -inf to an nq x nk block of scores (row stride ld) whose
-// top-left element is (query i0, key j0) of plane (b, h).
+// Adds the mask to an nq x nk block of scores (row stride ld) whose top-left element is
+// (query i0, key j0) of plane (b, h). The causal mask is not written: the softmax of each
+// row stops at causal_keys (the masked scores are never exponentiated, only zeroed).
 template <typename T>
 void mask_block(const AttentionParams& p, int64_t b, int64_t h, int64_t i0, int64_t j0, int64_t nq, int64_t nk, T* s,
                 int64_t ld = BK) {
-  constexpr T ninf = -std::numeric_limits<T>::infinity();
   if (p.mask != nullptr) {
     const T* mp = static_cast<const T*>(p.mask) + b * p.mask_stride[0] + h * p.mask_stride[1] + i0 * p.mask_stride[2] +
                   j0 * p.mask_stride[3];
@@ -154,13 +154,11 @@ void mask_block(const AttentionParams& p, int64_t b, int64_t h, int64_t i0, int6
       }
     }
   }
-  if (p.is_causal && j0 + nk - 1 > i0) {
-    for (int64_t r = 0; r < nq; ++r) {
-      const int64_t first = std::max<int64_t>(i0 + r + 1 - j0, 0);  // first masked column
-      T* sr = s + r * ld;
-      for (int64_t c = first; c < nk; ++c) sr[c] = ninf;
-    }
-  }
+}
+
+// How many of the nk keys from j0 on query row i may see (all of them without is_causal).
+inline int64_t causal_keys(const AttentionParams& p, int64_t i, int64_t j0, int64_t nk) {
+  return p.is_causal ? std::clamp<int64_t>(i + 1 - j0, 0, nk) : nk;
 }
 
 // causal: the keys a block of rows [i0, i0 + nq) sees end at i0 + nq (exclusive)
@@ -214,13 +212,15 @@ void forward_impl(const AttentionParams& p, const T* q, const T* k, const T* v, 
         mask_block(p, b, h, i0, j0, nq, nk, s.data(), bk);
         for (int64_t r = 0; r < nq; ++r) {
           T* sr = s.data() + r * bk;
-          const T mnew = row_max(sr, nk, m[r]);
+          const int64_t nv = causal_keys(p, i0 + r, j0, nk);
+          std::fill(sr + nv, sr + nk, T(0));  // causally masked: weight 0 in P V
+          const T mnew = row_max(sr, nv, m[r]);
           if (mnew == ninf) {  // every key so far masked: nothing to add
-            std::fill(sr, sr + nk, T(0));
+            std::fill(sr, sr + nv, T(0));
             continue;
           }
           const T alpha = std::exp(m[r] - mnew);
-          l[r] = l[r] * alpha + exp_shifted_sum(sr, nk, mnew);
+          l[r] = l[r] * alpha + exp_shifted_sum(sr, nv, mnew);
           m[r] = mnew;
           if (!first && alpha != T(1)) {
             T* ar = acc.data() + r * Ev;
@@ -293,10 +293,12 @@ void backward_impl(const AttentionParams& p, const T* q, const T* k, const T* v,
             for (int64_t r = 0; r < nq; ++r) {
               T* sr = s.data() + r * BK;
               const T m = lp[i0 + r];
+              const int64_t nv = causal_keys(p, i0 + r, j0, nkk);
               if (m == ninf) {
                 std::fill(sr, sr + nkk, T(0));
               } else {
-                exp_shifted_sum(sr, nkk, m);
+                exp_shifted_sum(sr, nv, m);
+                std::fill(sr + nv, sr + nkk, T(0));
               }
             }
             const T* dor = dop + i0 * Ev;

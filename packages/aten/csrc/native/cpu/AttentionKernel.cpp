@@ -106,6 +106,35 @@ inline T row_max(const T* x, int64_t n, T init) {
   return m;
 }
 
+// exp of the shifted scores x - m <= 0 (m their row max, or the logsumexp): vec::exp's
+// reduction and polynomial (~1 ulp) without its overflow and subnormal handling. Below
+// -87 (a weight under 2^-125 of the row's largest) it gives 0, as it does for -inf; NaN
+// passes through. 2^n is one exponent field: n >= -126 after the clamp.
+inline Vectorized<float> exp_nonpositive(Vectorized<float> x) {
+  using V = Vectorized<float>::V;
+  typedef int32_t VI __attribute__((vector_size(EMBER_VEC_BYTES)));
+  const V xc = x.v < -87.0f ? V{} - 87.0f : x.v;
+  const float shifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  const V t = xc * 1.44269504088896341f + shifter;
+  const V n = t - shifter;
+  V r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  V p = r * 1.9875691500E-4f + 1.3981999507E-3f;
+  p = p * r + 8.3334519073E-3f;
+  p = p * r + 4.1665795894E-2f;
+  p = p * r + 1.6666665459E-1f;
+  p = p * r + 5.0000001201E-1f;
+  p = p * (r * r) + r + 1.0f;
+  VI ti, sh;
+  std::memcpy(&ti, &t, sizeof(VI));
+  sh = VI{} + 0x4B400000;  // the bits of the shifter: t's bits minus these are n
+  const VI bits = (ti - sh + 127) << 23;
+  V scale;
+  std::memcpy(&scale, &bits, sizeof(V));
+  const V res = p * scale;
+  return Vectorized<float>::make(x.v < -87.0f ? V{} : res);
+}
+
 // x[j] = exp(x[j] - m); returns the sum.
 inline float exp_shifted_sum(float* x, int64_t n, float m) {
   using Vec = Vectorized<float>;
@@ -114,7 +143,7 @@ inline float exp_shifted_sum(float* x, int64_t n, float m) {
   const Vec mv(m);
   int64_t j = 0;
   for (; j + W <= n; j += W) {
-    const Vec e = vec::exp(Vec::loadu(x + j) - mv);
+    const Vec e = exp_nonpositive(Vec::loadu(x + j) - mv);
     e.store(x + j);
     s += e;
   }

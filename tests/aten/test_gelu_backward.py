@@ -9,6 +9,7 @@ float64 NumPy (math.erfc).
 from __future__ import annotations
 
 import math
+
 import ember.aten as ea
 import numpy as np
 import pytest

@@ -30,7 +30,8 @@ def _t(weight: Any) -> Any:
 
 
 def _view(t: Any, size: tuple[int, ...]) -> Any:
-    """t.view(size) by its backend kernel, as _t: the folded operands never leave linear."""
+    """t.view(size) by its backend kernel, as _t: no view bookkeeping (the folded input never
+    leaves linear; the result's base is the addmm temporary, which nothing else holds)."""
     ks = (t._keys | _tls.include) & _tls.exclude_not
     return (_tab_view.get(ks) or _op_view._slow(ks))(t, size)
 

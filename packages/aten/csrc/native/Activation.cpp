@@ -15,6 +15,7 @@ DEFINE_DISPATCH(threshold_stub);
 DEFINE_DISPATCH(hardtanh_stub);
 DEFINE_DISPATCH(elu_stub);
 DEFINE_DISPATCH(gelu_stub);
+DEFINE_DISPATCH(gelu_backward_stub);
 DEFINE_DISPATCH(silu_stub);
 DEFINE_DISPATCH(mish_stub);
 DEFINE_DISPATCH(softplus_stub);
@@ -105,6 +106,15 @@ Tensor celu_(const Tensor& self, const Scalar& alpha) {
 Tensor gelu_out(const Tensor& self, const std::string& approximate, const Tensor& out) {
   EMBER_CHECK(approximate == "none" || approximate == "tanh", "approximate argument must be either none or tanh.");
   return unary_activation(gelu_stub, self, out, "gelu", approximate == "tanh");
+}
+
+// gelu_backward(grad, x) = grad * d gelu / dx in one pass: grad * (Phi(x) + x phi(x)), or the
+// derivative of the tanh form (the gradient of gelu; its own gradient is in derivatives.yaml).
+Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, const std::string& approximate) {
+  EMBER_CHECK(approximate == "none" || approximate == "tanh", "approximate argument must be either none or tanh.");
+  auto iter = TensorIterator::binary_op(Tensor(), grad_output, self, "gelu_backward");
+  gelu_backward_stub(iter.device_type(), iter, approximate == "tanh");
+  return iter.output();
 }
 
 // silu(x) = x * sigmoid(x)

@@ -15,6 +15,7 @@ DECLARE_DISPATCH(activation_fn_2scalars, threshold_stub);  // (threshold, value)
 DECLARE_DISPATCH(activation_fn_2scalars, hardtanh_stub);   // (min_val, max_val)
 DECLARE_DISPATCH(elu_fn, elu_stub);
 DECLARE_DISPATCH(gelu_fn, gelu_stub);
+DECLARE_DISPATCH(gelu_fn, gelu_backward_stub);  // iterator (grad_input; grad_output, self)
 DECLARE_DISPATCH(activation_fn, silu_stub);
 DECLARE_DISPATCH(activation_fn, mish_stub);
 DECLARE_DISPATCH(activation_fn_2scalars, softplus_stub);  // (beta, threshold)

@@ -131,43 +131,63 @@ void elu_kernel(TensorIterator& iter, const Scalar& alpha, const Scalar& scale, 
 //                     for x > 0. The tail never computes 1 + erf(x) for negative x
 //                     (which cancels), and x^2 / 2 is split so its rounding does not
 //                     reach the exponent. Within ~3 ulp of float64 over the whole range.
-inline Vectorized<float> gelu_erf_vec(Vectorized<float> xv) {
-  const VF x = xv.v;
-  const VF ax = vec::abs(xv).v;
+//
+// A vector whose lanes all lie below 0.7071 (or below 2.5) skips the pieces no lane needs:
+// the other lanes' selects would discard them. normal_cdf_vec also gives exp(-x^2 / 2),
+// which the tail computes anyway, for the density in gelu's derivative.
+inline float lane_max(VF v) {
+  float m = v[0];
+  for (int i = 1; i < Vectorized<float>::size(); ++i) m = v[i] > m ? v[i] : m;  // NaN lanes skipped
+  return m;
+}
+
+// The polynomials are evaluated by Estrin's scheme (pairs, then powers u^2, u^4, u^8): a
+// dependency chain of 4 multiply-adds instead of Horner's 10 lets the core overlap them.
+inline VF phi_small_vec(VF x, VF s) {
+  const VF s2 = s * s;
+  const VF a0 = s * -6.649038196e-02f + 3.989422917e-01f;
+  const VF a1 = s * -1.187314978e-03f + 9.973566979e-03f;
+  const VF a2 = s * -8.681962754e-06f + 1.151593024e-04f;
+  const VF q = a0 + s2 * (a1 + s2 * a2);
+  return 0.5f + x * q;
+}
+
+// Phi(x) and exp(-x^2 / 2); with_density false: the density only where the tail needs it.
+template <bool with_density>
+inline VF normal_cdf_vec(VF x, VF* density) {
+  const VF ax = vec::abs(Vectorized<float>::make(x)).v;
   const VF s = x * x;
-  VF q = s * -8.681962754e-06f + 1.151593024e-04f;
-  q = q * s - 1.187314978e-03f;
-  q = q * s + 9.973566979e-03f;
-  q = q * s - 6.649038196e-02f;
-  q = q * s + 3.989422917e-01f;
-  const VF phi_small = 0.5f + x * q;
+  const float amax = lane_max(ax);
+  if (!with_density && amax < 0.70710678f) return phi_small_vec(x, s);  // (a NaN lane: NaN here too)
+  const VF phi_small = phi_small_vec(x, s);
 
   const VF at = ax > 15.0f ? VF{} + 15.0f : ax;  // Phi(-15) underflows float anyway
   const VF u = at - 1.6035534143447876f;
-  VF sa = u * 1.393962634e-06f - 6.016403859e-06f;
-  sa = sa * u + 2.127044172e-05f;
-  sa = sa * u - 8.147736662e-05f;
-  sa = sa * u + 3.020705772e-04f;
-  sa = sa * u - 1.058919705e-03f;
-  sa = sa * u + 3.510227893e-03f;
-  sa = sa * u - 1.092239842e-02f;
-  sa = sa * u + 3.155556321e-02f;
-  sa = sa * u - 8.336831629e-02f;
-  sa = sa * u + 1.967966706e-01f;
-  const VF w = 1.0f / at;
-  const VF w2 = w * w;
-  VF sb = w2 * 6.278988647e+02f + 1.311576660e+03f;
-  sb = sb * w2 + 1.217970703e+03f;
-  sb = sb * w2 - 1.642039673e+03f;
-  sb = sb * w2 + 7.107114868e+02f;
-  sb = sb * w2 - 1.790729065e+02f;
-  sb = sb * w2 + 3.328061676e+01f;
-  sb = sb * w2 - 5.734347820e+00f;
-  sb = sb * w2 + 1.192548513e+00f;
-  sb = sb * w2 - 3.989056945e-01f;
-  sb = sb * w2 + 3.989421725e-01f;
-  sb = sb * w;
-  const VF S = at < 2.5f ? sa : sb;
+  const VF u2 = u * u, u4 = u2 * u2, u8 = u4 * u4;
+  const VF p01 = u * -8.336831629e-02f + 1.967966706e-01f;
+  const VF p23 = u * -1.092239842e-02f + 3.155556321e-02f;
+  const VF p45 = u * -1.058919705e-03f + 3.510227893e-03f;
+  const VF p67 = u * -8.147736662e-05f + 3.020705772e-04f;
+  const VF p89 = u * -6.016403859e-06f + 2.127044172e-05f;
+  const VF q0 = p01 + u2 * p23, q1 = p45 + u2 * p67, q2 = p89 + u2 * 1.393962634e-06f;
+  const VF sa = (q0 + u4 * q1) + u8 * q2;
+  VF S = sa;
+  if (!(amax < 2.5f)) {  // some lane in the asymptotic piece (or NaN / inf)
+    const VF w = 1.0f / at;
+    const VF w2 = w * w;
+    VF sb = w2 * 6.278988647e+02f + 1.311576660e+03f;
+    sb = sb * w2 + 1.217970703e+03f;
+    sb = sb * w2 - 1.642039673e+03f;
+    sb = sb * w2 + 7.107114868e+02f;
+    sb = sb * w2 - 1.790729065e+02f;
+    sb = sb * w2 + 3.328061676e+01f;
+    sb = sb * w2 - 5.734347820e+00f;
+    sb = sb * w2 + 1.192548513e+00f;
+    sb = sb * w2 - 3.989056945e-01f;
+    sb = sb * w2 + 3.989421725e-01f;
+    sb = sb * w;
+    S = at < 2.5f ? sa : sb;
+  }
 
   // x^2 / 2 = xh^2 / 2 (exact: xh keeps 12 significant bits) + d, d small.
   typedef int32_t VI __attribute__((vector_size(EMBER_VEC_BYTES)));
@@ -179,17 +199,26 @@ inline Vectorized<float> gelu_erf_vec(Vectorized<float> xv) {
   const VF xl = at - xh;
   const VF a = xh * xh * 0.5f;
   const VF d = xl * (at + xh) * 0.5f;
-  // exp(-d) by its series (|d| < 0.1 here)
-  VF ed = 1.0f - d * 0.2f;
-  ed = 1.0f - d * 0.25f * ed;
-  ed = 1.0f - d * (1.0f / 3.0f) * ed;
-  ed = 1.0f - d * 0.5f * ed;
-  ed = 1.0f - d * ed;
-  const VF tail = vec::exp(Vectorized<float>::make(-a)).v * ed * S;
+  // exp(-d) by its series to d^5 (|d| < 0.12 here)
+  const VF d2 = d * d;
+  const VF ed = (1.0f - d) + d2 * ((0.5f - d * (1.0f / 6.0f)) + d2 * ((1.0f / 24.0f) - d * (1.0f / 120.0f)));
+  const VF e = vec::exp(Vectorized<float>::make(-a)).v * ed;  // exp(-x^2 / 2) (0 beyond |x| = 15)
+  if (with_density) *density = e;
+  const VF tail = e * S;
 
   const VF phi_big = x < 0.0f ? tail : 1.0f - tail;
-  const VF phi = ax < 0.70710678f ? phi_small : phi_big;
-  return Vectorized<float>::make(x * phi);
+  return ax < 0.70710678f ? phi_small : phi_big;
+}
+
+inline Vectorized<float> gelu_erf_vec(Vectorized<float> xv) {
+  return Vectorized<float>::make(xv.v * normal_cdf_vec<false>(xv.v, nullptr));
+}
+
+// d/dx x Phi(x) = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+inline Vectorized<float> gelu_erf_grad_vec(Vectorized<float> gv, Vectorized<float> xv) {
+  VF e;
+  const VF phi = normal_cdf_vec<true>(xv.v, &e);
+  return Vectorized<float>::make(gv.v * (phi + xv.v * e * 0.3989422804014327f));
 }
 
 struct GeluErfOp {
@@ -226,6 +255,63 @@ void gelu_kernel(TensorIterator& iter, bool tanh_approximation) {
   } else {
     activation_kernel(iter, "gelu", GeluErfOp{});
   }
+}
+
+// ---- gelu_backward: grad * gelu'(x) ----------------------------------------------------
+// The scalar path (strided inputs, tails, double, half) in double, as the forward's.
+struct GeluErfGradOp {
+  template <typename T>
+  T apply(T g, T x) const {
+    const double xd = static_cast<double>(x);
+    const double cdf = 0.5 * std::erfc(-xd * 0.70710678118654752440);
+    const double pdf = std::exp(-0.5 * xd * xd) * 0.39894228040143267794;
+    return static_cast<T>(static_cast<double>(g) * (cdf + xd * pdf));
+  }
+  Vectorized<float> vec(Vectorized<float> g, Vectorized<float> x) const { return gelu_erf_grad_vec(g, x); }
+};
+
+// s = sigmoid(2u) = 0.5 (1 + tanh(u)): gelu = x s, gelu' = s + x s (1 - s) 2u', 2u' = k2 (1 + 3 c x^2).
+// x^2 is taken of x clamped to +-1e4 (s (1 - s) is 0 there; it keeps 0 * inf out).
+struct GeluTanhGradOp {
+  template <typename T>
+  T apply(T g, T x) const {
+    const T k2 = static_cast<T>(2 * 0.79788456080286535588), c = static_cast<T>(0.044715);
+    const T xc = x > T(1e4) ? T(1e4) : (x < T(-1e4) ? T(-1e4) : x);
+    const T s = T(1) / (T(1) + std::exp(-k2 * (x + c * x * x * x)));
+    return g * (s + x * s * (T(1) - s) * k2 * (T(1) + T(3) * c * xc * xc));
+  }
+  Vectorized<float> vec(Vectorized<float> g, Vectorized<float> x) const {
+    const VF xv = x.v;
+    const float k2 = 2 * 0.79788456080286535588f, c = 0.044715f;
+    const VF xc = xv > 1e4f ? VF{} + 1e4f : (xv < -1e4f ? VF{} - 1e4f : xv);
+    const VF inner = k2 * (xv + c * xv * xv * xv);
+    const VF s = 1.0f / (1.0f + vec::exp(Vectorized<float>::make(-inner)).v);
+    return Vectorized<float>::make(g.v * (s + xv * s * (1.0f - s) * k2 * (1.0f + 3.0f * c * xc * xc)));
+  }
+};
+
+template <typename scalar_t, typename Op>
+void activation_grad_impl(TensorIterator& iter, const Op& op) {
+  if constexpr (std::is_same_v<scalar_t, float>) {
+    cpu_kernel_vec(
+        iter, [op](float g, float x) -> float { return op.apply(g, x); },
+        [op](Vectorized<float> g, Vectorized<float> x) { return op.vec(g, x); });
+  } else {
+    using opmath = opmath_t<scalar_t>;
+    cpu_kernel(iter, [op](scalar_t g, scalar_t x) -> scalar_t {
+      return static_cast<scalar_t>(op.apply(static_cast<opmath>(g), static_cast<opmath>(x)));
+    });
+  }
+}
+
+void gelu_backward_kernel(TensorIterator& iter, bool tanh_approximation) {
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), "gelu_backward", [&] {
+    if (tanh_approximation) {
+      activation_grad_impl<scalar_t>(iter, GeluTanhGradOp{});
+    } else {
+      activation_grad_impl<scalar_t>(iter, GeluErfGradOp{});
+    }
+  });
 }
 
 struct SiluOp {
@@ -322,6 +408,7 @@ REGISTER_DISPATCH(threshold_stub, &threshold_kernel);
 REGISTER_DISPATCH(hardtanh_stub, &hardtanh_kernel);
 REGISTER_DISPATCH(elu_stub, &elu_kernel);
 REGISTER_DISPATCH(gelu_stub, &gelu_kernel);
+REGISTER_DISPATCH(gelu_backward_stub, &gelu_backward_kernel);
 REGISTER_DISPATCH(silu_stub, &silu_kernel);
 REGISTER_DISPATCH(mish_stub, &mish_kernel);
 REGISTER_DISPATCH(softplus_stub, &softplus_kernel);

@@ -106,6 +106,35 @@ inline T row_max(const T* x, int64_t n, T init) {
   return m;
 }
 
+// exp of the shifted scores x - m <= 0 (m their row max, or the logsumexp): vec::exp's
+// reduction and polynomial (~1 ulp) without its overflow and subnormal handling. Below
+// -87 (a weight under 2^-125 of the row's largest) it gives 0, as it does for -inf; NaN
+// passes through. 2^n is one exponent field: n >= -126 after the clamp.
+inline Vectorized<float> exp_nonpositive(Vectorized<float> x) {
+  using V = Vectorized<float>::V;
+  typedef int32_t VI __attribute__((vector_size(EMBER_VEC_BYTES)));
+  const V xc = x.v < -87.0f ? V{} - 87.0f : x.v;
+  const float shifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  const V t = xc * 1.44269504088896341f + shifter;
+  const V n = t - shifter;
+  V r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  V p = r * 1.9875691500E-4f + 1.3981999507E-3f;
+  p = p * r + 8.3334519073E-3f;
+  p = p * r + 4.1665795894E-2f;
+  p = p * r + 1.6666665459E-1f;
+  p = p * r + 5.0000001201E-1f;
+  p = p * (r * r) + r + 1.0f;
+  VI ti, sh;
+  std::memcpy(&ti, &t, sizeof(VI));
+  sh = VI{} + 0x4B400000;  // the bits of the shifter: t's bits minus these are n
+  const VI bits = (ti - sh + 127) << 23;
+  V scale;
+  std::memcpy(&scale, &bits, sizeof(V));
+  const V res = p * scale;
+  return Vectorized<float>::make(x.v < -87.0f ? V{} : res);
+}
+
 // x[j] = exp(x[j] - m); returns the sum.
 inline float exp_shifted_sum(float* x, int64_t n, float m) {
   using Vec = Vectorized<float>;
@@ -114,7 +143,7 @@ inline float exp_shifted_sum(float* x, int64_t n, float m) {
   const Vec mv(m);
   int64_t j = 0;
   for (; j + W <= n; j += W) {
-    const Vec e = vec::exp(Vec::loadu(x + j) - mv);
+    const Vec e = exp_nonpositive(Vec::loadu(x + j) - mv);
     e.store(x + j);
     s += e;
   }
@@ -135,12 +164,12 @@ inline double exp_shifted_sum(double* x, int64_t n, double m) {
   return total;
 }
 
-// Adds the mask and the causal -inf to an nq x nk block of scores (row stride ld) whose
-// top-left element is (query i0, key j0) of plane (b, h).
+// Adds the mask to an nq x nk block of scores (row stride ld) whose top-left element is
+// (query i0, key j0) of plane (b, h). The causal mask is not written: the softmax of each
+// row stops at causal_keys (the masked scores are never exponentiated, only zeroed).
 template <typename T>
 void mask_block(const AttentionParams& p, int64_t b, int64_t h, int64_t i0, int64_t j0, int64_t nq, int64_t nk, T* s,
                 int64_t ld = BK) {
-  constexpr T ninf = -std::numeric_limits<T>::infinity();
   if (p.mask != nullptr) {
     const T* mp = static_cast<const T*>(p.mask) + b * p.mask_stride[0] + h * p.mask_stride[1] + i0 * p.mask_stride[2] +
                   j0 * p.mask_stride[3];
@@ -154,13 +183,11 @@ void mask_block(const AttentionParams& p, int64_t b, int64_t h, int64_t i0, int6
       }
     }
   }
-  if (p.is_causal && j0 + nk - 1 > i0) {
-    for (int64_t r = 0; r < nq; ++r) {
-      const int64_t first = std::max<int64_t>(i0 + r + 1 - j0, 0);  // first masked column
-      T* sr = s + r * ld;
-      for (int64_t c = first; c < nk; ++c) sr[c] = ninf;
-    }
-  }
+}
+
+// How many of the nk keys from j0 on query row i may see (all of them without is_causal).
+inline int64_t causal_keys(const AttentionParams& p, int64_t i, int64_t j0, int64_t nk) {
+  return p.is_causal ? std::clamp<int64_t>(i + 1 - j0, 0, nk) : nk;
 }
 
 // causal: the keys a block of rows [i0, i0 + nq) sees end at i0 + nq (exclusive)
@@ -214,13 +241,15 @@ void forward_impl(const AttentionParams& p, const T* q, const T* k, const T* v, 
         mask_block(p, b, h, i0, j0, nq, nk, s.data(), bk);
         for (int64_t r = 0; r < nq; ++r) {
           T* sr = s.data() + r * bk;
-          const T mnew = row_max(sr, nk, m[r]);
+          const int64_t nv = causal_keys(p, i0 + r, j0, nk);
+          std::fill(sr + nv, sr + nk, T(0));  // causally masked: weight 0 in P V
+          const T mnew = row_max(sr, nv, m[r]);
           if (mnew == ninf) {  // every key so far masked: nothing to add
-            std::fill(sr, sr + nk, T(0));
+            std::fill(sr, sr + nv, T(0));
             continue;
           }
           const T alpha = std::exp(m[r] - mnew);
-          l[r] = l[r] * alpha + exp_shifted_sum(sr, nk, mnew);
+          l[r] = l[r] * alpha + exp_shifted_sum(sr, nv, mnew);
           m[r] = mnew;
           if (!first && alpha != T(1)) {
             T* ar = acc.data() + r * Ev;
@@ -293,10 +322,12 @@ void backward_impl(const AttentionParams& p, const T* q, const T* k, const T* v,
             for (int64_t r = 0; r < nq; ++r) {
               T* sr = s.data() + r * BK;
               const T m = lp[i0 + r];
+              const int64_t nv = causal_keys(p, i0 + r, j0, nkk);
               if (m == ninf) {
                 std::fill(sr, sr + nkk, T(0));
               } else {
-                exp_shifted_sum(sr, nkk, m);
+                exp_shifted_sum(sr, nv, m);
+                std::fill(sr + nv, sr + nkk, T(0));
               }
             }
             const T* dor = dop + i0 * Ev;

@@ -22,17 +22,25 @@ using vec::Vectorized;
 
 // ---- runs ------------------------------------------------------------------------------
 
+// Four vector accumulators: an add's latency is several cycles, so one or two chains would
+// leave the adders idle on a row that sits in L1.
 template <typename T>
 double run_sum(const T* x, int64_t n) {
   using V = Vectorized<T>;
   constexpr int64_t W = V::size();
-  V a0(T(0)), a1(T(0));
+  V a0(T(0)), a1(T(0)), a2(T(0)), a3(T(0));
   int64_t i = 0;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    a0 += V::loadu(x + i);
+    a1 += V::loadu(x + i + W);
+    a2 += V::loadu(x + i + 2 * W);
+    a3 += V::loadu(x + i + 3 * W);
+  }
   for (; i + 2 * W <= n; i += 2 * W) {
     a0 += V::loadu(x + i);
     a1 += V::loadu(x + i + W);
   }
-  double s = static_cast<double>((a0 + a1).reduce_add());
+  double s = static_cast<double>(((a0 + a2) + (a1 + a3)).reduce_add());
   for (; i < n; ++i) s += x[i];
   return s;
 }
@@ -43,14 +51,22 @@ double run_sq(const T* x, int64_t n, T m) {
   using V = Vectorized<T>;
   constexpr int64_t W = V::size();
   const V vm(m);
-  V a0(T(0)), a1(T(0));
+  V a0(T(0)), a1(T(0)), a2(T(0)), a3(T(0));
   int64_t i = 0;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    const V d0 = V::loadu(x + i) - vm, d1 = V::loadu(x + i + W) - vm;
+    const V d2 = V::loadu(x + i + 2 * W) - vm, d3 = V::loadu(x + i + 3 * W) - vm;
+    a0 = vec::fmadd(d0, d0, a0);
+    a1 = vec::fmadd(d1, d1, a1);
+    a2 = vec::fmadd(d2, d2, a2);
+    a3 = vec::fmadd(d3, d3, a3);
+  }
   for (; i + 2 * W <= n; i += 2 * W) {
     const V d0 = V::loadu(x + i) - vm, d1 = V::loadu(x + i + W) - vm;
     a0 = vec::fmadd(d0, d0, a0);
     a1 = vec::fmadd(d1, d1, a1);
   }
-  double s = static_cast<double>((a0 + a1).reduce_add());
+  double s = static_cast<double>(((a0 + a2) + (a1 + a3)).reduce_add());
   for (; i < n; ++i) {
     const double d = static_cast<double>(x[i]) - static_cast<double>(m);
     s += d * d;

@@ -1,7 +1,7 @@
 // CUDA kernels of the activation functions (the stubs of Activation.h), with the
 // dtypes and formulas of cpu/ActivationKernel.cpp (whose float32 SIMD paths compute
 // the same functions). Their backward passes are composite (derivatives.yaml), so
-// they run on these and the other elementwise kernels.
+// they run on these and the other elementwise kernels; gelu's has a kernel of its own.
 //
 // relu / threshold / hardtanh take every numeric dtype; the floating-point
 // activations share one kernel per dtype, the function being a run-time code.
@@ -107,6 +107,29 @@ void elu_kernel_cuda(TensorIterator& iter, const Scalar& alpha, const Scalar& sc
 void gelu_kernel_cuda(TensorIterator& iter, bool tanh_approximation) {
   act_kernel(iter, "gelu", tanh_approximation ? ActFn::GeluTanh : ActFn::GeluErf);
 }
+// grad * gelu'(x), the formulas of cpu/ActivationKernel.cpp's scalar path (erf: in double).
+template <typename scalar_t>
+void gelu_backward_impl(TensorIterator& iter, bool tanh_approximation) {
+  using opmath = opmath_t<scalar_t>;
+  gpu_kernel(iter, [tanh_approximation] EMBER_GPU_LAMBDA(scalar_t gs, scalar_t xs) -> scalar_t {
+    if (!tanh_approximation) {
+      const double x = static_cast<double>(xs);
+      const double cdf = 0.5 * ::erfc(-x * 0.70710678118654752440);
+      const double pdf = ::exp(-0.5 * x * x) * 0.39894228040143267794;
+      return static_cast<scalar_t>(static_cast<double>(gs) * (cdf + x * pdf));
+    }
+    const opmath g = static_cast<opmath>(gs), x = static_cast<opmath>(xs);
+    const opmath k2 = static_cast<opmath>(2 * 0.79788456080286535588), c = static_cast<opmath>(0.044715);
+    const opmath xc = x > opmath(1e4) ? opmath(1e4) : (x < opmath(-1e4) ? opmath(-1e4) : x);
+    const opmath s = opmath(1) / (opmath(1) + m::exp(-k2 * (x + c * x * x * x)));
+    return static_cast<scalar_t>(g * (s + x * s * (opmath(1) - s) * k2 * (opmath(1) + opmath(3) * c * xc * xc)));
+  });
+}
+
+void gelu_backward_kernel_cuda(TensorIterator& iter, bool tanh_approximation) {
+  EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(iter.common_dtype(), "gelu_backward",
+                                         [&] { gelu_backward_impl<scalar_t>(iter, tanh_approximation); });
+}
 void silu_kernel_cuda(TensorIterator& iter) { act_kernel(iter, "silu", ActFn::Silu); }
 void mish_kernel_cuda(TensorIterator& iter) { act_kernel(iter, "mish", ActFn::Mish); }
 void softplus_kernel_cuda(TensorIterator& iter, const Scalar& beta, const Scalar& threshold) {
@@ -125,6 +148,7 @@ REGISTER_CUDA_DISPATCH(threshold_stub, &threshold_kernel_cuda);
 REGISTER_CUDA_DISPATCH(hardtanh_stub, &hardtanh_kernel_cuda);
 REGISTER_CUDA_DISPATCH(elu_stub, &elu_kernel_cuda);
 REGISTER_CUDA_DISPATCH(gelu_stub, &gelu_kernel_cuda);
+REGISTER_CUDA_DISPATCH(gelu_backward_stub, &gelu_backward_kernel_cuda);
 REGISTER_CUDA_DISPATCH(silu_stub, &silu_kernel_cuda);
 REGISTER_CUDA_DISPATCH(mish_stub, &mish_kernel_cuda);
 REGISTER_CUDA_DISPATCH(softplus_stub, &softplus_kernel_cuda);

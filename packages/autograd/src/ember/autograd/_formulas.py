@@ -436,20 +436,27 @@ def celu_backward(grad: Any, self: Any, alpha: Any) -> Any:
 
 
 def gelu_backward(grad: Any, self: Any, approximate: str) -> Any:
+    # one fused aten kernel (its own gradient: gelu_double_backward)
+    return ops._call_gelu_backward(grad, self, approximate)
+
+
+def gelu_double_backward(grad: Any, grad_output: Any, self: Any, approximate: str) -> Any:
+    """d/dx of grad_output * gelu'(x), times grad."""
     if approximate == "tanh":
-        k_beta = math.sqrt(2.0 / math.pi)
-        k_kappa = 0.044715
+        # gelu = x s, s = sigmoid(v), v = k2 (x + c x^3): gelu'' = 2 h + x h',
+        # h = s (1 - s) v', h' = h (1 - 2 s) v' + s (1 - s) v''
+        k2 = 2.0 * math.sqrt(2.0 / math.pi)
+        c = 0.044715
         x_sq = self * self
-        inner = (self + x_sq * self * k_kappa) * k_beta
-        t = inner.tanh()
-        left = self * 0.5
-        right = t + 1
-        left_d = right * 0.5
-        right_d = left * (1 - t * t) * ((x_sq * (3 * k_kappa) + 1) * k_beta)
-        return grad * (left_d + right_d)
-    cdf = ((self * (1 / math.sqrt(2.0))).erf() + 1) * 0.5
+        s = ((self + x_sq * self * c) * k2).sigmoid()
+        ds = s * (1 - s)
+        v1 = (x_sq * (3 * c) + 1) * k2
+        h = ds * v1
+        h1 = h * (1 - 2 * s) * v1 + ds * (self * (6 * c * k2))
+        return grad * grad_output * (h * 2 + self * h1)
+    # gelu'' = phi(x) (2 - x^2)
     pdf = (self * self * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
-    return grad * (cdf + self * pdf)
+    return grad * grad_output * pdf * (2 - self * self)
 
 
 def silu_backward(grad: Any, self: Any) -> Any:

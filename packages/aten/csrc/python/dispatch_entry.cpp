@@ -29,7 +29,7 @@
 // the Autograd kernels' `tls.exclude_not = ...` writes one.
 //
 // Below it, the helpers of the autograd engine's hot path (_input_meta, _meta_matches, _add_keys,
-// _remove_keys, _bump_version).
+// _remove_keys, _bump_version, _grad_stealable).
 #include <ember/aten/python/casters.h>
 #include <ember/aten/python/tensor_object.h>
 
@@ -481,6 +481,7 @@ PyTypeObject DispatchEntryType = [] {
 // `t._keys & 0x3`, without the two pybind11 property calls per tensor.
 //   _C._add_keys(t, bits) / _C._remove_keys(t, bits), _C._bump_version(t): the writes to the
 // TensorImpl's key set and version counter that autograd and the Python entries make.
+//   _C._grad_stealable(grads, i, variable): AccumulateGrad's test for keeping a gradient uncopied.
 // ---------------------------------------------------------------------------
 
 namespace {
@@ -569,6 +570,65 @@ PyObject* bump_version(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Py_RETURN_NONE;
 }
 
+// Whether `t` (a Tensor object whose refcount is `refs`) has no autograd state and is the only
+// holder of its TensorImpl (its cached `_impl` object, if made, held by nothing else).
+bool sole_handle(PyObject* t, Py_ssize_t refs) {
+  if (Py_REFCNT(t) != refs || !python::is_tensor_object(t)) return false;
+  const auto* o = reinterpret_cast<const python::TensorObject*>(t);
+  if (o->impl == nullptr || (o->meta != nullptr && o->meta != Py_None)) return false;
+  const size_t own = o->impl_obj != nullptr ? 2 : 1;  // the `_impl` object holds one reference
+  return o->impl->use_count() == own && (o->impl_obj == nullptr || Py_REFCNT(o->impl_obj) == 1);
+}
+
+// _grad_stealable(grads, i, variable) -> bool: whether grads[i], the first gradient of the leaf
+// `variable`, may become variable.grad itself instead of a copy (PyTorch's AccumulateGrad
+// "steals" it). True when nothing but the list can reach its data: the list is the only holder
+// of the Tensor object (no name, hook, retained grad, other buffer or view refers to it), that
+// object the only holder of its TensorImpl, it has no autograd state, and no other TensorImpl
+// shares its storage -- but for a view's base, held by the view alone (a gradient made by
+// reshape / view of a gradient nobody else holds). Stricter than PyTorch, which steals a view
+// of a tensor the user holds (x.view(6).backward(g) leaves x.grad aliasing g): here that is
+// copied. And it obeys the gradient layout contract with `variable` (variable's strides, size-1
+// dims aside, where variable is non-overlapping and dense; else row-major contiguous). The
+// caller checks grad mode (off: no double backward is being set up).
+PyObject* grad_stealable(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3 || !PyList_Check(args[0]) || !PyLong_Check(args[1]) || !python::is_tensor_object(args[2])) {
+    PyErr_SetString(PyExc_TypeError, "_grad_stealable(grads: list, i: int, variable: Tensor)");
+    return nullptr;
+  }
+  const Py_ssize_t i = PyLong_AsSsize_t(args[1]);
+  if (i == -1 && PyErr_Occurred()) return nullptr;
+  if (i < 0 || i >= PyList_GET_SIZE(args[0])) {
+    PyErr_SetString(PyExc_IndexError, "_grad_stealable: index out of range");
+    return nullptr;
+  }
+  PyObject* g = PyList_GET_ITEM(args[0], i);  // borrowed: the list's reference
+  if (!sole_handle(g, 1)) Py_RETURN_FALSE;
+  const auto* go = reinterpret_cast<const python::TensorObject*>(g);
+  const ember::c10::TensorImpl* gi = go->impl;
+  const ember::c10::TensorImpl* vi = reinterpret_cast<const python::TensorObject*>(args[2])->impl;
+  if (vi == nullptr) Py_RETURN_FALSE;
+  size_t storage_users = 1;
+  if (go->base != nullptr && go->base != Py_None) {
+    if (!sole_handle(go->base, 1)) Py_RETURN_FALSE;
+    const auto* bi = reinterpret_cast<const python::TensorObject*>(go->base)->impl;
+    if (bi->storage() != gi->storage()) Py_RETURN_FALSE;
+    storage_users = 2;
+  }
+  if (gi->storage() == nullptr || gi->storage()->use_count() != storage_users) Py_RETURN_FALSE;
+  const auto sizes = gi->sizes();
+  if (sizes.size() != vi->sizes().size()) Py_RETURN_FALSE;
+  if (vi->is_non_overlapping_and_dense()) {
+    const auto gs = gi->strides();
+    const auto vs = vi->strides();
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (sizes[d] != 1 ? gs[d] != vs[d] : gs[d] == 0) Py_RETURN_FALSE;
+    }
+    Py_RETURN_TRUE;
+  }
+  return PyBool_FromLong(gi->is_contiguous());
+}
+
 PyMethodDef methods[] = {
     {"_add_keys", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&add_keys)), METH_FASTCALL,
      "_add_keys(tensor, bits): the tensor's dispatch key set (its TensorImpl's) |= bits."},
@@ -580,6 +640,8 @@ PyMethodDef methods[] = {
      "_input_meta(tensor) -> (sizes, dtype, backend bits): what a backward Node records of an input."},
     {"_meta_matches", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&meta_matches)), METH_FASTCALL,
      "_meta_matches(tensor, meta) -> whether tensor has meta's shape, dtype and backend."},
+    {"_grad_stealable", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&grad_stealable)), METH_FASTCALL,
+     "_grad_stealable(grads, i, variable) -> whether grads[i] may become variable's first .grad uncopied."},
 };
 
 }  // namespace

@@ -48,7 +48,9 @@ cost more than the op's bookkeeping): ``TENSOR_PROTOCOL``.
 nn.Parameter) that is the handle of a TensorImpl (the one construction entry besides the
 factories); ``set_requires_grad`` / ``check_grad_assignable`` keep the flag, the key bit and
 PyTorch's errors in one place; ``input_meta(t)`` / ``meta_matches(g, meta)`` read (sizes,
-dtype, backend bits) in one C++ call.
+dtype, backend bits) in one C++ call; ``grad_stealable(grads, i, leaf)`` tells AccumulateGrad
+whether the gradient ``grads[i]`` is held by that list alone and laid out like ``leaf`` (then it
+becomes ``leaf.grad`` uncopied).
 
 Hooks aten calls
 ----------------
@@ -76,6 +78,7 @@ from ember.c10py import DispatchKey, DispatchKeySet
 
 from . import _dispatch, _tensor, _trace, _weights_only_unpickler, serialization
 from ._C import _add_keys as add_keys
+from ._C import _grad_stealable as grad_stealable
 from ._C import _input_meta as input_meta
 from ._C import _meta_matches as meta_matches
 from ._C import _remove_keys as remove_keys
@@ -256,6 +259,7 @@ __all__ = [
     "excluded_keys",
     "fallback_for",
     "find_op",
+    "grad_stealable",
     "included_keys",
     "input_meta",
     "meta_matches",

@@ -482,6 +482,7 @@ PyTypeObject DispatchEntryType = [] {
 //   _C._add_keys(t, bits) / _C._remove_keys(t, bits), _C._bump_version(t): the writes to the
 // TensorImpl's key set and version counter that autograd and the Python entries make.
 //   _C._grad_stealable(grads, i, variable): AccumulateGrad's test for keeping a gradient uncopied.
+//   _C._set_history_1(r, node, meta_class, bits): a recorded op's one output joins the graph.
 // ---------------------------------------------------------------------------
 
 namespace {
@@ -512,6 +513,53 @@ PyObject* input_meta(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     py::detail::try_translate_exceptions();
     return nullptr;
   }
+}
+
+// _set_history_1(r, node, meta_class, bits): r, the one output of an op recorded as `node`, becomes
+// node's output 0 (ember.autograd's _set_history_1, in one call): node._input_meta = (meta,) with
+// meta = _input_meta(r); for a floating-point r also r._meta = meta_class(True, node) -- made
+// without running its __init__, its slots written here -- and `bits` (the Autograd key) added to
+// r's key set. An integer or bool r records None (it carries no gradient).
+PyObject* s_requires_grad = nullptr;
+PyObject* s_grad = nullptr;
+PyObject* s_grad_fn = nullptr;
+PyObject* s_output_nr = nullptr;
+PyObject* s_view_info = nullptr;
+PyObject* s_input_meta = nullptr;
+PyObject* g_zero = nullptr;
+
+PyObject* set_history_1(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 4 || !PyType_Check(args[2]) || !PyLong_Check(args[3])) {
+    PyErr_SetString(PyExc_TypeError, "_set_history_1(tensor, node, meta_class, bits)");
+    return nullptr;
+  }
+  PyObject* r = args[0];
+  PyObject* node = args[1];
+  py::object meta = py::reinterpret_steal<py::object>(input_meta(self, args, 1));
+  if (!meta) return nullptr;
+  auto* o = reinterpret_cast<python::TensorObject*>(r);  // input_meta checked it is a Tensor with an impl
+  PyObject* entry = meta.ptr();
+  if (!ember::c10::isFloatingType(o->impl->dtype())) {
+    entry = Py_None;
+  } else {
+    auto* cls = reinterpret_cast<PyTypeObject*>(args[2]);
+    py::object empty = py::reinterpret_steal<py::object>(PyTuple_New(0));
+    if (!empty) return nullptr;
+    py::object m = py::reinterpret_steal<py::object>(PyBaseObject_Type.tp_new(cls, empty.ptr(), nullptr));
+    if (!m) return nullptr;
+    if (PyObject_SetAttr(m.ptr(), s_requires_grad, Py_True) < 0 || PyObject_SetAttr(m.ptr(), s_grad, Py_None) < 0 ||
+        PyObject_SetAttr(m.ptr(), s_grad_fn, node) < 0 || PyObject_SetAttr(m.ptr(), s_output_nr, g_zero) < 0 ||
+        PyObject_SetAttr(m.ptr(), s_view_info, Py_None) < 0) {
+      return nullptr;
+    }
+    const uint64_t bits = PyLong_AsUnsignedLongLong(args[3]);
+    if (bits == static_cast<uint64_t>(-1) && PyErr_Occurred()) return nullptr;
+    Py_XSETREF(o->meta, m.release().ptr());
+    if (!python::tensor_base::update_keys(r, bits, false)) return nullptr;
+  }
+  py::object one = py::reinterpret_steal<py::object>(PyTuple_Pack(1, entry));
+  if (!one || PyObject_SetAttr(node, s_input_meta, one.ptr()) < 0) return nullptr;
+  Py_RETURN_NONE;
 }
 
 PyObject* meta_matches(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -640,6 +688,8 @@ PyMethodDef methods[] = {
      "_input_meta(tensor) -> (sizes, dtype, backend bits): what a backward Node records of an input."},
     {"_meta_matches", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&meta_matches)), METH_FASTCALL,
      "_meta_matches(tensor, meta) -> whether tensor has meta's shape, dtype and backend."},
+    {"_set_history_1", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&set_history_1)), METH_FASTCALL,
+     "_set_history_1(tensor, node, meta_class, bits): the tensor becomes the recorded node's one output."},
     {"_grad_stealable", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&grad_stealable)), METH_FASTCALL,
      "_grad_stealable(grads, i, variable) -> whether grads[i] may become variable's first .grad uncopied."},
 };
@@ -647,6 +697,13 @@ PyMethodDef methods[] = {
 }  // namespace
 
 static void init_tensor_meta(py::module_& m) {
+  s_requires_grad = PyUnicode_InternFromString("requires_grad");
+  s_grad = PyUnicode_InternFromString("grad");
+  s_grad_fn = PyUnicode_InternFromString("grad_fn");
+  s_output_nr = PyUnicode_InternFromString("output_nr");
+  s_view_info = PyUnicode_InternFromString("view_info");
+  s_input_meta = PyUnicode_InternFromString("_input_meta");
+  g_zero = PyLong_FromLong(0);
   for (auto& def : methods) {
     PyObject* fn = PyCFunction_NewEx(&def, nullptr, m.attr("__name__").ptr());
     if (!fn) throw py::error_already_set();

@@ -50,7 +50,8 @@ factories); ``set_requires_grad`` / ``check_grad_assignable`` keep the flag, the
 PyTorch's errors in one place; ``input_meta(t)`` / ``meta_matches(g, meta)`` read (sizes,
 dtype, backend bits) in one C++ call; ``grad_stealable(grads, i, leaf)`` tells AccumulateGrad
 whether the gradient ``grads[i]`` is held by that list alone and laid out like ``leaf`` (then it
-becomes ``leaf.grad`` uncopied).
+becomes ``leaf.grad`` uncopied); ``set_history_1(r, node, AutogradMeta, AUTOGRAD_KEY)`` makes
+``r`` the one output of the recorded ``node`` (its ``_input_meta``, ``_meta`` and key bit).
 
 Hooks aten calls
 ----------------
@@ -82,6 +83,7 @@ from ._C import _grad_stealable as grad_stealable
 from ._C import _input_meta as input_meta
 from ._C import _meta_matches as meta_matches
 from ._C import _remove_keys as remove_keys
+from ._C import _set_history_1 as set_history_1
 from ._dispatch import (
     INFERENCE_MODE_VIEW,
     NO_GRAD_VIEW,
@@ -276,6 +278,7 @@ __all__ = [
     "set_autograd_excluded",
     "set_autograd_hook",
     "set_excluded",
+    "set_history_1",
     "set_included",
     "set_requires_grad",
     "set_view_creation_marker",

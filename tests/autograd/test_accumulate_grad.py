@@ -200,7 +200,7 @@ def test_linear_gradients_for_1d_2d_and_3d_inputs() -> None:
         b = ea.from_numpy(bn.copy()).requires_grad_()
         ea.nn.linear(x, w, b).sum().backward()
         rows = xn.reshape(-1, 3)
-        assert close(x.grad, np.ones(shape[:-1] + (4,)) @ wn)
+        assert close(x.grad, np.ones((*shape[:-1], 4)) @ wn)
         assert close(w.grad, np.ones((rows.shape[0], 4)).T @ rows)
         assert close(b.grad, np.full(4, float(rows.shape[0])))
         assert w.grad.stride() == (3, 1)

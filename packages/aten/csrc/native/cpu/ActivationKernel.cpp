@@ -72,9 +72,8 @@ void threshold_backward_impl(TensorIterator& iter, const Scalar& threshold_s) {
           return Vectorized<scalar_t>::make(x.v <= vth ? V{} : g.v);
         });
   } else {
-    cpu_kernel(iter, [th](scalar_t x, scalar_t g) -> scalar_t {
-      return static_cast<opmath>(x) <= th ? scalar_t(0.0f) : g;
-    });
+    cpu_kernel(iter,
+               [th](scalar_t x, scalar_t g) -> scalar_t { return static_cast<opmath>(x) <= th ? scalar_t(0.0f) : g; });
   }
 }
 

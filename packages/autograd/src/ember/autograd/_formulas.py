@@ -19,7 +19,6 @@ import ember.aten as ea
 import ember.c10py as _c10
 from ember.aten.extension import entries as ops
 
-
 _wrap_dim = _c10.maybe_wrap_dim
 
 

@@ -12,6 +12,7 @@ namespace ember::at::native {
 
 DEFINE_DISPATCH(relu_stub);
 DEFINE_DISPATCH(threshold_stub);
+DEFINE_DISPATCH(threshold_backward_stub);
 DEFINE_DISPATCH(hardtanh_stub);
 DEFINE_DISPATCH(elu_stub);
 DEFINE_DISPATCH(gelu_stub);
@@ -54,6 +55,15 @@ Tensor relu_(const Tensor& self) {
 // threshold(x, threshold, value) = x > threshold ? x : value.
 Tensor threshold_out(const Tensor& self, const Scalar& threshold, const Scalar& value, const Tensor& out) {
   return unary_activation(threshold_stub, self, out, "threshold", threshold, value);
+}
+
+// threshold_backward(grad_output, self, threshold) = self <= threshold ? 0 : grad_output,
+// in one pass (relu's and threshold's backward; dtype: the two tensors' promoted type).
+Tensor threshold_backward_out(const Tensor& grad_output, const Tensor& self, const Scalar& threshold,
+                              const Tensor& grad_input) {
+  auto iter = TensorIterator::binary_op(grad_input, self, grad_output, "threshold_backward");
+  threshold_backward_stub(iter.device_type(), iter, threshold);
+  return iter.output();
 }
 
 // hardtanh(x, min_val, max_val) = clamp(x, min_val, max_val); integer tensors use

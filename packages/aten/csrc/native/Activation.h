@@ -12,7 +12,9 @@ using gelu_fn = void (*)(TensorIterator&, bool tanh_approximation);
 
 DECLARE_DISPATCH(activation_fn, relu_stub);
 DECLARE_DISPATCH(activation_fn_2scalars, threshold_stub);  // (threshold, value)
-DECLARE_DISPATCH(activation_fn_2scalars, hardtanh_stub);   // (min_val, max_val)
+// binary (self, grad_output): self <= threshold ? 0 : grad_output
+DECLARE_DISPATCH(activation_fn_scalar, threshold_backward_stub);  // (threshold)
+DECLARE_DISPATCH(activation_fn_2scalars, hardtanh_stub);          // (min_val, max_val)
 DECLARE_DISPATCH(elu_fn, elu_stub);
 DECLARE_DISPATCH(gelu_fn, gelu_stub);
 DECLARE_DISPATCH(gelu_fn, gelu_backward_stub);  // iterator (grad_input; grad_output, self)

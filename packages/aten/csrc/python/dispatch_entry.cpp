@@ -29,7 +29,7 @@
 // the Autograd kernels' `tls.exclude_not = ...` writes one.
 //
 // Below it, the helpers of the autograd engine's hot path (_input_meta, _meta_matches, _add_keys,
-// _remove_keys, _bump_version).
+// _remove_keys, _bump_version, _grad_stealable).
 #include <ember/aten/python/casters.h>
 #include <ember/aten/python/tensor_object.h>
 
@@ -481,6 +481,8 @@ PyTypeObject DispatchEntryType = [] {
 // `t._keys & 0x3`, without the two pybind11 property calls per tensor.
 //   _C._add_keys(t, bits) / _C._remove_keys(t, bits), _C._bump_version(t): the writes to the
 // TensorImpl's key set and version counter that autograd and the Python entries make.
+//   _C._grad_stealable(grads, i, variable): AccumulateGrad's test for keeping a gradient uncopied.
+//   _C._set_history_1(r, node, meta_class, bits): a recorded op's one output joins the graph.
 // ---------------------------------------------------------------------------
 
 namespace {
@@ -511,6 +513,53 @@ PyObject* input_meta(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     py::detail::try_translate_exceptions();
     return nullptr;
   }
+}
+
+// _set_history_1(r, node, meta_class, bits): r, the one output of an op recorded as `node`, becomes
+// node's output 0 (ember.autograd's _set_history_1, in one call): node._input_meta = (meta,) with
+// meta = _input_meta(r); for a floating-point r also r._meta = meta_class(True, node) -- made
+// without running its __init__, its slots written here -- and `bits` (the Autograd key) added to
+// r's key set. An integer or bool r records None (it carries no gradient).
+PyObject* s_requires_grad = nullptr;
+PyObject* s_grad = nullptr;
+PyObject* s_grad_fn = nullptr;
+PyObject* s_output_nr = nullptr;
+PyObject* s_view_info = nullptr;
+PyObject* s_input_meta = nullptr;
+PyObject* g_zero = nullptr;
+
+PyObject* set_history_1(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 4 || !PyType_Check(args[2]) || !PyLong_Check(args[3])) {
+    PyErr_SetString(PyExc_TypeError, "_set_history_1(tensor, node, meta_class, bits)");
+    return nullptr;
+  }
+  PyObject* r = args[0];
+  PyObject* node = args[1];
+  py::object meta = py::reinterpret_steal<py::object>(input_meta(self, args, 1));
+  if (!meta) return nullptr;
+  auto* o = reinterpret_cast<python::TensorObject*>(r);  // input_meta checked it is a Tensor with an impl
+  PyObject* entry = meta.ptr();
+  if (!ember::c10::isFloatingType(o->impl->dtype())) {
+    entry = Py_None;
+  } else {
+    auto* cls = reinterpret_cast<PyTypeObject*>(args[2]);
+    py::object empty = py::reinterpret_steal<py::object>(PyTuple_New(0));
+    if (!empty) return nullptr;
+    py::object m = py::reinterpret_steal<py::object>(PyBaseObject_Type.tp_new(cls, empty.ptr(), nullptr));
+    if (!m) return nullptr;
+    if (PyObject_SetAttr(m.ptr(), s_requires_grad, Py_True) < 0 || PyObject_SetAttr(m.ptr(), s_grad, Py_None) < 0 ||
+        PyObject_SetAttr(m.ptr(), s_grad_fn, node) < 0 || PyObject_SetAttr(m.ptr(), s_output_nr, g_zero) < 0 ||
+        PyObject_SetAttr(m.ptr(), s_view_info, Py_None) < 0) {
+      return nullptr;
+    }
+    const uint64_t bits = PyLong_AsUnsignedLongLong(args[3]);
+    if (bits == static_cast<uint64_t>(-1) && PyErr_Occurred()) return nullptr;
+    Py_XSETREF(o->meta, m.release().ptr());
+    if (!python::tensor_base::update_keys(r, bits, false)) return nullptr;
+  }
+  py::object one = py::reinterpret_steal<py::object>(PyTuple_Pack(1, entry));
+  if (!one || PyObject_SetAttr(node, s_input_meta, one.ptr()) < 0) return nullptr;
+  Py_RETURN_NONE;
 }
 
 PyObject* meta_matches(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -569,6 +618,65 @@ PyObject* bump_version(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Py_RETURN_NONE;
 }
 
+// Whether `t` (a Tensor object whose refcount is `refs`) has no autograd state and is the only
+// holder of its TensorImpl (its cached `_impl` object, if made, held by nothing else).
+bool sole_handle(PyObject* t, Py_ssize_t refs) {
+  if (Py_REFCNT(t) != refs || !python::is_tensor_object(t)) return false;
+  const auto* o = reinterpret_cast<const python::TensorObject*>(t);
+  if (o->impl == nullptr || (o->meta != nullptr && o->meta != Py_None)) return false;
+  const size_t own = o->impl_obj != nullptr ? 2 : 1;  // the `_impl` object holds one reference
+  return o->impl->use_count() == own && (o->impl_obj == nullptr || Py_REFCNT(o->impl_obj) == 1);
+}
+
+// _grad_stealable(grads, i, variable) -> bool: whether grads[i], the first gradient of the leaf
+// `variable`, may become variable.grad itself instead of a copy (PyTorch's AccumulateGrad
+// "steals" it). True when nothing but the list can reach its data: the list is the only holder
+// of the Tensor object (no name, hook, retained grad, other buffer or view refers to it), that
+// object the only holder of its TensorImpl, it has no autograd state, and no other TensorImpl
+// shares its storage -- but for a view's base, held by the view alone (a gradient made by
+// reshape / view of a gradient nobody else holds). Stricter than PyTorch, which steals a view
+// of a tensor the user holds (x.view(6).backward(g) leaves x.grad aliasing g): here that is
+// copied. And it obeys the gradient layout contract with `variable` (variable's strides, size-1
+// dims aside, where variable is non-overlapping and dense; else row-major contiguous). The
+// caller checks grad mode (off: no double backward is being set up).
+PyObject* grad_stealable(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3 || !PyList_Check(args[0]) || !PyLong_Check(args[1]) || !python::is_tensor_object(args[2])) {
+    PyErr_SetString(PyExc_TypeError, "_grad_stealable(grads: list, i: int, variable: Tensor)");
+    return nullptr;
+  }
+  const Py_ssize_t i = PyLong_AsSsize_t(args[1]);
+  if (i == -1 && PyErr_Occurred()) return nullptr;
+  if (i < 0 || i >= PyList_GET_SIZE(args[0])) {
+    PyErr_SetString(PyExc_IndexError, "_grad_stealable: index out of range");
+    return nullptr;
+  }
+  PyObject* g = PyList_GET_ITEM(args[0], i);  // borrowed: the list's reference
+  if (!sole_handle(g, 1)) Py_RETURN_FALSE;
+  const auto* go = reinterpret_cast<const python::TensorObject*>(g);
+  const ember::c10::TensorImpl* gi = go->impl;
+  const ember::c10::TensorImpl* vi = reinterpret_cast<const python::TensorObject*>(args[2])->impl;
+  if (vi == nullptr) Py_RETURN_FALSE;
+  size_t storage_users = 1;
+  if (go->base != nullptr && go->base != Py_None) {
+    if (!sole_handle(go->base, 1)) Py_RETURN_FALSE;
+    const auto* bi = reinterpret_cast<const python::TensorObject*>(go->base)->impl;
+    if (bi->storage() != gi->storage()) Py_RETURN_FALSE;
+    storage_users = 2;
+  }
+  if (gi->storage() == nullptr || gi->storage()->use_count() != storage_users) Py_RETURN_FALSE;
+  const auto sizes = gi->sizes();
+  if (sizes.size() != vi->sizes().size()) Py_RETURN_FALSE;
+  if (vi->is_non_overlapping_and_dense()) {
+    const auto gs = gi->strides();
+    const auto vs = vi->strides();
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (sizes[d] != 1 ? gs[d] != vs[d] : gs[d] == 0) Py_RETURN_FALSE;
+    }
+    Py_RETURN_TRUE;
+  }
+  return PyBool_FromLong(gi->is_contiguous());
+}
+
 PyMethodDef methods[] = {
     {"_add_keys", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&add_keys)), METH_FASTCALL,
      "_add_keys(tensor, bits): the tensor's dispatch key set (its TensorImpl's) |= bits."},
@@ -580,11 +688,22 @@ PyMethodDef methods[] = {
      "_input_meta(tensor) -> (sizes, dtype, backend bits): what a backward Node records of an input."},
     {"_meta_matches", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&meta_matches)), METH_FASTCALL,
      "_meta_matches(tensor, meta) -> whether tensor has meta's shape, dtype and backend."},
+    {"_set_history_1", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&set_history_1)), METH_FASTCALL,
+     "_set_history_1(tensor, node, meta_class, bits): the tensor becomes the recorded node's one output."},
+    {"_grad_stealable", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&grad_stealable)), METH_FASTCALL,
+     "_grad_stealable(grads, i, variable) -> whether grads[i] may become variable's first .grad uncopied."},
 };
 
 }  // namespace
 
 static void init_tensor_meta(py::module_& m) {
+  s_requires_grad = PyUnicode_InternFromString("requires_grad");
+  s_grad = PyUnicode_InternFromString("grad");
+  s_grad_fn = PyUnicode_InternFromString("grad_fn");
+  s_output_nr = PyUnicode_InternFromString("output_nr");
+  s_view_info = PyUnicode_InternFromString("view_info");
+  s_input_meta = PyUnicode_InternFromString("_input_meta");
+  g_zero = PyLong_FromLong(0);
   for (auto& def : methods) {
     PyObject* fn = PyCFunction_NewEx(&def, nullptr, m.attr("__name__").ptr());
     if (!fn) throw py::error_already_set();

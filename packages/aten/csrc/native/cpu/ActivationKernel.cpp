@@ -58,6 +58,30 @@ void threshold_kernel(TensorIterator& iter, const Scalar& threshold, const Scala
                                     [&] { threshold_impl<scalar_t>(iter, threshold, value); });
 }
 
+// inputs (self, grad_output): a NaN self passes the gradient (NaN <= th is false), as PyTorch's.
+template <typename scalar_t>
+void threshold_backward_impl(TensorIterator& iter, const Scalar& threshold_s) {
+  using opmath = opmath_t<scalar_t>;
+  const opmath th = threshold_s.to<opmath>();
+  if constexpr (kVectorizable<scalar_t>) {
+    using V = typename Vectorized<scalar_t>::V;
+    const V vth = V{} + th;
+    cpu_kernel_vec(
+        iter, [th](scalar_t x, scalar_t g) -> scalar_t { return x <= th ? scalar_t(0) : g; },
+        [vth](Vectorized<scalar_t> x, Vectorized<scalar_t> g) {
+          return Vectorized<scalar_t>::make(x.v <= vth ? V{} : g.v);
+        });
+  } else {
+    cpu_kernel(iter,
+               [th](scalar_t x, scalar_t g) -> scalar_t { return static_cast<opmath>(x) <= th ? scalar_t(0.0f) : g; });
+  }
+}
+
+void threshold_backward_kernel(TensorIterator& iter, const Scalar& threshold) {
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), "threshold_backward",
+                                    [&] { threshold_backward_impl<scalar_t>(iter, threshold); });
+}
+
 // clamp to [lo, hi]; NaN passes through (PyTorch's clamp).
 template <typename scalar_t>
 void hardtanh_impl(TensorIterator& iter, const Scalar& min_s, const Scalar& max_s) {
@@ -405,6 +429,7 @@ void hardswish_kernel(TensorIterator& iter) { activation_kernel(iter, "hardswish
 
 REGISTER_DISPATCH(relu_stub, &relu_kernel);
 REGISTER_DISPATCH(threshold_stub, &threshold_kernel);
+REGISTER_DISPATCH(threshold_backward_stub, &threshold_backward_kernel);
 REGISTER_DISPATCH(hardtanh_stub, &hardtanh_kernel);
 REGISTER_DISPATCH(elu_stub, &elu_kernel);
 REGISTER_DISPATCH(gelu_stub, &gelu_kernel);

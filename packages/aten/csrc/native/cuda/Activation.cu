@@ -1,7 +1,8 @@
 // CUDA kernels of the activation functions (the stubs of Activation.h), with the
 // dtypes and formulas of cpu/ActivationKernel.cpp (whose float32 SIMD paths compute
 // the same functions). Their backward passes are composite (derivatives.yaml), so
-// they run on these and the other elementwise kernels; gelu's has a kernel of its own.
+// they run on these and the other elementwise kernels; gelu's has a kernel of its own, and
+// relu's / threshold's is threshold_backward.
 //
 // relu / threshold / hardtanh take every numeric dtype; the floating-point
 // activations share one kernel per dtype, the function being a run-time code.
@@ -47,6 +48,21 @@ void threshold_kernel_cuda(TensorIterator& iter, const Scalar& threshold, const 
 void hardtanh_kernel_cuda(TensorIterator& iter, const Scalar& min_val, const Scalar& max_val) {
   EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), "hardtanh",
                                     [&] { relu_family_impl<scalar_t>(iter, 2, min_val, max_val); });
+}
+
+// threshold_backward: inputs (self, grad_output) -> self <= threshold ? 0 : grad_output
+template <typename scalar_t>
+void threshold_backward_impl(TensorIterator& iter, const Scalar& threshold) {
+  using opmath = opmath_t<scalar_t>;
+  const opmath th = threshold.to<opmath>();
+  gpu_kernel(iter, [th] EMBER_GPU_LAMBDA(scalar_t x, scalar_t g) -> scalar_t {
+    return static_cast<opmath>(x) <= th ? scalar_t(0) : g;
+  });
+}
+
+void threshold_backward_kernel_cuda(TensorIterator& iter, const Scalar& threshold) {
+  EMBER_DISPATCH_ALL_TYPES_AND_HALF(iter.common_dtype(), "threshold_backward",
+                                    [&] { threshold_backward_impl<scalar_t>(iter, threshold); });
 }
 
 // ---- floating-point activations ----
@@ -145,6 +161,7 @@ void hardswish_kernel_cuda(TensorIterator& iter) { act_kernel(iter, "hardswish",
 
 REGISTER_CUDA_DISPATCH(relu_stub, &relu_kernel_cuda);
 REGISTER_CUDA_DISPATCH(threshold_stub, &threshold_kernel_cuda);
+REGISTER_CUDA_DISPATCH(threshold_backward_stub, &threshold_backward_kernel_cuda);
 REGISTER_CUDA_DISPATCH(hardtanh_stub, &hardtanh_kernel_cuda);
 REGISTER_CUDA_DISPATCH(elu_stub, &elu_kernel_cuda);
 REGISTER_CUDA_DISPATCH(gelu_stub, &gelu_kernel_cuda);

@@ -48,7 +48,10 @@ cost more than the op's bookkeeping): ``TENSOR_PROTOCOL``.
 nn.Parameter) that is the handle of a TensorImpl (the one construction entry besides the
 factories); ``set_requires_grad`` / ``check_grad_assignable`` keep the flag, the key bit and
 PyTorch's errors in one place; ``input_meta(t)`` / ``meta_matches(g, meta)`` read (sizes,
-dtype, backend bits) in one C++ call.
+dtype, backend bits) in one C++ call; ``grad_stealable(grads, i, leaf)`` tells AccumulateGrad
+whether the gradient ``grads[i]`` is held by that list alone and laid out like ``leaf`` (then it
+becomes ``leaf.grad`` uncopied); ``set_history_1(r, node, AutogradMeta, AUTOGRAD_KEY)`` makes
+``r`` the one output of the recorded ``node`` (its ``_input_meta``, ``_meta`` and key bit).
 
 Hooks aten calls
 ----------------
@@ -76,9 +79,11 @@ from ember.c10py import DispatchKey, DispatchKeySet
 
 from . import _dispatch, _tensor, _trace, _weights_only_unpickler, serialization
 from ._C import _add_keys as add_keys
+from ._C import _grad_stealable as grad_stealable
 from ._C import _input_meta as input_meta
 from ._C import _meta_matches as meta_matches
 from ._C import _remove_keys as remove_keys
+from ._C import _set_history_1 as set_history_1
 from ._dispatch import (
     INFERENCE_MODE_VIEW,
     NO_GRAD_VIEW,
@@ -256,6 +261,7 @@ __all__ = [
     "excluded_keys",
     "fallback_for",
     "find_op",
+    "grad_stealable",
     "included_keys",
     "input_meta",
     "meta_matches",
@@ -272,6 +278,7 @@ __all__ = [
     "set_autograd_excluded",
     "set_autograd_hook",
     "set_excluded",
+    "set_history_1",
     "set_included",
     "set_requires_grad",
     "set_view_creation_marker",

@@ -466,7 +466,7 @@ def gen_kernel(w: Writer, entry: Entry, op_schema: FunctionSchema, mode: str) ->
     elif len(rets) == 1 and rets[0].type.is_list:
         w("_set_history_list(r, node)", 1)
     elif len(rets) == 1:
-        w("_set_history_1(r, node)", 1)
+        w("_set_history_1(r, node, _AutogradMeta, _AUTOGRAD_BIT)", 1)
     else:
         w(f"_set_history_multi(r, node, {od!r})", 1)
     # outputs saved after

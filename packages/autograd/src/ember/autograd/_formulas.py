@@ -19,9 +19,6 @@ import ember.aten as ea
 import ember.c10py as _c10
 from ember.aten.extension import entries as ops
 
-from .function import Function
-from .grad_mode import is_grad_enabled
-
 _wrap_dim = _c10.maybe_wrap_dim
 
 
@@ -83,35 +80,11 @@ def _a_dtypes(xs: Any) -> list[Any]:
 # ---------------------------------------------------------------------------
 
 
-_threshold_backward_fn: Any = None
-
-
 def threshold_backward(grad: Any, self: Any, threshold: Any) -> Any:
-    """grad where self > threshold, else 0 (relu's and threshold's backward).
-
-    A Function rather than a masked_fill, so that under create_graph the result is
-    connected to ``self`` as PyTorch's ThresholdBackwardBackward0 is: a second grad in
-    ``self`` is zeros, not "does not require grad"."""
-    global _threshold_backward_fn
-    if _threshold_backward_fn is None:
-
-        class ThresholdBackwardBackward0(Function):
-            @staticmethod
-            def forward(ctx: Any, g: Any, x: Any, th: Any) -> Any:
-                mask = x <= th
-                ctx.save_for_backward(mask)
-                return g.masked_fill(mask, 0)
-
-            @staticmethod
-            def backward(ctx: Any, gg: Any) -> Any:
-                (mask,) = ctx.saved_tensors
-                return gg.masked_fill(mask, 0), ea.zeros_like(gg), None
-
-        _threshold_backward_fn = ThresholdBackwardBackward0
-
-    if not is_grad_enabled():  # a plain backward (no create_graph): no graph to build
-        return grad.masked_fill(self <= threshold, 0)
-    return _threshold_backward_fn.apply(grad, self, threshold)
+    """grad where self > threshold, else 0 (relu's and threshold's backward): aten's
+    threshold_backward, one pass; under create_graph it records ThresholdBackwardBackward0
+    (derivatives.yaml), whose gradient in ``self`` is zeros, as PyTorch's."""
+    return ops._call_threshold_backward(grad, self, threshold)
 
 
 def zeros_like(t: Any, dtype: Any = None) -> Any:
@@ -158,6 +131,25 @@ def sum_to(grad: Any, shape: Sequence[int]) -> Any:
     if lead or tuple(r._impl.sizes) != shape:
         r = r.reshape(shape)
     return r
+
+
+# linear's gradients: for a 2-D input (the common case) one mm or sum each, with no reshape views
+def linear_backward_input(grad: Any, weight: Any) -> Any:
+    if grad.ndim == 2:
+        return ops._call_mm(grad, weight)
+    return grad.matmul(weight)
+
+
+def linear_backward_weight(grad: Any, input: Any) -> Any:
+    if grad.ndim == 2 and input.ndim == 2:
+        return ops._call_mm(ops._call_t(grad), input)
+    return grad.reshape(-1, grad.size(-1)).t().mm(input.reshape(-1, input.size(-1)))
+
+
+def linear_backward_bias(grad: Any) -> Any:
+    if grad.ndim == 2:
+        return ops._call_sum(grad, (0,), False, None)
+    return grad.reshape(-1, grad.size(-1)).sum(0)
 
 
 def _to_copy_backward(grad: Any, dtype: Any, device: Any) -> Any:

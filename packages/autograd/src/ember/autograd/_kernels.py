@@ -33,9 +33,8 @@ from typing import Any
 import ember.aten as ea
 from ember.aten import extension as ext
 from ember.aten.extension import AutogradMeta, FunctionSchema, Tensor, call_below_autograd
-from ember.aten.extension import add_keys as _add_keys
 from ember.aten.extension import entries as ops
-from ember.aten.extension import input_meta as _input_meta
+from ember.aten.extension import set_history_1 as _c_set_history_1
 from ember.c10py import DispatchKey
 
 from . import _codegen, _formulas, _formulas_linalg, _formulas_nn, _formulas_nnops, _formulas_special, _meta
@@ -64,19 +63,6 @@ def _any_edge(edges: Any) -> bool:
         if e is not None:
             return True
     return False
-
-
-_FLOATING = frozenset((ea.float16, ea.bfloat16, ea.float32, ea.float64))
-
-
-def _set_history_1(r: Any, node: Node) -> None:
-    meta = _input_meta(r)  # (sizes, dtype, backend bits), in one C++ call
-    if meta[1] in _FLOATING:
-        r._meta = AutogradMeta(True, node)
-        _add_keys(r, AUTOGRAD_BIT)
-        node._input_meta = (meta,)
-    else:
-        node._input_meta = (None,)
 
 
 def _set_history_list(rs: Any, node: Node) -> None:
@@ -163,7 +149,9 @@ def runtime_namespace() -> dict[str, Any]:
         _clone=_clone,
         _NOT_AUTOGRAD=_NOT_AUTOGRAD,
         _rebase_history=_meta.rebase_history,
-        _set_history_1=_set_history_1,
+        _set_history_1=_c_set_history_1,  # (r, node, _AutogradMeta, _AUTOGRAD_BIT): aten's C++ helper
+        _AutogradMeta=AutogradMeta,
+        _AUTOGRAD_BIT=AUTOGRAD_BIT,
         _set_history_list=_set_history_list,
         _set_history_multi=_set_history_multi,
         _mark_view=_meta.mark_view,

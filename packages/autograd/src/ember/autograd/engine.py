@@ -166,6 +166,7 @@ def execute(
                             else:
                                 assert captured is not None
                                 captured[t.index] = g
+                        g = None  # the buffer alone holds it (an AccumulateGrad may steal it)
                         if fn not in runs_anyway and not _leads_further(fn, useful, by_node):
                             continue
                 if (
@@ -211,6 +212,7 @@ def execute(
                 if c == 0:
                     tiebreak += 1
                     heappush(ready, (-nxt._seq, tiebreak, nxt))
+            g = outputs = None  # the buffers alone hold the gradients (see _execute_all)
     finally:
         _set_grad_enabled(prev_mode)
     return captured
@@ -264,6 +266,9 @@ def _execute_all(
                 if c == 0:
                     tiebreak += 1
                     heappush(ready, (-nxt._seq, tiebreak, nxt))
+            # the buffers alone hold the gradients now: a leaf's first gradient that nothing else
+            # holds becomes its .grad uncopied (AccumulateGrad, _accumulate.py)
+            g = outputs = None
             if not ready:
                 break
             fn = heappop(ready)[2]

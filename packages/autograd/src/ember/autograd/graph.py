@@ -201,9 +201,9 @@ class AccumulateGrad(Node):
         return "ember::autograd::AccumulateGrad"
 
     def apply(self, grads: list[Any]) -> tuple[()]:
-        g = grads[0]
-        if g is not None:
-            accumulate_grad(self.variable, g)
+        # the list, not grads[0]: a name bound to the gradient here would keep it from being stolen
+        if grads[0] is not None:
+            accumulate_grad(self.variable, grads)
         return ()
 
 

@@ -170,7 +170,7 @@ def adam(
         fu.require_op("_foreach_add_")
         func = _multi_tensor_adam
     else:
-        func = _single_tensor_adam
+        func = functools.partial(_single_tensor_adam, differentiable=differentiable)
     func(
         params,
         grads,
@@ -189,6 +189,9 @@ def adam(
     )
 
 
+_ONE_PASS_DTYPES = (ea.float32, ea.float64)
+
+
 def _single_tensor_adam(
     params: list[Tensor],
     grads: list[Tensor],
@@ -205,9 +208,35 @@ def _single_tensor_adam(
     eps: float,
     maximize: bool,
     decoupled_weight_decay: bool,
+    differentiable: bool = False,
 ) -> None:
     lr = fu.to_scalar(lr)
+    # A float32 / float64 parameter (not updated differentiably) takes one pass of the fused
+    # kernel over its own tensors -- the same update, in the order written below, read and written
+    # once instead of once per operation. Others (half precision, complex, differentiable=True) run
+    # the operations one by one.
+    one_pass = not differentiable and fu.has_op("_fused_adam_")
+    kernel = ea._fused_adamw_ if decoupled_weight_decay else ea._fused_adam_
     for i, param in enumerate(params):
+        if one_pass and param.dtype in _ONE_PASS_DTYPES and grads[i].dtype == param.dtype:
+            step_t = state_steps[i]
+            step_t += 1
+            kernel(
+                [param],
+                [grads[i]],
+                [exp_avgs[i]],
+                [exp_avg_sqs[i]],
+                [max_exp_avg_sqs[i]] if amsgrad else [],
+                [step_t],
+                lr=lr,
+                beta1=beta1,
+                beta2=beta2,
+                weight_decay=weight_decay,
+                eps=eps,
+                amsgrad=amsgrad,
+                maximize=maximize,
+            )
+            continue
         grad = F.decayed_grad(param, grads[i], weight_decay, maximize=maximize, lr=lr, decoupled=decoupled_weight_decay)
         exp_avg = exp_avgs[i]
         exp_avg_sq = exp_avg_sqs[i]

@@ -83,6 +83,7 @@ from .functional import (  # issue 18
     broadcast_tensors,
     cartesian_prod,
     einsum,
+    lu,
     meshgrid,
     tensordot,
     unravel_index,

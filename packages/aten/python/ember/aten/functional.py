@@ -233,3 +233,24 @@ def unravel_index(indices: Any, shape: Any) -> tuple[Any, ...]:
     q = idx.div(_tensor(coefs, dtype=_int64, device=indices.device), rounding_mode="floor")
     r = q.remainder(_tensor(list(shape), dtype=_int64, device=indices.device))
     return tuple(r.unbind(-1))
+
+
+def lu(A: Any, pivot: bool = True, get_infos: bool = False, out: Any = None) -> tuple[Any, ...]:
+    """The LU factorisation of A: (LU, pivots), with infos when get_infos (the older spelling of
+    linalg.lu_factor / linalg.lu_factor_ex; a singular A raises unless get_infos).
+
+    >>> LU, pivots = lu(ember.aten.eye(3))
+    >>> pivots.tolist()
+    [1, 2, 3]
+    """
+    from . import linalg
+
+    lu_, pivots, infos = linalg.lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
+    result = (lu_, pivots, infos) if get_infos else (lu_, pivots)
+    if out is not None:
+        if len(out) != len(result):
+            raise TypeError(f"lu(): out must be a tuple of {len(result)} tensors, got {len(out)}")
+        from .native.linalg import _set_out
+
+        return tuple(_set_out(o, r, "lu") for o, r in zip(out, result, strict=True))
+    return result

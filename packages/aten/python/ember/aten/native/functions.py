@@ -15,6 +15,7 @@ from typing import Any
 
 import ember.aten as ea
 import ember.c10py as _c10
+from ember.aten import _memory_format as _mf
 from ember.aten._generated import _ops as ops
 
 from .linalg import _set_out
@@ -671,3 +672,271 @@ def nonzero_static(self: Any, size: int, fill_value: int) -> Any:
 
 def nonzero_static_out(self: Any, size: int, fill_value: int, out: Any) -> Any:
     return _out(out, nonzero_static(self, size, fill_value), "nonzero_static")
+
+
+# ---- the *_copy variants of the views ------------------------------------------------------
+# PyTorch's functionalization ops: the view's values in a new contiguous tensor, differentiable
+# through the view and the copy.
+
+
+def _copied(view: Any) -> Any:
+    return ops._call_clone(view, _mf.contiguous_format)
+
+
+def expand_copy(self: Any, size: Any, implicit: bool) -> Any:
+    return _copied(ops._call_expand(self, size, implicit))
+
+
+def permute_copy(self: Any, dims: Any) -> Any:
+    return _copied(ops._call_permute(self, dims))
+
+
+def view_copy(self: Any, size: Any) -> Any:
+    return _copied(ops._call_view(self, size))
+
+
+def view_copy_dtype(self: Any, dtype: Any) -> Any:
+    return _copied(ops._call_view_dtype(self, dtype))
+
+
+def unsqueeze_copy(self: Any, dim: int) -> Any:
+    return _copied(ops._call_unsqueeze(self, dim))
+
+
+def squeeze_copy(self: Any) -> Any:
+    return _copied(ops._call_squeeze_dims(self, None))
+
+
+def squeeze_copy_dim(self: Any, dim: int) -> Any:
+    return _copied(ops._call_squeeze_dims(self, (dim,)))
+
+
+def squeeze_copy_dims(self: Any, dim: Any) -> Any:
+    return _copied(ops._call_squeeze_dims(self, dim))
+
+
+def transpose_copy_int(self: Any, dim0: int, dim1: int) -> Any:
+    return _copied(ops._call_transpose_int(self, dim0, dim1))
+
+
+def t_copy(self: Any) -> Any:
+    return _copied(ops._call_t(self))
+
+
+def diagonal_copy(self: Any, offset: int, dim1: int, dim2: int) -> Any:
+    return _copied(ops._call_diagonal(self, offset, dim1, dim2))
+
+
+def alias_copy(self: Any) -> Any:
+    return _copied(ops._call_alias(self))
+
+
+def detach_copy(self: Any) -> Any:
+    return _copied(ops._call_detach(self))
+
+
+def as_strided_copy(self: Any, size: Any, stride: Any, storage_offset: int | None) -> Any:
+    return _copied(ops._call_as_strided(self, size, stride, storage_offset))
+
+
+def narrow_copy(self: Any, dim: int, start: int, length: int) -> Any:
+    # PyTorch's narrow_copy checks a 0-d self and a too large dim itself, as RuntimeError
+    if self.dim() == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if dim >= self.dim():
+        raise RuntimeError(
+            f"Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false. (dim {dim}, "
+            f"self.dim() {self.dim()})"
+        )
+    return _copied(ops._call_narrow(self, dim, start, length))
+
+
+def select_copy_int(self: Any, dim: int, index: int) -> Any:
+    return _copied(ops._call_select_int(self, dim, index))
+
+
+def slice_copy_Tensor(self: Any, dim: int, start: int | None, end: int | None, step: int) -> Any:
+    return _copied(ops._call_slice_Tensor(self, dim, start, end, step))
+
+
+def unfold_copy(self: Any, dimension: int, size: int, step: int) -> Any:
+    return _copied(ops._call_unfold(self, dimension, size, step))
+
+
+def split_copy_Tensor(self: Any, split_size: int, dim: int) -> Any:
+    return [_copied(v) for v in ops._call_split_Tensor(self, split_size, dim)]
+
+
+def split_with_sizes_copy(self: Any, split_sizes: Any, dim: int) -> Any:
+    return [_copied(v) for v in ops._call_split_with_sizes(self, split_sizes, dim)]
+
+
+def unbind_copy_int(self: Any, dim: int) -> Any:
+    return [_copied(v) for v in ops._call_unbind_int(self, dim)]
+
+
+def _copy_out(fn: Any) -> Any:
+    """The out= overload of a *_copy op: the functional result written into out."""
+
+    def out_kernel(*args: Any) -> Any:
+        *inputs, out = args
+        return _out(out, fn(*inputs), fn.__name__)
+
+    out_kernel.__name__ = out_kernel.__qualname__ = f"{fn.__name__}_out"
+    out_kernel.__module__ = __name__
+    return out_kernel
+
+
+expand_copy_out = _copy_out(expand_copy)
+permute_copy_out = _copy_out(permute_copy)
+view_copy_out = _copy_out(view_copy)
+view_copy_dtype_out = _copy_out(view_copy_dtype)
+unsqueeze_copy_out = _copy_out(unsqueeze_copy)
+squeeze_copy_out = _copy_out(squeeze_copy)
+squeeze_copy_dim_out = _copy_out(squeeze_copy_dim)
+squeeze_copy_dims_out = _copy_out(squeeze_copy_dims)
+transpose_copy_int_out = _copy_out(transpose_copy_int)
+t_copy_out = _copy_out(t_copy)
+diagonal_copy_out = _copy_out(diagonal_copy)
+alias_copy_out = _copy_out(alias_copy)
+detach_copy_out = _copy_out(detach_copy)
+as_strided_copy_out = _copy_out(as_strided_copy)
+narrow_copy_out = _copy_out(narrow_copy)
+select_copy_int_out = _copy_out(select_copy_int)
+slice_copy_Tensor_out = _copy_out(slice_copy_Tensor)
+unfold_copy_out = _copy_out(unfold_copy)
+
+
+# ---- unsafe_chunk / unsafe_split, sum_to_size, fill, dist, trapz -------------------------------
+
+
+def unsafe_chunk(self: Any, chunks: int, dim: int) -> Any:
+    return list(ops._call_chunk(self, chunks, dim))
+
+
+def unsafe_split_Tensor(self: Any, split_size: int, dim: int) -> Any:
+    return list(ops._call_split_Tensor(self, split_size, dim))
+
+
+def unsafe_split_with_sizes(self: Any, split_sizes: Any, dim: int) -> Any:
+    return list(ops._call_split_with_sizes(self, split_sizes, dim))
+
+
+def sum_to_size(self: Any, size: Any) -> Any:
+    """The sum of self over the dimensions that `size` broadcasts (self must expand from size)."""
+    shape = tuple(self.shape)
+    size = tuple(size)
+    lead = len(shape) - len(size)
+    if lead < 0 or any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    out = ops._call_sum(self, tuple(range(lead)), False, None) if lead else self
+    keep = tuple(i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1)
+    return ops._call_sum(out, keep, True, None) if keep else out
+
+
+def fill_Scalar(self: Any, value: Any) -> Any:
+    return ea.full_like(self, value)
+
+
+def fill_Tensor(self: Any, value: Any) -> Any:
+    if value.dim() != 0:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions.")
+    # expanded and copied, so that the result is differentiable w.r.t. value
+    return _copied(ops._call_expand(value.to(self.dtype), tuple(self.shape), False))
+
+
+def dist(self: Any, other: Any, p: Any) -> Any:
+    return ea.linalg.vector_norm(ea.sub(self, other), p)
+
+
+def trapz_x(y: Any, x: Any, dim: int) -> Any:
+    return trapezoid_x(y, x, dim)
+
+
+def trapz_dx(y: Any, dx: float, dim: int) -> Any:
+    return trapezoid_dx(y, dx, dim)
+
+
+# ---- the complex-number functions on real tensors ----------------------------------------------
+
+
+def conj(self: Any) -> Any:
+    return self
+
+
+def conj_physical(self: Any) -> Any:
+    return self
+
+
+def resolve_conj(self: Any) -> Any:
+    return self
+
+
+def resolve_neg(self: Any) -> Any:
+    return self
+
+
+def real(self: Any) -> Any:
+    return self
+
+
+def isreal(self: Any) -> Any:
+    return ea.ones_like(self, dtype=ea.bool)
+
+
+def angle(self: Any) -> Any:
+    """0 for x >= 0, pi for x < 0, NaN for NaN (in the default float dtype for integer inputs)."""
+    x = self if self.is_floating_point() else self.to(ea.get_default_dtype())
+    pi = ea.full_like(x, math.pi)
+    # where() with constants: no gradient, as PyTorch's angle of a real tensor
+    return ea.where(ea.isnan(x), x.detach(), ea.where(x < 0, pi, ea.zeros_like(x)))
+
+
+def angle_out(self: Any, out: Any) -> Any:
+    return _out(out, angle(self), "angle")
+
+
+# ---- torch.svd / torch.qr ----------------------------------------------------------------------
+
+
+def svd(self: Any, some: bool, compute_uv: bool) -> Any:
+    if not compute_uv:
+        # PyTorch: S only, U and V zero-filled in their full shapes
+        s = ea.linalg.svdvals(self)
+        m, n = self.shape[-2], self.shape[-1]
+        batch = tuple(self.shape[:-2])
+        return (
+            ea.zeros((*batch, m, m), dtype=self.dtype, device=self.device),
+            s,
+            ea.zeros((*batch, n, n), dtype=self.dtype, device=self.device),
+        )
+    u, s, vh = ea.linalg.svd(self, full_matrices=not some)
+    return u, s, ea.transpose(vh, -2, -1)
+
+
+def qr(self: Any, some: bool) -> Any:
+    return ea.linalg.qr(self, "reduced" if some else "complete")
+
+
+# ---- linspace / logspace with 0-d tensor bounds ------------------------------------------------
+
+
+def _bound(name: str, start: Any, end: Any) -> tuple[Any, Any]:
+    """The bounds as numbers: a tensor bound must be 0-d (PyTorch's message names both)."""
+    bad = [f"{k} with {t.dim()} dimension(s)" for k, t in (("start", start), ("end", end)) if hasattr(t, "_impl") and t.dim()]
+    if bad:
+        parts = bad
+        raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got {' and '.join(parts)}.")
+    return tuple(t.item() if hasattr(t, "_impl") else t for t in (start, end))  # type: ignore[return-value]
+
+
+def _linspace(start: Any, end: Any, steps: int, *options: Any) -> Any:
+    return ops._call_linspace(*_bound("linspace", start, end), steps, *options)
+
+
+def _logspace(start: Any, end: Any, steps: int, base: float, *options: Any) -> Any:
+    return ops._call_logspace(*_bound("logspace", start, end), steps, base, *options)
+
+
+linspace_Tensor_Tensor = linspace_Tensor_Scalar = linspace_Scalar_Tensor = _linspace
+logspace_Tensor_Tensor = logspace_Tensor_Scalar = logspace_Scalar_Tensor = _logspace

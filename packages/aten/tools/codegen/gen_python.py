@@ -102,7 +102,9 @@ def type_kind(t: Type) -> str:
     if t.base in ("int", "SymInt"):
         return "I?" if t.optional else "I"
     if t.base == "float":
-        return "F?" if t.optional else ("FL" if t.is_list else "F")
+        if t.is_list:  # float[]? (histogram's range): a list, None allowed
+            return "FL?" if t.optional else "FL"
+        return "F?" if t.optional else "F"
     if t.base == "bool":
         return "B?" if t.optional else "B"
     if t.base == "Scalar":

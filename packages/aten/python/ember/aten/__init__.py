@@ -83,6 +83,8 @@ from .functional import (  # issue 18
     broadcast_tensors,
     cartesian_prod,
     einsum,
+    gradient,
+    histogramdd,
     lu,
     meshgrid,
     tensordot,

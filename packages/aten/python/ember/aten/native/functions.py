@@ -940,3 +940,165 @@ def _logspace(start: Any, end: Any, steps: int, base: float, *options: Any) -> A
 
 linspace_Tensor_Tensor = linspace_Tensor_Scalar = linspace_Scalar_Tensor = _linspace
 logspace_Tensor_Tensor = logspace_Tensor_Scalar = logspace_Scalar_Tensor = _logspace
+
+
+# ---- frexp: x = mantissa * 2**exponent, 0.5 <= |mantissa| < 1 ---------------------------------
+
+
+def frexp_Tensor(self: Any) -> Any:
+    if not self.is_floating_point():
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    x = self.detach().double()
+    a = ea.abs(x)
+    regular = ea.logical_and(ea.isfinite(x), a != 0)  # 0, inf and NaN: themselves, exponent 0
+    e = ea.where(regular, ea.floor(ea.log2(ea.where(regular, a, ea.ones_like(a)))) + 1, ea.zeros_like(a))
+
+    def scaled(v: Any, k: Any) -> Any:  # v * 2**-k in two exact halves (2**1074 overflows)
+        half = ea.floor(k / 2)
+        return v * ea.exp2(-half) * ea.exp2(half - k)
+
+    m = scaled(a, e)
+    # log2 may round across a power of two: one step either way puts m in [0.5, 1)
+    e = ea.where(m >= 1, e + 1, ea.where(m < 0.5, e - 1, e))
+    e = ea.where(regular, e, ea.zeros_like(e))
+    # the mantissa as self times a constant, so that its gradient is grad / 2**exponent (PyTorch's)
+    mantissa = ea.where(regular, scaled(self.double(), e).to(self.dtype), self)
+    return mantissa, e.to(ea.int32)
+
+
+# ---- histogram / histogramdd ------------------------------------------------------------------
+# PyTorch's histogramdd: an element falls in bin upper_bound(edges, x) - 1 of each dimension (the
+# last bin includes its right edge); elements outside [edges[0], edges[-1]] and NaNs are
+# skipped. The binary search is libstdc++'s std::upper_bound step for step, so that unsorted
+# bin tensors give PyTorch's bins too.
+
+
+def _upper_bound(edges: Any, x: Any) -> Any:
+    n = edges.shape[0]
+    first = ea.zeros(tuple(x.shape), dtype=ea.int64, device=x.device)
+    length = ea.full(tuple(x.shape), n, dtype=ea.int64, device=x.device)
+    while bool((length > 0).any()):
+        half = ea.div(length, 2, rounding_mode="floor")
+        middle = first + half
+        right = ea.logical_and(length > 0, ea.logical_not(x < ea.take(edges, ea.clamp(middle, max=n - 1))))
+        first = ea.where(right, middle + 1, first)
+        length = ea.where(length > 0, ea.where(right, length - half - 1, half), length)
+    return first
+
+
+def _histogramdd(name: str, input: Any, bins: Any, range_: Any, weight: Any, density: bool) -> tuple[Any, list[Any]]:
+    """(hist, bin_edges) of the rows of input (N, D): bins is D ints or D 1-D edge tensors."""
+    x = input.detach().reshape(-1, input.shape[-1]) if input.dim() else input.detach().reshape(1, 1)
+    n, dims = x.shape
+    if not input.is_floating_point():
+        kind = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{kind.get(input.dtype._name, input.dtype._name)}'")
+    if weight is not None and tuple(weight.shape) != tuple(input.shape[:-1]):
+        raise RuntimeError(
+            "torch.histogramdd: if weight tensor is provided it should have the same shape as the input tensor "
+            f"excluding its innermost dimension, but got input with shape {list(x.shape)} and weight with shape "
+            f"{list(weight.shape)}"
+        )
+    edges = []
+    for d in range(dims):
+        b = bins[d]
+        if hasattr(b, "_impl"):
+            if b.dim() != 1:
+                raise RuntimeError(
+                    f"torch.histogramdd: bins tensor should have one dimension, but got {b.dim()} dimensions in the "
+                    f"bins tensor for dimension {d}"
+                )
+            if b.numel() == 0:
+                raise RuntimeError(
+                    "torch.histogramdd: bins tensor should have at least 1 element, but got 0 elements in the bins "
+                    f"tensor for dimension {d}"
+                )
+            if b.dtype != input.dtype:
+                raise RuntimeError(
+                    "torch.histogramdd: input tensor and bins tensors should have the same dtype, but got input with "
+                    f"dtype {_cpp_name(input.dtype)} and bins for dimension {d} with dtype {_cpp_name(b.dtype)}"
+                )
+            edges.append(b.detach())
+            continue
+        if b <= 0:
+            raise RuntimeError(f"{name}(): bins must be > 0, but got {b} for dimension {d}")
+        col = ea.select(x, 1, d)
+        if range_ is not None:
+            lo, hi = float(range_[2 * d]), float(range_[2 * d + 1])
+        elif n:
+            lo, hi = float(col.min()), float(col.max())
+        else:
+            lo, hi = 0.0, 1.0
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise RuntimeError(f"torch.histogramdd: dimension {d}'s range [{lo:g}, {hi:g}] is not finite")
+        if lo > hi:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for dimension {d}")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges.append(ea.linspace(lo, hi, b + 1, dtype=input.dtype, device=input.device))
+    shape = tuple(e.shape[0] - 1 for e in edges)
+    size = 1
+    for s in shape:
+        size *= s
+    flat = ea.zeros((n,), dtype=ea.int64, device=input.device)
+    keep = ea.ones((n,), dtype=ea.bool, device=input.device)
+    stride = size
+    for d, e in enumerate(edges):
+        col = ea.select(x, 1, d)
+        keep = ea.logical_and(keep, ea.logical_and(col >= e[0], col <= e[-1]))
+        pos = _upper_bound(e, col) - 1
+        pos = ea.where(pos == e.shape[0] - 1, pos - 1, pos)
+        stride //= max(shape[d], 1)
+        flat = flat + pos * stride
+    keep = ea.logical_and(keep, ea.logical_and(flat >= 0, flat < size))
+    w = weight.detach().reshape(-1).to(input.dtype) if weight is not None else ea.ones((n,), dtype=input.dtype)
+    hist = ea.zeros((size,), dtype=input.dtype, device=input.device)
+    hist = hist.index_add(0, flat[keep], w[keep]).reshape(shape)
+    if density:
+        hist = hist / hist.sum()
+        for d, e in enumerate(edges):
+            view = [1] * dims
+            view[d] = shape[d]
+            hist = hist / (e[1:] - e[:-1]).reshape(view)
+    return hist, edges
+
+
+def _cpp_name(dt: Any) -> str:
+    return {"float32": "float", "float64": "double"}.get(dt._name, dt._name)
+
+
+def histogram_bins_tensor(self: Any, bins: Any, weight: Any, density: bool) -> Any:
+    hist, edges = _histogramdd("torch.histogram", self.reshape(-1, 1), [bins], None, _weight_1d(weight), density)
+    return hist, edges[0]
+
+
+def histogram_bin_ct(self: Any, bins: int, range: Any, weight: Any, density: bool) -> Any:
+    hist, edges = _histogramdd("torch.histogram", self.reshape(-1, 1), [bins], range, _weight_1d(weight), density)
+    return hist, edges[0]
+
+
+def _weight_1d(weight: Any) -> Any:
+    return weight.reshape(-1) if weight is not None else None
+
+
+# ---- batch norm's other aten spellings ---------------------------------------------------------
+
+
+def native_batch_norm_legit(
+    input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, training: bool, momentum: float, eps: float
+) -> Any:
+    return ops._call_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+def native_batch_norm_legit_no_stats(
+    input: Any, weight: Any, bias: Any, training: bool, momentum: float, eps: float
+) -> Any:
+    return ops._call_native_batch_norm(input, weight, bias, None, None, training, momentum, eps)
+
+
+def batch_norm_with_update(
+    input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, momentum: float, eps: float
+) -> Any:
+    out, mean, invstd = ops._call_native_batch_norm(input, weight, bias, running_mean, running_var, True, momentum, eps)
+    # the reserve buffer of cuDNN's kernel: empty on the CPU, as PyTorch's
+    return out, mean, invstd, ea.empty((0,), dtype=ea.uint8, device=input.device)

@@ -11,6 +11,7 @@ from .activation import (
     Hardswish,
     Hardtanh,
     LeakyReLU,
+    RReLU,
     LogSigmoid,
     LogSoftmax,
     Mish,
@@ -131,6 +132,7 @@ from .pooling import (
     MaxPool3d,
     MaxUnpool1d,
     MaxUnpool2d,
+    MaxUnpool3d,
 )
 from .sparse import (
     Embedding,
@@ -206,6 +208,7 @@ __all__ = [
     "LazyLinear",
     "LazyModuleMixin",
     "LeakyReLU",
+    "RReLU",
     "Linear",
     "LocalResponseNorm",
     "LogSigmoid",
@@ -217,6 +220,7 @@ __all__ = [
     "MaxPool3d",
     "MaxUnpool1d",
     "MaxUnpool2d",
+    "MaxUnpool3d",
     "Mish",
     "Module",
     "ModuleDict",

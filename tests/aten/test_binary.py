@@ -791,7 +791,9 @@ def test_unbound_dunder_needs_a_tensor_self() -> None:
 
 def test_tensor_for_a_tensor_list_refused() -> None:
     t = ea.ones(2, 3)
-    with pytest.raises(TypeError, match=r"^cat\(\): argument 'tensors' \(position 1\) must be tuple of Tensors, not Tensor$"):
+    with pytest.raises(
+        TypeError, match=r"^cat\(\): argument 'tensors' \(position 1\) must be tuple of Tensors, not Tensor$"
+    ):
         ea.cat(t)
     with pytest.raises(TypeError, match=r"^stack\(\): argument 'tensors' \(position 1\) must be tuple of Tensors"):
         ea.stack(t)

@@ -275,7 +275,7 @@ def test_dist_and_batch_norm_spellings() -> None:
         ea.dist(a, 2)
     x = ea.from_numpy(np.random.default_rng(5).standard_normal((4, 3, 2)))
     rm, rv = ea.zeros(3, dtype=ea.float64), ea.ones(3, dtype=ea.float64)
-    out, mean, invstd = ea._native_batch_norm_legit(x, None, None, rm, rv, True, 0.1, 1e-5)
+    out, mean, _invstd = ea._native_batch_norm_legit(x, None, None, rm, rv, True, 0.1, 1e-5)
     xn = x.numpy()
     mu, var = xn.mean((0, 2)), xn.var((0, 2))
     np.testing.assert_allclose(mean.numpy(), mu, rtol=1e-12)
@@ -342,7 +342,7 @@ def test_histogram_and_histogramdd_against_numpy() -> None:
     assert ea.histogram(ea.empty(0), 2).bin_edges.tolist() == [0.0, 0.5, 1.0]
     pts = rng.standard_normal((40, 2))
     hd = ea.histogramdd(ea.from_numpy(pts), [3, 4])
-    rh, (r0, r1) = np.histogramdd(pts, [3, 4])
+    rh, (_, r1) = np.histogramdd(pts, [3, 4])
     np.testing.assert_array_equal(hd.hist.numpy(), rh)
     np.testing.assert_allclose(hd.bin_edges[1].numpy(), r1, rtol=1e-12)
     with pytest.raises(RuntimeError, match=r"bins must be > 0, but got 0 for dimension 0"):
@@ -363,8 +363,11 @@ def test_linspace_logspace_tensor_bounds() -> None:
     np.testing.assert_allclose(ea.linspace(ea.tensor(0.0), ea.tensor(1.0), 5).numpy(), np.linspace(0, 1, 5))
     np.testing.assert_allclose(ea.linspace(ea.tensor(0.0), 2, 3).numpy(), [0.0, 1.0, 2.0])
     np.testing.assert_allclose(ea.logspace(0, ea.tensor(2.0), 3, base=2.0).numpy(), [1.0, 2.0, 4.0])
-    with pytest.raises(RuntimeError, match=r"linspace only supports 0-dimensional start and end tensors, but got "
-                       r"start with 1 dimension\(s\)\."):
+    with pytest.raises(
+        RuntimeError,
+        match=r"linspace only supports 0-dimensional start and end tensors, but got "
+        r"start with 1 dimension\(s\)\.",
+    ):
         ea.linspace(ea.zeros(2), 3, 4)
     with pytest.raises(RuntimeError, match=r"but got end with 1 dimension\(s\)\."):
         ea.logspace(2, ea.zeros(2), 4)

@@ -5,10 +5,10 @@ empty 1-d batch_norm input. NumPy references."""
 from __future__ import annotations
 
 import ember.aten as ea
+import ember.nn as ember_nn
 import numpy as np
 import pytest
 from ember.autograd import gradcheck
-import ember.nn as ember_nn
 from ember.nn import functional as F
 
 
@@ -146,9 +146,7 @@ def test_linear_cross_entropy_is_linear_then_cross_entropy() -> None:
     t2 = ea.tensor([[0, 2], [1, 1], [2, 0], [0, 0], [1, 2], [2, 1]])
     want = F.cross_entropy(F.linear(x, w3.reshape(6, 4)).reshape(6, 3, 2), t2)
     np.testing.assert_allclose(F.linear_cross_entropy(x, w3, t2).numpy(), want.numpy(), rtol=1e-12)
-    assert gradcheck(
-        lambda a, m: F.linear_cross_entropy(a, m, target), (x.requires_grad_(), w.requires_grad_())
-    )
+    assert gradcheck(lambda a, m: F.linear_cross_entropy(a, m, target), (x.requires_grad_(), w.requires_grad_()))
     with pytest.raises(RuntimeError, match="expected input with dimensionality 1 or 2, got 3"):
         F.linear_cross_entropy(ea.zeros(1, 2, 4), w, target)
     with pytest.raises(RuntimeError, match="expected equal input and linear_weight last dimensions"):

@@ -879,17 +879,40 @@ COPY_OPS = [
     _copy_row("transpose_copy", np.swapaxes, ((2, 3, 4), (0, 2)), ((3, 0), (0, 1))),
     _copy_row("t_copy", np.transpose, ((3, 4), ()), ((5,), ())),
     _copy_row("unsqueeze_copy", np.expand_dims, ((3, 4), (1,)), ((0,), (0,))),
-    _copy_row("diagonal_copy", lambda a, o=0, d1=0, d2=1: np.diagonal(a, o, d1, d2), ((4, 5), ()), ((3, 4, 5), (1, 2, 0))),
-    _copy_row("narrow_copy", lambda a, d, s, n: np.take(a, range(s, s + n), axis=d), ((4, 5), (1, 1, 3)), ((4, 5), (0, 2, 0))),
-    _copy_row("unfold_copy", lambda a, d, size, step: np.lib.stride_tricks.sliding_window_view(a, size, axis=d)[
-        tuple(slice(None, None, step) if i == d else slice(None) for i in range(a.ndim))
-    ], ((6, 3), (0, 2, 2)), ((7,), (0, 3, 1))),
+    _copy_row(
+        "diagonal_copy", lambda a, o=0, d1=0, d2=1: np.diagonal(a, o, d1, d2), ((4, 5), ()), ((3, 4, 5), (1, 2, 0))
+    ),
+    _copy_row(
+        "narrow_copy", lambda a, d, s, n: np.take(a, range(s, s + n), axis=d), ((4, 5), (1, 1, 3)), ((4, 5), (0, 2, 0))
+    ),
+    _copy_row(
+        "unfold_copy",
+        lambda a, d, size, step: np.lib.stride_tricks.sliding_window_view(a, size, axis=d)[
+            tuple(slice(None, None, step) if i == d else slice(None) for i in range(a.ndim))
+        ],
+        ((6, 3), (0, 2, 2)),
+        ((7,), (0, 3, 1)),
+    ),
     _copy_row("alias_copy", lambda a: a, ((3, 4), ()), ((0,), ())),
     OpInfo(
         "dist",
         ea.dist,
         F32_64,
-        _samples(((3, 4), (_T(3, 4),)), ((3, 4), (_T(4,), 3)), ((2, 3), (_T(2, 3), 0)), ((2, 3), (_T(2, 3), math.inf)), ((0, 3), (_T(0, 3),))),
+        _samples(
+            ((3, 4), (_T(3, 4),)),
+            (
+                (3, 4),
+                (
+                    _T(
+                        4,
+                    ),
+                    3,
+                ),
+            ),
+            ((2, 3), (_T(2, 3), 0)),
+            ((2, 3), (_T(2, 3), math.inf)),
+            ((0, 3), (_T(0, 3),)),
+        ),
         ref=_ref_dist,
         supports_out=False,
         supports_inplace=False,

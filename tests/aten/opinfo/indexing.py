@@ -436,7 +436,9 @@ def _scatter_reduce_errors(op: OpInfo) -> Iterator[ErrorInput]:
         "reduce argument must be either sum, prod, mean, amax or amin, got max",
     )
     yield ErrorInput(
-        SampleInput(x, (0, _long([[4]]), x, "sum")), RuntimeError, r"index 4 is out of bounds for dimension 0 with size 3"
+        SampleInput(x, (0, _long([[4]]), x, "sum")),
+        RuntimeError,
+        r"index 4 is out of bounds for dimension 0 with size 3",
     )
 
 

@@ -299,5 +299,7 @@ def parse_native_functions(entries: list[dict]) -> list[NativeFunction]:
             raise ValueError(f"{f.qualname}: has both dispatch and structured_delegate")
         tensors = {a.name for a in f.schema.arguments if a.type.base == "Tensor"}
         if f.python_numbers is not None and not set(f.python_numbers) <= tensors:
-            raise ValueError(f"{f.qualname}: python_numbers names no Tensor argument {sorted(set(f.python_numbers) - tensors)}")
+            raise ValueError(
+                f"{f.qualname}: python_numbers names no Tensor argument {sorted(set(f.python_numbers) - tensors)}"
+            )
     return out

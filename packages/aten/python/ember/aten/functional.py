@@ -10,11 +10,11 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from ._dispatch import return_type as _return_type
 from ._dtypes import bool as _bool
 from ._dtypes import int64 as _int64
 from ._factories import tensor as _tensor
 from ._generated import _ops as ops
-from ._dispatch import return_type as _return_type
 from ._tensor import Size
 
 _histogramdd_result = _return_type("histogramdd", ["hist", "bin_edges"])

@@ -840,7 +840,9 @@ def fill_Scalar(self: Any, value: Any) -> Any:
 
 def fill_Tensor(self: Any, value: Any) -> Any:
     if value.dim() != 0:
-        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions.")
+        raise RuntimeError(
+            f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions."
+        )
     # expanded and copied, so that the result is differentiable w.r.t. value
     return _copied(ops._call_expand(value.to(self.dtype), tuple(self.shape), False))
 
@@ -923,7 +925,11 @@ def qr(self: Any, some: bool) -> Any:
 
 def _bound(name: str, start: Any, end: Any) -> tuple[Any, Any]:
     """The bounds as numbers: a tensor bound must be 0-d (PyTorch's message names both)."""
-    bad = [f"{k} with {t.dim()} dimension(s)" for k, t in (("start", start), ("end", end)) if hasattr(t, "_impl") and t.dim()]
+    bad = [
+        f"{k} with {t.dim()} dimension(s)"
+        for k, t in (("start", start), ("end", end))
+        if hasattr(t, "_impl") and t.dim()
+    ]
     if bad:
         parts = bad
         raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got {' and '.join(parts)}.")
@@ -992,7 +998,9 @@ def _histogramdd(name: str, input: Any, bins: Any, range_: Any, weight: Any, den
     n, dims = x.shape
     if not input.is_floating_point():
         kind = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-        raise NotImplementedError(f"\"histogramdd\" not implemented for '{kind.get(input.dtype._name, input.dtype._name)}'")
+        raise NotImplementedError(
+            f"\"histogramdd\" not implemented for '{kind.get(input.dtype._name, input.dtype._name)}'"
+        )
     if weight is not None and tuple(weight.shape) != tuple(input.shape[:-1]):
         raise RuntimeError(
             "torch.histogramdd: if weight tensor is provided it should have the same shape as the input tensor "
@@ -1032,7 +1040,9 @@ def _histogramdd(name: str, input: Any, bins: Any, range_: Any, weight: Any, den
         if not (math.isfinite(lo) and math.isfinite(hi)):
             raise RuntimeError(f"torch.histogramdd: dimension {d}'s range [{lo:g}, {hi:g}] is not finite")
         if lo > hi:
-            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for dimension {d}")
+            raise RuntimeError(
+                f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for dimension {d}"
+            )
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
         edges.append(ea.linspace(lo, hi, b + 1, dtype=input.dtype, device=input.device))

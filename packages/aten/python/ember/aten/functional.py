@@ -12,6 +12,7 @@ from typing import Any
 
 from ._dispatch import return_type as _return_type
 from ._dtypes import bool as _bool
+from ._dtypes import get_default_dtype as _get_default_dtype
 from ._dtypes import int64 as _int64
 from ._factories import tensor as _tensor
 from ._generated import _ops as ops
@@ -246,14 +247,14 @@ def lu(A: Any, pivot: bool = True, get_infos: bool = False, out: Any = None) -> 
     >>> pivots.tolist()
     [1, 2, 3]
     """
-    from . import linalg
+    from . import linalg  # a namespace ember/aten/__init__.py makes after importing this module
 
     lu_, pivots, infos = linalg.lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
     result = (lu_, pivots, infos) if get_infos else (lu_, pivots)
     if out is not None:
         if len(out) != len(result):
             raise TypeError(f"lu(): out must be a tuple of {len(result)} tensors, got {len(out)}")
-        from .native.linalg import _set_out
+        from .native.linalg import _set_out  # native imports ember.aten, which imports this module
 
         return tuple(_set_out(o, r, "lu") for o, r in zip(out, result, strict=True))
     return result
@@ -268,8 +269,6 @@ def gradient(input: Any, *, spacing: Any = 1, dim: Any = None, edge_order: int =
     >>> gradient(ember.aten.tensor([1.0, 2.0, 4.0, 8.0]))[0].tolist()
     [1.0, 1.5, 3.0, 4.0]
     """
-    from ._dtypes import get_default_dtype
-
     nd = input.dim()
     dims = list(range(nd)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
     dims = [d + nd if d < 0 else d for d in dims]
@@ -292,7 +291,7 @@ def gradient(input: Any, *, spacing: Any = 1, dim: Any = None, edge_order: int =
     for d in dims:
         if input.shape[d] < edge_order + 1:
             raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
-    f = input if input.is_floating_point() else input.to(get_default_dtype())
+    f = input if input.is_floating_point() else input.to(_get_default_dtype())
     return tuple(_gradient_along(f, d, h, edge_order) for d, h in zip(dims, steps, strict=True))
 
 
@@ -352,7 +351,7 @@ def histogramdd(input: Any, bins: Any, *, range: Any = None, weight: Any = None,
     >>> h.hist.tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
-    from .native.functions import _histogramdd
+    from .native.functions import _histogramdd  # native imports ember.aten, which imports this module
 
     if isinstance(bins, int):
         bins = [bins] * input.shape[-1]

@@ -130,6 +130,8 @@ CPU_TABLE: dict[str, tuple[LowerArgs, Any]] = {
     "linalg_inv": (lambda: (spd(3),), f32),
     "linalg_qr": (lambda: (b(3, 3),), f32),
     "linalg_svd": (lambda: (b(3, 3),), f32),
+    "svd": (lambda: (b(3, 3),), f32),  # torch.svd / torch.qr: PyTorch's CPU fp32 list has both
+    "qr": (lambda: (b(3, 3),), f32),
     "linalg_inv_ex": (lambda: (spd(3),), f32),
     "linalg_cholesky_ex": (lambda: (spd(3),), f32),
     "cholesky": (lambda: (spd(3),), f32),

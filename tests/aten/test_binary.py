@@ -12,6 +12,7 @@ from typing import Any
 import ember.aten as ea
 import numpy as np
 import pytest
+from opinfo.binary import TENSOR_ONLY
 from opinfo.core import expected_result_type, np_dtype, tensor_from
 
 # ---- the operator dunders ---------------------------------------------------------------------
@@ -628,8 +629,10 @@ def test_maximum_minimum_nan_and_fmax() -> None:
     assert fx[:3] == [2.0, 2.0, 3.0] and math.isnan(fx[3])
     assert fn[:3] == [1.0, 2.0, 3.0] and math.isnan(fn[3])
     assert ea.maximum(ea.tensor([True, False]), ea.tensor([False, False])).tolist() == [True, False]
-    assert ea.maximum(ea.tensor([1, 5]), 3).tolist() == [3, 5]
-    assert ea.maximum(ea.tensor([1, 5]), 3.5).dtype == ea.float32
+    assert ea.maximum(ea.tensor([1, 5]), ea.tensor(3)).tolist() == [3, 5]
+    assert ea.maximum(ea.tensor([1, 5]), ea.tensor(3.5)).dtype == ea.float32
+    with pytest.raises(TypeError, match=r"maximum\(\): argument 'other' \(position 2\) must be Tensor, not int"):
+        ea.maximum(ea.tensor([1, 5]), 3)  # PyTorch's maximum has no Scalar overload
     # long vectors go through the SIMD loops (NaN anywhere in a lane group)
     n = 1000
     x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
@@ -738,3 +741,60 @@ def test_ldexp_and_aliases() -> None:
     assert ea.subtract(a, b, alpha=2).tolist() == [-2, 3]
     c = a.clone()
     assert c.multiply_(2) is c and c.tolist() == [12, 14]
+
+
+@pytest.mark.parametrize("name", sorted(TENSOR_ONLY))
+def test_python_number_refused_where_pytorch_types_tensor(name: str) -> None:
+    """PyTorch has no .Scalar overload for these: a Python number on either side is a TypeError
+    naming the argument; a 0-dim tensor is fine."""
+    fn = getattr(ea, name)
+    t = ea.tensor([1, 2, 3]) if name in ("gcd", "lcm") else ea.tensor([1.0, 2.0, 3.0])
+    other = "values" if name == "heaviside" else "other"
+    with pytest.raises(TypeError, match=rf"^{name}\(\): argument '{other}' \(position 2\) must be Tensor, not int$"):
+        fn(t, 2)
+    with pytest.raises(TypeError, match=rf"^{name}\(\): argument 'input' \(position 1\) must be Tensor, not float$"):
+        fn(2.5, t)
+    with pytest.raises(TypeError, match=rf"^{name}\(\): argument '{other}' \(position 1\) must be Tensor, not int$"):
+        getattr(t, name)(2)
+    assert tuple(fn(t, ea.tensor(2).to(t.dtype)).shape) == (3,)
+
+
+@pytest.mark.parametrize("name", ["eq", "ne", "lt", "le", "gt", "ge", "fmod", "copysign", "rsub"])
+def test_python_number_only_as_other(name: str) -> None:
+    """These have PyTorch's .Scalar overload: a number as `other` only."""
+    fn = getattr(ea, name)
+    t = ea.tensor([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(fn(t, 2).numpy(), fn(t, ea.tensor(2.0)).numpy())
+    with pytest.raises(TypeError, match=rf"^{name}\(\): argument 'input' \(position 1\) must be Tensor, not int$"):
+        fn(2, t)
+    assert (2 < t).tolist() == [False, False, True]  # the operators reflect: 2 < t is t > 2
+
+
+def test_clamp_max_number_input_refused() -> None:
+    t = ea.tensor([1.0, 5.0])
+    assert ea.clamp_max(t, 2).tolist() == [1.0, 2.0]
+    assert ea.clamp_max(t, ea.tensor([0.0, 9.0])).tolist() == [0.0, 5.0]
+    with pytest.raises(TypeError, match=r"clamp_max\(\) received an invalid combination of arguments - got \(int"):
+        ea.clamp_max(2, t)
+
+
+def test_unbound_dunder_needs_a_tensor_self() -> None:
+    t = ea.tensor([1.0, 2.0])
+    assert ea.Tensor.__radd__(t, 2).tolist() == [3.0, 4.0]
+    assert ea.Tensor.__rdiv__(t, 2).tolist() == [2.0, 1.0]
+    with pytest.raises(TypeError, match=r"descriptor '__radd__' for 'Tensor' objects doesn't apply to a 'int' object"):
+        ea.Tensor.__radd__(2, t)
+    with pytest.raises(TypeError, match=r"descriptor '__rmul__'"):
+        ea.Tensor.__rmul__(2, 3)
+    assert (2 + t).tolist() == [3.0, 4.0]
+
+
+def test_tensor_for_a_tensor_list_refused() -> None:
+    t = ea.ones(2, 3)
+    with pytest.raises(
+        TypeError, match=r"^cat\(\): argument 'tensors' \(position 1\) must be tuple of Tensors, not Tensor$"
+    ):
+        ea.cat(t)
+    with pytest.raises(TypeError, match=r"^stack\(\): argument 'tensors' \(position 1\) must be tuple of Tensors"):
+        ea.stack(t)
+    assert tuple(ea.cat((t, t)).shape) == (4, 3)

@@ -43,8 +43,12 @@ def _walk(root: Any, dotted: str) -> Any:
 
 
 def _method(name: str) -> Any:
+    """ember's Tensor.<name>, called unbound as op_db calls torch.Tensor.<name>: a sample whose
+    self is not a Tensor (Tensor.__radd__(2, t)) meets the method, not int.__radd__."""
+    import ember.aten as ea
+
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return getattr(self, name)(*args, **kwargs)
+        return getattr(ea.Tensor, name)(self, *args, **kwargs)
 
     call.__name__ = name
     return call
@@ -110,9 +114,12 @@ def resolve(opinfo: Any) -> tuple[Any, str] | None:
     hit = _first(candidates)
     if hit is not None:
         return hit
-    # a Tensor method only (torch.Tensor.xxx, not torch.xxx)
-    if hasattr(torch.Tensor, name) and not hasattr(torch, name) and hasattr(ea.Tensor, name):
+    # a Tensor method only (torch.Tensor.xxx, not torch.xxx; torch.double is a dtype, not a function)
+    if hasattr(torch.Tensor, name) and not callable(getattr(torch, name, None)) and hasattr(ea.Tensor, name):
         return _method(name), f"Tensor.{name}"
+    # an entry named for an in-place Tensor method (uniform: torch.Tensor.uniform_ under a fixed seed)
+    if _is_suite_function(op) and hasattr(torch.Tensor, name + "_") and hasattr(ea.Tensor, name + "_"):
+        return _method(name + "_"), f"Tensor.{name}_"
     return None
 
 
@@ -143,6 +150,31 @@ class Converter:
         self.ea = ea
         self.torch = torch
         self.leaves: list[tuple[Any, Any]] = []  # (torch leaf, ember leaf) requiring grad
+        self.shared: dict[int, Any] = {}  # storage address -> ember copy of that storage (see share)
+
+    def share(self, obj: Any) -> None:
+        """Tensors of one sample that share a storage (an error input's out= aliasing its input)
+        or that are not the whole of their storage (an expanded out=, a view) become views of one
+        ember copy of that storage, with PyTorch's sizes, strides and offsets, so that an
+        overlap check can see them; other tensors are copied alone."""
+        torch = self.torch
+        seen: dict[int, list[Any]] = {}
+        for t in _flatten_all(obj):
+            if isinstance(t, torch.Tensor) and t.layout == torch.strided and not t.requires_grad and t.numel():
+                seen.setdefault(t.untyped_storage().data_ptr(), []).append(t)
+        for ptr, ts in seen.items():
+            whole = ts[0].is_contiguous() and ts[0].storage_offset() == 0
+            whole = whole and ts[0].untyped_storage().nbytes() == ts[0].numel() * ts[0].element_size()
+            if (len(ts) > 1 or not whole) and len({t.dtype for t in ts}) == 1 and not ts[0].is_complex():
+                n = ts[0].untyped_storage().nbytes() // ts[0].element_size()
+                flat = ts[0].detach().as_strided((n,), (1,), 0)
+                self.shared[ptr] = self.ea.from_numpy(flat.numpy().copy())
+
+    def cotangent(self, v: Any) -> Any:
+        """A torch cotangent as an ember tensor of its dtype (bfloat16 through float32: NumPy has none)."""
+        if v.dtype == self.torch.bfloat16:
+            return self.ea.from_numpy(v.float().numpy().copy()).to(self.ea.bfloat16)
+        return self.ea.from_numpy(v.numpy().copy())
 
     def dtype(self, dt: Any) -> Any:
         return getattr(self.ea, str(dt).split(".")[-1])
@@ -172,6 +204,9 @@ class Converter:
         if isinstance(obj, torch.Tensor):
             if obj.layout != torch.strided or obj.is_complex() or obj.dtype in (torch.bfloat16, torch.float16):
                 raise NotImplementedError(f"unsupported sample tensor ({obj.dtype}, {obj.layout})")
+            base = self.shared.get(obj.untyped_storage().data_ptr()) if obj.numel() else None
+            if base is not None and not obj.requires_grad:
+                return base.as_strided(tuple(obj.shape), tuple(obj.stride()), obj.storage_offset())
             arr = obj.detach().cpu().resolve_conj().resolve_neg().numpy().copy()
             t = self.ea.from_numpy(arr)
             if obj.requires_grad:
@@ -201,6 +236,15 @@ class Converter:
         if isinstance(obj, dict):
             return {k: self(v) for k, v in obj.items()}
         return obj
+
+
+def _flatten_all(obj: Any) -> list[Any]:
+    """Every leaf of nested tuples, lists and dict values."""
+    if isinstance(obj, dict):
+        obj = list(obj.values())
+    if isinstance(obj, (tuple, list)):
+        return [x for o in obj for x in _flatten_all(o)]
+    return [obj]
 
 
 def _tolerances(dtype: Any) -> tuple[float, float]:
@@ -237,6 +281,8 @@ def compare(expected: Any, actual: Any, metadata_only: bool = False) -> str | No
                 return f"output {i}: dtype {a.dtype} != {e.dtype}"
             if metadata_only or e.is_complex():
                 continue
+            if e.dtype == torch.bfloat16:  # NumPy has no bfloat16: both compared as float32
+                e, a = e.float(), a.float()
             en = e.detach().cpu().numpy(force=True)
             an = np.asarray(a.detach().cpu().numpy())
             rtol, atol = _tolerances(e.dtype)
@@ -398,7 +444,7 @@ def check_entry(index: int) -> dict[str, Any]:
                     e_grads = eag.grad(
                         [e for e, _ in live],
                         e_leaves,
-                        [ea.from_numpy(v.numpy().copy()) for _, v in live],
+                        [conv.cotangent(v) for _, v in live],
                         allow_unused=True,
                     )
                 else:
@@ -423,6 +469,7 @@ def check_entry(index: int) -> dict[str, Any]:
         si = ei.sample_input
         try:
             conv = Converter()
+            conv.share((si.input, si.args, si.kwargs))
             e_in, e_args, e_kwargs = conv(si.input), conv(si.args), conv(si.kwargs)
         except Exception:
             continue

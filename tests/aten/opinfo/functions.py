@@ -827,3 +827,108 @@ OPS = [
         ),
     ),
 ]
+
+
+# ---- the *_copy views, dist, frexp --------------------------------------------------------------
+
+
+def _copy_row(name: str, ref: Any, *cases: tuple[Any, ...], dtypes: tuple[Any, ...] = ALL_DTYPES) -> OpInfo:
+    """A *_copy op: the view's values, contiguous (NumPy's view, copied, is the reference)."""
+    return OpInfo(
+        name,
+        getattr(ea, name),
+        dtypes,
+        _samples(*cases),
+        ref=lambda a, *args, **kw: np.ascontiguousarray(ref(a, *args, **kw)),
+        supports_inplace=False,
+        check_unsupported=False,
+        kind="functions",
+    )
+
+
+def _ref_frexp(a: Any) -> Any:
+    m, e = np.frexp(a)
+    return m, e.astype(np.int32)
+
+
+def _frexp_samples(op: OpInfo, dtype: Any) -> Iterator[SampleInput]:
+    yield SampleInput(make_tensor((3, 4), dtype), name="3x4")
+    yield SampleInput(make_tensor((0, 2), dtype), name="empty")
+    yield SampleInput(make_tensor((4, 3), dtype).t(), name="non-contiguous")
+    # (zeros, powers of two and subnormals: test_functions.py; finite differences jump there)
+
+
+def _frexp_errors(op: OpInfo) -> Iterator[ErrorInput]:
+    yield _err(ea.tensor([1, 2]), (), RuntimeError, r"torch\.frexp\(\) only supports floating-point dtypes")
+
+
+def _ref_dist(a: Any, b: Any, p: float = 2) -> Any:
+    d = np.abs(a - b).ravel()
+    if p == 0:
+        return np.array(float(np.count_nonzero(d)))
+    if p == math.inf:
+        return np.array(d.max() if d.size else 0.0)
+    return np.array((d**p).sum() ** (1 / p))
+
+
+COPY_OPS = [
+    _copy_row("expand_copy", lambda a, size: np.broadcast_to(a, size), ((3, 1), ((2, 3, 4),)), ((0, 1), ((0, 2),))),
+    _copy_row("permute_copy", np.transpose, ((2, 3, 4), ((2, 0, 1),)), ((0, 3), ((1, 0),))),
+    _copy_row("transpose_copy", np.swapaxes, ((2, 3, 4), (0, 2)), ((3, 0), (0, 1))),
+    _copy_row("t_copy", np.transpose, ((3, 4), ()), ((5,), ())),
+    _copy_row("unsqueeze_copy", np.expand_dims, ((3, 4), (1,)), ((0,), (0,))),
+    _copy_row(
+        "diagonal_copy", lambda a, o=0, d1=0, d2=1: np.diagonal(a, o, d1, d2), ((4, 5), ()), ((3, 4, 5), (1, 2, 0))
+    ),
+    _copy_row(
+        "narrow_copy", lambda a, d, s, n: np.take(a, range(s, s + n), axis=d), ((4, 5), (1, 1, 3)), ((4, 5), (0, 2, 0))
+    ),
+    _copy_row(
+        "unfold_copy",
+        lambda a, d, size, step: np.lib.stride_tricks.sliding_window_view(a, size, axis=d)[
+            tuple(slice(None, None, step) if i == d else slice(None) for i in range(a.ndim))
+        ],
+        ((6, 3), (0, 2, 2)),
+        ((7,), (0, 3, 1)),
+    ),
+    _copy_row("alias_copy", lambda a: a, ((3, 4), ()), ((0,), ())),
+    OpInfo(
+        "dist",
+        ea.dist,
+        F32_64,
+        _samples(
+            ((3, 4), (_T(3, 4),)),
+            (
+                (3, 4),
+                (
+                    _T(
+                        4,
+                    ),
+                    3,
+                ),
+            ),
+            ((2, 3), (_T(2, 3), 0)),
+            ((2, 3), (_T(2, 3), math.inf)),
+            ((0, 3), (_T(0, 3),)),
+        ),
+        ref=_ref_dist,
+        supports_out=False,
+        supports_inplace=False,
+        check_unsupported=False,
+        kind="functions",
+    ),
+    OpInfo(
+        "frexp",
+        ea.frexp,
+        F32_64,
+        _frexp_samples,
+        ref=_ref_frexp,
+        result_dtype=lambda s: s.input.dtype,
+        error_inputs=_frexp_errors,
+        supports_out=False,
+        supports_inplace=False,
+        check_unsupported=False,
+        kind="functions",
+    ),
+]
+OPS += COPY_OPS

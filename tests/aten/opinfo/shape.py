@@ -180,7 +180,7 @@ def _cat_errors(op: OpInfo) -> Iterator[ErrorInput]:
         RuntimeError,
         r"zero-dimensional tensor \(at position 1\) cannot be concatenated",
     )
-    yield _err([], (), RuntimeError, "expected a non-empty list of Tensors")
+    yield _err([], (), ValueError, "expected a non-empty list of Tensors")
     yield _err([a, a], (2,), IndexError, r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)")
 
 

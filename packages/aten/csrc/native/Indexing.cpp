@@ -108,12 +108,18 @@ void check_no_internal_overlap(const Tensor& t, const char* op) {
 }
 
 namespace {
-void check_out(const Tensor& out, const Tensor& self, ScalarType dtype, const char* op) {
+// out= of an indexing op: the dtype, and no memory shared with self or with `other` (the index
+// or mask read while out is written), as PyTorch's assert_no_overlap
+void check_out(const Tensor& out, const Tensor& self, ScalarType dtype, const char* op,
+               const Tensor& other = Tensor()) {
   EMBER_CHECK(out.dtype() == dtype, op, ": expected out tensor to have dtype ", c10::toPythonName(dtype), ", but got ",
               c10::toPythonName(out.dtype()), " instead");
-  EMBER_CHECK(out.numel() == 0 || !out.is_alias_of(self), op,
-              ": unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
-              "memory location. Please clone() the tensor before performing the operation.");
+  check_no_internal_overlap(out, op);
+  for (const Tensor* in : {&self, &other}) {
+    EMBER_CHECK(!in->defined() || out.numel() == 0 || !out.is_alias_of(*in), op,
+                ": unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+                "single memory location. Please clone() the tensor before performing the operation.");
+  }
 }
 }  // namespace
 
@@ -503,7 +509,7 @@ Tensor index_select_out(const Tensor& self, int64_t dim, const Tensor& index, co
   if (self.dim() > 0) shape[d] = n;
   Tensor result = out;
   if (result.defined()) {
-    check_out(result, self, self.dtype(), "index_select");
+    check_out(result, self, self.dtype(), "index_select", index);
     resize_output(result, shape);
   } else {
     result = empty(shape, self.dtype(), self.device());
@@ -527,6 +533,15 @@ Tensor index_select_out(const Tensor& self, int64_t dim, const Tensor& index, co
 Tensor gather_out(const Tensor& self, int64_t dim, const Tensor& index_in, bool sparse_grad, const Tensor& out) {
   const int64_t nd = std::max<int64_t>(self.dim(), 1);
   const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
+  if (index_in.numel() == 0) {
+    // an empty index of any dtype and rank gives an empty result of its shape, as PyTorch's
+    Tensor result = out.defined() ? out : empty(index_in.sizes(), self.dtype(), self.device());
+    if (out.defined()) {
+      check_out(result, self, self.dtype(), "gather");
+      resize_output(result, index_in.sizes());
+    }
+    return result;
+  }
   EMBER_CHECK(index_in.dtype() == ScalarType::Long || index_in.dtype() == ScalarType::Int,
               "gather(): Expected dtype int32/int64 for index");
   // int32 indices are accepted as PyTorch does; the kernel reads int64
@@ -558,7 +573,7 @@ Tensor gather_out(const Tensor& self, int64_t dim, const Tensor& index_in, bool 
   auto iter = make_index_iter(ensure_1d(result), src, {index1}, "gather");
   IndexedDims dims;
   dims.push_back(IndexedDim{self1.size(d), self1.stride(d) * static_cast<int64_t>(self.itemsize()), d});
-  index_stub(self.device().type, iter, dims, IndexMode::NoWrap, "gather()");
+  index_error_as_runtime_error([&] { index_stub(self.device().type, iter, dims, IndexMode::NoWrap, "gather()"); });
   return result;
 }
 
@@ -569,7 +584,7 @@ Tensor take_out(const Tensor& self, const Tensor& index, const Tensor& out) {
   if (out.defined()) check_same_device(self, out, "out", "take");
   Tensor result = out;
   if (result.defined()) {
-    check_out(result, self, self.dtype(), "take");
+    check_out(result, self, self.dtype(), "take", index);
     resize_output(result, index.sizes());
   } else {
     result = empty(index.sizes(), self.dtype(), self.device());
@@ -640,7 +655,7 @@ Tensor masked_select_out(const Tensor& self, const Tensor& mask, const Tensor& o
   EMBER_CHECK(mask.dtype() == ScalarType::Bool, "masked_select: expected BoolTensor for mask");
   check_same_device(self, mask, "mask", "masked_select");
   if (out.defined()) check_same_device(self, out, "out", "masked_select");
-  if (out.defined()) check_out(out, self, self.dtype(), "masked_select");
+  if (out.defined()) check_out(out, self, self.dtype(), "masked_select", mask);
   const DimVector shape = infer_size(self.sizes(), mask.sizes(), "masked_select");
   const Tensor r = masked_select_stub(self.device().type, self.expand(shape), mask.expand(shape));
   if (!out.defined()) return r;

@@ -41,6 +41,18 @@ enum class IndexMode : int8_t {
 // Checks every value of an int64 `index` against `size` (whole tensor, before any write).
 void check_index_range(const Tensor& index, int64_t size, int64_t dim, IndexMode mode);
 
+// Runs f, re-raising an out-of-range index as RuntimeError: PyTorch's gather and scatter* word
+// it as IndexError does ("index 5 is out of bounds for dimension 0 with size 3") but raise
+// RuntimeError.
+template <typename F>
+void index_error_as_runtime_error(const F& f) {
+  try {
+    f();
+  } catch (const c10::IndexError& e) {
+    throw c10::Error(e.msg());
+  }
+}
+
 // One indexed dimension: its size, its byte stride in the indexed tensor, and the
 // dim number reported in errors.
 struct IndexedDim {

@@ -83,7 +83,7 @@ void cat_copy(const Tensor& out, const std::vector<Tensor>& tensors, int64_t dim
 }  // namespace
 
 Tensor cat_out(const std::vector<Tensor>& tensors, int64_t dim, const Tensor& out) {
-  EMBER_CHECK(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  EMBER_CHECK_VALUE(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
   for (size_t i = 0; i < tensors.size(); ++i) {
     EMBER_CHECK(tensors[i].dim() > 0, "zero-dimensional tensor (at position ", i, ") cannot be concatenated");
   }

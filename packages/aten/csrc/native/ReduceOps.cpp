@@ -648,8 +648,12 @@ Tensor amin_out(const Tensor& self, IntArrayRef dim, bool keepdim, const Tensor&
 std::tuple<Tensor, Tensor> aminmax_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
                                        const Tensor& min_out, const Tensor& max_out) {
   const uint64_t mask = dim ? dim_mask(self, *dim) : dims_mask("aminmax", self, IntArrayRef());
-  const bool empty_reduction = dim ? reduces_empty(self, mask) : self.numel() == 0;
-  EMBER_CHECK(!empty_reduction,
+  if (dim && reduces_empty(self, mask)) {
+    // PyTorch: IndexError for an empty reduced dim, RuntimeError for an empty whole reduction
+    EMBER_CHECK_INDEX(false, "aminmax: Expected reduction dim ", c10::maybe_wrap_dim(*dim, self.dim()),
+                      " to have non-zero size.");
+  }
+  EMBER_CHECK(dim || self.numel() != 0,
               "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
   // without dim, keepdim keeps every dim (as size 1)
   Tensor mn = minmax_values("aminmax", false, self, mask, keepdim, min_out);

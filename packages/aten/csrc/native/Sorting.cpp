@@ -300,6 +300,11 @@ std::tuple<Tensor, Tensor> kthvalue_out(const Tensor& self, int64_t k, int64_t d
   const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
   const int64_t n = self.dim() > 0 ? self.size(d) : 1;
   EMBER_CHECK(k >= 1 && k <= n, "kthvalue(): selected number k out of range for dimension ", d);
+  for (const Tensor* out : {&values, &indices}) {
+    EMBER_CHECK(!out->defined() || out->numel() == 0 || !out->is_alias_of(self),
+                "kthvalue(): unsupported operation: some elements of the input tensor and the written-to tensor "
+                "refer to a single memory location. Please clone() the tensor before performing the operation.");
+  }
   return select_rows("kthvalue", Pick::Kth, self, d, k - 1, keepdim, values, indices);
 }
 

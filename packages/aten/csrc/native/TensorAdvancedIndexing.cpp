@@ -227,13 +227,15 @@ void write_along_dim(const Tensor& result1, int64_t d, const Tensor& index_r, co
 // ---- scatter / gather-style checks (index has self's number of dims) ----
 
 void scatter_checks(const char* op, const Tensor& self, int64_t d, const Tensor& index, const Tensor* src) {
-  EMBER_CHECK(index.dtype() == ScalarType::Long || index.dtype() == ScalarType::Int, op,
+  // an empty index of any dtype and rank writes nothing, as PyTorch's
+  EMBER_CHECK(index.numel() == 0 || index.dtype() == ScalarType::Long || index.dtype() == ScalarType::Int, op,
               "(): Expected dtype int32/int64 for index");
   check_same_device(self, index, "index", op);
   if (src) check_same_device(self, *src, "src", op);
   if (src) {
     EMBER_CHECK(src->dtype() == self.dtype(), op, "(): Expected self.dtype to be equal to src.dtype");
   }
+  if (index.numel() == 0) return;
   const int64_t nd = std::max<int64_t>(self.dim(), 1);
   EMBER_CHECK(std::max<int64_t>(index.dim(), 1) == nd,
               "Index tensor must have the same number of dimensions as self tensor");
@@ -268,7 +270,7 @@ Tensor scatter_common(const char* op, const Tensor& self, int64_t dim, const Ten
   if (index.numel() == 0) return result;
   const Tensor result1 = ensure_1d(result);
   const Tensor index1 = ensure_1d(index);
-  check_index_range(index1, result1.size(d), d, IndexMode::NoWrap);
+  index_error_as_runtime_error([&] { check_index_range(index1, result1.size(d), d, IndexMode::NoWrap); });
   Tensor src_r;
   if (value) {
     src_r = scalar_tensor(*value, self.dtype(), self.device()).as_strided(index1.sizes(), DimVector(index1.dim(), 0));

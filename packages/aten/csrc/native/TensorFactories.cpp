@@ -320,6 +320,8 @@ void arange_fill(const Scalar& start, const Scalar& end, const Scalar& step, con
   } else {
     size_d = std::ceil((end.to<double>() - start.to<double>()) / step.to<double>());
   }
+  // a nonzero step that is zero in an integer out's dtype (0.5 for int64): ValueError, as PyTorch's
+  EMBER_CHECK_VALUE(xstep > 0 || xstep < 0 || step.to<double>() == 0, "step must be nonzero");
   EMBER_CHECK(xstep > 0 || xstep < 0, "step must be nonzero");
   EMBER_CHECK(std::isfinite(static_cast<double>(xstart)) && std::isfinite(static_cast<double>(xend)),
               "unsupported range: ", xstart, " -> ", xend);

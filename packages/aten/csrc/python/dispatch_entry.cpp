@@ -348,6 +348,12 @@ PyObject* entry_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObj
       PyErr_Format(PyExc_TypeError, "%U expected 1 argument, got %zd", e->name, n - 1);
       return nullptr;
     }
+    if (!PyObject_TypeCheck(args[0], ember::at::python::tensor_base_type())) {
+      // called unbound with another self (Tensor.__radd__(2, t)): PyTorch's descriptor error
+      PyErr_Format(PyExc_TypeError, "descriptor '%U' for 'Tensor' objects doesn't apply to a '%s' object", e->name,
+                   Py_TYPE(args[0])->tp_name);
+      return nullptr;
+    }
     PyObject* argv[kMaxArgs];
     const Py_ssize_t nextra = e->extra ? PyTuple_GET_SIZE(e->extra) : 0;
     argv[0] = e->mode == Mode::Dunder ? args[0] : args[1];

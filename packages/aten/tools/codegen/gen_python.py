@@ -117,7 +117,9 @@ def type_kind(t: Type) -> str:
     if t.base in ("int", "SymInt"):
         return "I?" if t.optional else "I"
     if t.base == "float":
-        return "F?" if t.optional else ("FL" if t.is_list else "F")
+        if t.is_list:  # float[]? (histogram's range): a list, None allowed
+            return "FL?" if t.optional else "FL"
+        return "F?" if t.optional else "F"
     if t.base == "bool":
         return "B?" if t.optional else "B"
     if t.base == "Scalar":
@@ -170,6 +172,36 @@ class PythonGen:
         self.return_types: list[str] = []  # the operators with named returns (emit_return_types)
         # module name -> (py, pyi) of each namespace of public functions (generate)
         self.namespaces: dict[str, tuple[str, str]] = {}
+        # python_numbers of an overload hold for every overload of its name (lt, lt_, lt.Tensor_out)
+        self.numbers: dict[str, tuple[str, ...]] = {
+            f.schema.name.rstrip("_"): f.python_numbers for f in functions if f.python_numbers is not None
+        }
+
+    def number_checks(self, s: FunctionSchema, params: list[str], method: bool, display: str) -> list[str]:
+        """Lines refusing a Python number for each Tensor argument that PyTorch types as Tensor only
+        (an op with `python_numbers`: torch.maximum(t, 2) is a TypeError, as PyTorch's), and a
+        Tensor for a Tensor[] argument (torch.cat(t))."""
+        allowed = self.numbers.get(s.name.rstrip("_"))
+        names = []  # the positional parameters, numbered as PyTorch's messages do (self not counted)
+        for p in params:
+            if p.startswith("*"):
+                break
+            if p != "self":
+                names.append(p.partition("=")[0])
+        lines = []
+        for a in s.arguments:
+            if a.type.base != "Tensor" or a in s.out_arguments or (method and a.name == "self"):
+                continue
+            pname = "input" if (a.name == "self" and not method) else py_name(a.name)
+            pos = names.index(pname) + 1 if pname in names else 0
+            if a.type.is_list:
+                # a Tensor where PyTorch's signature has Tensor[] (torch.cat(t)): TypeError, as PyTorch's
+                lines.append(f"    if hasattr({pname}, '_impl'):")
+                lines.append(f"        raise _not_tensor({display!r}, {pname!r}, {pos}, {pname}, 'tuple of Tensors')")
+            elif allowed is not None and a.name not in allowed:
+                lines.append(f"    if type({pname}) in _NUMBER_TYPES:")
+                lines.append(f"        raise _not_tensor({display!r}, {pname!r}, {pos}, {pname})")
+        return lines
 
     # ---- per-overload dispatcher entries ----
     def keys_expr(self, s: FunctionSchema) -> str:
@@ -330,6 +362,7 @@ class PythonGen:
         if not functional:
             functional, outs = outs, []
         pyfn = f"_m_{name}" if method else f"_f_{name}"
+        display = name.split("__", 1)[1] if "__" in name.strip("_") else name  # special__erf: erf
         L = self.lines
         if len(functional) == 1:
             f = functional[0]
@@ -355,6 +388,7 @@ class PythonGen:
             # a varargs size list may also be passed by keyword (zeros(size=(2, 3)))
             def_params = params + (["**_kw"] if varargs else [])
             L.append(f"def {pyfn}({', '.join(def_params)}):")
+            L += self.number_checks(s, params, method, display)
             if varargs:
                 vn = py_name(next(a for a in args if not a.kwarg_only).name)
                 L.append(f"    {vn} = _varargs_kw({vn}, _kw, {vn!r}) if _kw else _varargs({vn})")
@@ -408,6 +442,7 @@ class PythonGen:
             binder = f"_bind_{'m' if method else 'f'}_{m}"
             cargs = self.call_args(s, method, None)
             L.append(f"def {binder}({', '.join(params + (['**_kw'] if varargs else []))}):")
+            L += self.number_checks(s, params, method, display)
             if varargs:
                 vn = py_name(next(a for a in args if not a.kwarg_only).name)
                 L.append(f"    {vn} = _varargs_kw({vn}, _kw, {vn!r}) if _kw else _varargs({vn})")
@@ -531,6 +566,16 @@ class PythonGen:
             ")",
             "from ember.aten import _memory_format as _mf",
             "from ember.aten import _dtypes",
+            "",
+            "",
+            "_NUMBER_TYPES = (int, float, bool, complex)",
+            "",
+            "",
+            "def _not_tensor(fn, name, pos, value, what='Tensor'):",
+            "    # a Python number for a Tensor argument of an op with python_numbers (native_functions.yaml),",
+            "    # or a Tensor for a Tensor[] argument",
+            "    where = f' (position {pos})' if pos else ''",
+            "    return TypeError(f\"{fn}(): argument '{name}'{where} must be {what}, not {type(value).__name__}\")",
             "",
             "",
             "def _varargs_kw(pos, kw, name):",

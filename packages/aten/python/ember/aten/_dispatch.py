@@ -726,6 +726,8 @@ def _matches(value: Any, kind: str, strict: bool) -> bool:
         )
     if k == "I":
         return (isinstance(value, int) and not isinstance(value, bool)) or (is_tensor and not strict)
+    if k == "FL":
+        return isinstance(value, (list, tuple)) and all(isinstance(v, (int, float)) for v in value)
     if k in ("F", "S"):
         return isinstance(value, (int, float)) or (is_tensor and (k == "S" or not strict))
     if k == "B":

@@ -232,6 +232,12 @@ class NativeFunction:
     python_module: str | None  # None (ember.aten), "linalg", "nn", "special", "fft"
     manual_python: bool  # the public Python function is written by hand
     tags: set[str] = field(default_factory=set)
+    # `python_numbers: [other]`: the Tensor arguments that also take a Python number in the
+    # public functions and methods, as PyTorch's `.Scalar` overloads do; its other Tensor
+    # arguments refuse one (torch.lt(2, t), torch.maximum(t, 2): TypeError). Given on one
+    # overload, it holds for every overload of the name (lt, lt.Tensor_out, lt_). Without it,
+    # every Tensor argument takes a number (a 0-dim wrapped number).
+    python_numbers: tuple[str, ...] | None = None
     line: int = 0
 
     @property
@@ -254,6 +260,7 @@ def parse_native_functions(entries: list[dict]) -> list[NativeFunction]:
             "structured_delegate",
             "python_module",
             "manual_python",
+            "python_numbers",
             "tags",
             "__line__",
         }
@@ -280,6 +287,7 @@ def parse_native_functions(entries: list[dict]) -> list[NativeFunction]:
                 python_module=e.get("python_module"),
                 manual_python=bool(e.get("manual_python", False)),
                 tags=set(tags),
+                python_numbers=None if e.get("python_numbers") is None else tuple(e["python_numbers"]),
                 line=int(e.get("__line__", 0)),
             )
         )
@@ -289,4 +297,9 @@ def parse_native_functions(entries: list[dict]) -> list[NativeFunction]:
             raise ValueError(f"{f.qualname}: structured_delegate {f.structured_delegate} is not an operator")
         if f.structured_delegate and f.dispatch:
             raise ValueError(f"{f.qualname}: has both dispatch and structured_delegate")
+        tensors = {a.name for a in f.schema.arguments if a.type.base == "Tensor"}
+        if f.python_numbers is not None and not set(f.python_numbers) <= tensors:
+            raise ValueError(
+                f"{f.qualname}: python_numbers names no Tensor argument {sorted(set(f.python_numbers) - tensors)}"
+            )
     return out

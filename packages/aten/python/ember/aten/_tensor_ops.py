@@ -31,6 +31,7 @@ _TABLE: list[tuple[str, str, str, tuple[Any, ...]]] = [
     ("__imul__", "mul__Tensor", "ip", ()),
     ("__truediv__", "div_Tensor", "ab", (None,)),
     ("__rtruediv__", "div_Tensor", "ba", (None,)),
+    ("__rdiv__", "div_Tensor", "ba", (None,)),  # Python 2's name, kept by PyTorch
     ("__itruediv__", "div__Tensor", "ip", (None,)),
     ("__floordiv__", "floor_divide", "ab", ()),
     ("__rfloordiv__", "floor_divide", "ba", ()),

@@ -10,11 +10,15 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from ._dispatch import return_type as _return_type
 from ._dtypes import bool as _bool
+from ._dtypes import get_default_dtype as _get_default_dtype
 from ._dtypes import int64 as _int64
 from ._factories import tensor as _tensor
 from ._generated import _ops as ops
 from ._tensor import Size
+
+_histogramdd_result = _return_type("histogramdd", ["hist", "bin_edges"])
 
 
 def broadcast_tensors(*tensors: Any) -> tuple[Any, ...]:
@@ -233,3 +237,125 @@ def unravel_index(indices: Any, shape: Any) -> tuple[Any, ...]:
     q = idx.div(_tensor(coefs, dtype=_int64, device=indices.device), rounding_mode="floor")
     r = q.remainder(_tensor(list(shape), dtype=_int64, device=indices.device))
     return tuple(r.unbind(-1))
+
+
+def lu(A: Any, pivot: bool = True, get_infos: bool = False, out: Any = None) -> tuple[Any, ...]:
+    """The LU factorisation of A: (LU, pivots), with infos when get_infos (the older spelling of
+    linalg.lu_factor / linalg.lu_factor_ex; a singular A raises unless get_infos).
+
+    >>> LU, pivots = lu(ember.aten.eye(3))
+    >>> pivots.tolist()
+    [1, 2, 3]
+    """
+    from . import linalg  # a namespace ember/aten/__init__.py makes after importing this module
+
+    lu_, pivots, infos = linalg.lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
+    result = (lu_, pivots, infos) if get_infos else (lu_, pivots)
+    if out is not None:
+        if len(out) != len(result):
+            raise TypeError(f"lu(): out must be a tuple of {len(result)} tensors, got {len(out)}")
+        from .native.linalg import _set_out  # native imports ember.aten, which imports this module
+
+        return tuple(_set_out(o, r, "lu") for o, r in zip(out, result, strict=True))
+    return result
+
+
+def gradient(input: Any, *, spacing: Any = 1, dim: Any = None, edge_order: int = 1) -> tuple[Any, ...]:
+    """The derivative of input estimated by central differences in the interior and one-sided
+    (edge_order 1) or second-order (edge_order 2) differences at the edges, along each of
+    `dim` (every dimension by default), as numpy.gradient. `spacing`: one number (the step of
+    every dim), one number per dim, or one 1-D tensor of coordinates per dim.
+
+    >>> gradient(ember.aten.tensor([1.0, 2.0, 4.0, 8.0]))[0].tolist()
+    [1.0, 1.5, 3.0, 4.0]
+    """
+    nd = input.dim()
+    dims = list(range(nd)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    dims = [d + nd if d < 0 else d for d in dims]
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if spacing is None:
+        spacing = 1
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            given = f"'dim = {dim}'" if dim is not None else f"'self.dim() = {nd}', since dim argument was not given"
+            raise RuntimeError(
+                "torch.gradient expected spacing to be unspecified, a scalar, or a list of length equal to "
+                f"{given}, but got a list of length {len(spacing)}"
+            )
+        steps = list(spacing)
+    else:
+        steps = [spacing] * len(dims)
+    for d in dims:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    f = input if input.is_floating_point() else input.to(_get_default_dtype())
+    return tuple(_gradient_along(f, d, h, edge_order) for d, h in zip(dims, steps, strict=True))
+
+
+def _gradient_along(f: Any, d: int, h: Any, edge_order: int) -> Any:
+    n = f.shape[d]
+
+    def part(start: int, length: int) -> Any:
+        return ops._call_narrow(f, d, start, length)
+
+    def along(t: Any) -> Any:  # a 1-D tensor of n - k values, shaped to broadcast along d
+        shape = [1] * f.dim()
+        shape[d] = t.shape[0]
+        return t.reshape(shape)
+
+    if not hasattr(h, "_impl"):  # uniform spacing
+        interior = (part(2, n - 2) - part(0, n - 2)) / (2 * h)
+        if edge_order == 1:
+            first = (part(1, 1) - part(0, 1)) / h
+            last = (part(n - 1, 1) - part(n - 2, 1)) / h
+        else:
+            first = (-1.5 * part(0, 1) + 2 * part(1, 1) - 0.5 * part(2, 1)) / h
+            last = (0.5 * part(n - 3, 1) - 2 * part(n - 2, 1) + 1.5 * part(n - 1, 1)) / h
+        return ops._call_cat([first, interior, last], d)
+    # coordinates: the non-uniform differences of numpy.gradient
+    x = h.to(f.dtype)
+    dx = x[1:] - x[:-1]
+    dx1, dx2 = dx[:-1], dx[1:]
+    a = along(-dx2 / (dx1 * (dx1 + dx2)))
+    b = along((dx2 - dx1) / (dx1 * dx2))
+    c = along(dx1 / (dx2 * (dx1 + dx2)))
+    interior = a * part(0, n - 2) + b * part(1, n - 2) + c * part(2, n - 2)
+    if edge_order == 1:
+        first = (part(1, 1) - part(0, 1)) / dx[0]
+        last = (part(n - 1, 1) - part(n - 2, 1)) / dx[-1]
+    else:
+        d1, d2 = dx[0], dx[1]
+        first = (
+            -(2 * d1 + d2) / (d1 * (d1 + d2)) * part(0, 1)
+            + (d1 + d2) / (d1 * d2) * part(1, 1)
+            - d1 / (d2 * (d1 + d2)) * part(2, 1)
+        )
+        d1, d2 = dx[-2], dx[-1]
+        last = (
+            d2 / (d1 * (d1 + d2)) * part(n - 3, 1)
+            - (d2 + d1) / (d1 * d2) * part(n - 2, 1)
+            + (2 * d2 + d1) / (d2 * (d1 + d2)) * part(n - 1, 1)
+        )
+    return ops._call_cat([first, interior, last], d)
+
+
+def histogramdd(input: Any, bins: Any, *, range: Any = None, weight: Any = None, density: bool = False) -> Any:
+    """The D-dimensional histogram of the rows of input (..., D): (hist, bin_edges). bins: one int
+    for every dimension, D ints, or D 1-D tensors of edges; range: (min_0, max_0, ..., min_D-1,
+    max_D-1) for int bins; weight: one weight per row; density: hist normalised to integrate to 1.
+
+    >>> h = histogramdd(ember.aten.tensor([[0.0, 0.0], [1.0, 1.0]]), bins=2)
+    >>> h.hist.tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    from .native.functions import _histogramdd  # native imports ember.aten, which imports this module
+
+    if isinstance(bins, int):
+        bins = [bins] * input.shape[-1]
+    if len(bins) != input.shape[-1]:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
+    hist, edges = _histogramdd("torch.histogramdd", input, list(bins), range, weight, density)
+    return _histogramdd_result(hist, tuple(edges))

@@ -123,6 +123,27 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     return _nn.leaky_relu_(input, negative_slope)
 
 
+def rrelu(
+    input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """rrelu(input, lower=1/8, upper=1/3, training=False, inplace=False)
+
+    x for x >= 0, a x otherwise: a drawn from U(lower, upper) per element when training, else
+    (lower + upper) / 2 (leaky_relu with that slope).
+    """
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    noise = ea.empty(tuple(input.shape), dtype=input.dtype, device=input.device).uniform_(lower, upper)
+    slope = ea.where(input >= 0, ea.ones_like(input), noise)
+    return input.mul_(slope) if inplace else input * slope
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """prelu(input, weight) -> x if x >= 0 else weight * x, weight (1) or (C,) along dim 1."""
     if weight.dim() > 1:
@@ -527,6 +548,44 @@ def max_unpool2d(
     s = _tup(stride, 2) if stride is not None else k
     p = _tup(padding, 2)
     return _nn.max_unpool2d(input, indices, _unpool_output_size(input, k, s, p, output_size))
+
+
+def max_unpool3d(
+    input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, output_size: Any = None
+) -> Tensor:
+    """max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None)
+
+    Puts each value of input at its index (from max_pool3d(..., return_indices=True)) in a zero
+    volume: a scatter into each (D H W) plane, whose gradient is the gather of the same indices.
+    """
+    k = _tup(kernel_size, 3)
+    s = _tup(stride, 3) if stride is not None else k
+    p = _tup(padding, 3)
+    if input.dim() not in (4, 5):
+        raise RuntimeError(
+            f"Input to max_unpooling3d should be a 4d or 5d Tensor, but got a tensor with {input.dim()} dimensions."
+        )
+    if indices.dtype != ea.int64:
+        raise RuntimeError("elements in indices should be type int64")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(
+            f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) but got "
+            f"indices tensor with shape: {list(indices.shape)}"
+        )
+    size = _unpool_output_size(input, k, s, p, output_size)
+    volume = size[0] * size[1] * size[2]
+    planes = tuple(input.shape[:-3])
+    flat_idx = indices.reshape(*planes, -1)
+    if flat_idx.numel():
+        lo, hi = int(flat_idx.min()), int(flat_idx.max())
+        if lo < 0 or hi >= volume:
+            bad = hi if hi >= volume else lo
+            raise RuntimeError(
+                f"Found an invalid max index: {bad} (output volumes are of size {size[0]}x{size[1]}x{size[2]})"
+            )
+    out = ea.zeros((*planes, volume), dtype=input.dtype, device=input.device)
+    out = out.scatter(-1, flat_idx, input.reshape(*planes, -1))
+    return out.reshape(*planes, *size)
 
 
 def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int, stride: Any = None, ceil_mode: bool = False) -> Tensor:
@@ -1003,6 +1062,12 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 
 
 # ---- distances -----------------------------------------------------------------------------------
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """pdist(input, p=2) -> the p-norm distances between the rows of input (N, M): the
+    N (N - 1) / 2 entries above the diagonal of cdist(input, input), row by row."""
+    return ea.pdist(input, p)
+
+
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
     """pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False) -> ||x1 - x2 + eps||_p over the last dim"""
     output_dim = max(x1.dim(), x2.dim())
@@ -1149,6 +1214,64 @@ def cross_entropy(
     """
     return _op("cross_entropy_loss")(
         input, target, weight, _reduction(size_average, reduce, reduction), ignore_index, label_smoothing
+    )
+
+
+def linear_cross_entropy(
+    input: Tensor,
+    linear_weight: Tensor,
+    target: Tensor,
+    *,
+    linear_bias: Tensor | None = None,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    ignore_index: int | None = None,
+    label_smoothing: float = 0.0,
+    options: Any = None,
+) -> Tensor:
+    """linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+    reduction='mean', ignore_index=None, label_smoothing=0.0, options=None)
+
+    cross_entropy(linear(input, linear_weight, linear_bias), target, ...): input (N, in) or (in,),
+    linear_weight (C, *out_features, in). PyTorch's `options` choose a batch-chunked evaluation
+    of the same value; ember computes it whole and accepts them.
+    """
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}")
+    batches = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(
+            "expected equal input and linear_weight last dimensions (in_features), "
+            f"got {input.shape[-1]} and {linear_weight.shape[-1]}, respectively"
+        )
+    classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(classes, *out_features)}, got {tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(
+            f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires"
+            f" batched input, (N, {in_features}), got unbatched input with shape {tuple(input.shape)}"
+        )
+    logits_shape = (*batches, classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    rows = 1
+    for n in (classes, *out_features):
+        rows *= n
+    w = linear_weight.reshape(rows, in_features)
+    b = linear_bias.reshape(rows) if linear_bias is not None else None
+    logits = linear(input, w, b).reshape(logits_shape)
+    return cross_entropy(
+        logits,
+        target,
+        weight=weight,
+        reduction=reduction,
+        ignore_index=-100 if ignore_index is None else ignore_index,
+        label_smoothing=label_smoothing,
     )
 
 

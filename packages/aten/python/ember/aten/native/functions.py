@@ -15,6 +15,7 @@ from typing import Any
 
 import ember.aten as ea
 import ember.c10py as _c10
+from ember.aten import _memory_format as _mf
 from ember.aten._generated import _ops as ops
 
 from .linalg import _set_out
@@ -671,3 +672,443 @@ def nonzero_static(self: Any, size: int, fill_value: int) -> Any:
 
 def nonzero_static_out(self: Any, size: int, fill_value: int, out: Any) -> Any:
     return _out(out, nonzero_static(self, size, fill_value), "nonzero_static")
+
+
+# ---- the *_copy variants of the views ------------------------------------------------------
+# PyTorch's functionalization ops: the view's values in a new contiguous tensor, differentiable
+# through the view and the copy.
+
+
+def _copied(view: Any) -> Any:
+    return ops._call_clone(view, _mf.contiguous_format)
+
+
+def expand_copy(self: Any, size: Any, implicit: bool) -> Any:
+    return _copied(ops._call_expand(self, size, implicit))
+
+
+def permute_copy(self: Any, dims: Any) -> Any:
+    return _copied(ops._call_permute(self, dims))
+
+
+def view_copy(self: Any, size: Any) -> Any:
+    return _copied(ops._call_view(self, size))
+
+
+def view_copy_dtype(self: Any, dtype: Any) -> Any:
+    return _copied(ops._call_view_dtype(self, dtype))
+
+
+def unsqueeze_copy(self: Any, dim: int) -> Any:
+    return _copied(ops._call_unsqueeze(self, dim))
+
+
+def squeeze_copy(self: Any) -> Any:
+    return _copied(ops._call_squeeze_dims(self, None))
+
+
+def squeeze_copy_dim(self: Any, dim: int) -> Any:
+    return _copied(ops._call_squeeze_dims(self, (dim,)))
+
+
+def squeeze_copy_dims(self: Any, dim: Any) -> Any:
+    return _copied(ops._call_squeeze_dims(self, dim))
+
+
+def transpose_copy_int(self: Any, dim0: int, dim1: int) -> Any:
+    return _copied(ops._call_transpose_int(self, dim0, dim1))
+
+
+def t_copy(self: Any) -> Any:
+    return _copied(ops._call_t(self))
+
+
+def diagonal_copy(self: Any, offset: int, dim1: int, dim2: int) -> Any:
+    return _copied(ops._call_diagonal(self, offset, dim1, dim2))
+
+
+def alias_copy(self: Any) -> Any:
+    return _copied(ops._call_alias(self))
+
+
+def detach_copy(self: Any) -> Any:
+    return _copied(ops._call_detach(self))
+
+
+def as_strided_copy(self: Any, size: Any, stride: Any, storage_offset: int | None) -> Any:
+    return _copied(ops._call_as_strided(self, size, stride, storage_offset))
+
+
+def narrow_copy(self: Any, dim: int, start: int, length: int) -> Any:
+    # PyTorch's narrow_copy checks a 0-d self and a too large dim itself, as RuntimeError
+    if self.dim() == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if dim >= self.dim():
+        raise RuntimeError(
+            f"Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false. (dim {dim}, "
+            f"self.dim() {self.dim()})"
+        )
+    return _copied(ops._call_narrow(self, dim, start, length))
+
+
+def select_copy_int(self: Any, dim: int, index: int) -> Any:
+    return _copied(ops._call_select_int(self, dim, index))
+
+
+def slice_copy_Tensor(self: Any, dim: int, start: int | None, end: int | None, step: int) -> Any:
+    return _copied(ops._call_slice_Tensor(self, dim, start, end, step))
+
+
+def unfold_copy(self: Any, dimension: int, size: int, step: int) -> Any:
+    return _copied(ops._call_unfold(self, dimension, size, step))
+
+
+def split_copy_Tensor(self: Any, split_size: int, dim: int) -> Any:
+    return [_copied(v) for v in ops._call_split_Tensor(self, split_size, dim)]
+
+
+def split_with_sizes_copy(self: Any, split_sizes: Any, dim: int) -> Any:
+    return [_copied(v) for v in ops._call_split_with_sizes(self, split_sizes, dim)]
+
+
+def unbind_copy_int(self: Any, dim: int) -> Any:
+    return [_copied(v) for v in ops._call_unbind_int(self, dim)]
+
+
+def _copy_out(fn: Any) -> Any:
+    """The out= overload of a *_copy op: the functional result written into out."""
+
+    def out_kernel(*args: Any) -> Any:
+        *inputs, out = args
+        return _out(out, fn(*inputs), fn.__name__)
+
+    out_kernel.__name__ = out_kernel.__qualname__ = f"{fn.__name__}_out"
+    out_kernel.__module__ = __name__
+    return out_kernel
+
+
+expand_copy_out = _copy_out(expand_copy)
+permute_copy_out = _copy_out(permute_copy)
+view_copy_out = _copy_out(view_copy)
+view_copy_dtype_out = _copy_out(view_copy_dtype)
+unsqueeze_copy_out = _copy_out(unsqueeze_copy)
+squeeze_copy_out = _copy_out(squeeze_copy)
+squeeze_copy_dim_out = _copy_out(squeeze_copy_dim)
+squeeze_copy_dims_out = _copy_out(squeeze_copy_dims)
+transpose_copy_int_out = _copy_out(transpose_copy_int)
+t_copy_out = _copy_out(t_copy)
+diagonal_copy_out = _copy_out(diagonal_copy)
+alias_copy_out = _copy_out(alias_copy)
+detach_copy_out = _copy_out(detach_copy)
+as_strided_copy_out = _copy_out(as_strided_copy)
+narrow_copy_out = _copy_out(narrow_copy)
+select_copy_int_out = _copy_out(select_copy_int)
+slice_copy_Tensor_out = _copy_out(slice_copy_Tensor)
+unfold_copy_out = _copy_out(unfold_copy)
+
+
+# ---- unsafe_chunk / unsafe_split, sum_to_size, fill, dist, trapz -------------------------------
+
+
+def unsafe_chunk(self: Any, chunks: int, dim: int) -> Any:
+    return list(ops._call_chunk(self, chunks, dim))
+
+
+def unsafe_split_Tensor(self: Any, split_size: int, dim: int) -> Any:
+    return list(ops._call_split_Tensor(self, split_size, dim))
+
+
+def unsafe_split_with_sizes(self: Any, split_sizes: Any, dim: int) -> Any:
+    return list(ops._call_split_with_sizes(self, split_sizes, dim))
+
+
+def sum_to_size(self: Any, size: Any) -> Any:
+    """The sum of self over the dimensions that `size` broadcasts (self must expand from size)."""
+    shape = tuple(self.shape)
+    size = tuple(size)
+    lead = len(shape) - len(size)
+    if lead < 0 or any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    out = ops._call_sum(self, tuple(range(lead)), False, None) if lead else self
+    keep = tuple(i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1)
+    return ops._call_sum(out, keep, True, None) if keep else out
+
+
+def fill_Scalar(self: Any, value: Any) -> Any:
+    return ea.full_like(self, value)
+
+
+def fill_Tensor(self: Any, value: Any) -> Any:
+    if value.dim() != 0:
+        raise RuntimeError(
+            f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions."
+        )
+    # expanded and copied, so that the result is differentiable w.r.t. value
+    return _copied(ops._call_expand(value.to(self.dtype), tuple(self.shape), False))
+
+
+def dist(self: Any, other: Any, p: Any) -> Any:
+    return ea.linalg.vector_norm(ea.sub(self, other), p)
+
+
+def trapz_x(y: Any, x: Any, dim: int) -> Any:
+    return trapezoid_x(y, x, dim)
+
+
+def trapz_dx(y: Any, dx: float, dim: int) -> Any:
+    return trapezoid_dx(y, dx, dim)
+
+
+# ---- the complex-number functions on real tensors ----------------------------------------------
+
+
+def conj(self: Any) -> Any:
+    return self
+
+
+def conj_physical(self: Any) -> Any:
+    return self
+
+
+def resolve_conj(self: Any) -> Any:
+    return self
+
+
+def resolve_neg(self: Any) -> Any:
+    return self
+
+
+def real(self: Any) -> Any:
+    return self
+
+
+def isreal(self: Any) -> Any:
+    return ea.ones_like(self, dtype=ea.bool)
+
+
+def angle(self: Any) -> Any:
+    """0 for x >= 0, pi for x < 0, NaN for NaN (in the default float dtype for integer inputs)."""
+    x = self if self.is_floating_point() else self.to(ea.get_default_dtype())
+    pi = ea.full_like(x, math.pi)
+    # where() with constants: no gradient, as PyTorch's angle of a real tensor
+    return ea.where(ea.isnan(x), x.detach(), ea.where(x < 0, pi, ea.zeros_like(x)))
+
+
+def angle_out(self: Any, out: Any) -> Any:
+    return _out(out, angle(self), "angle")
+
+
+# ---- torch.svd / torch.qr ----------------------------------------------------------------------
+
+
+def svd(self: Any, some: bool, compute_uv: bool) -> Any:
+    if not compute_uv:
+        # PyTorch: S only, U and V zero-filled in their full shapes
+        s = ea.linalg.svdvals(self)
+        m, n = self.shape[-2], self.shape[-1]
+        batch = tuple(self.shape[:-2])
+        return (
+            ea.zeros((*batch, m, m), dtype=self.dtype, device=self.device),
+            s,
+            ea.zeros((*batch, n, n), dtype=self.dtype, device=self.device),
+        )
+    u, s, vh = ea.linalg.svd(self, full_matrices=not some)
+    return u, s, ea.transpose(vh, -2, -1)
+
+
+def qr(self: Any, some: bool) -> Any:
+    return ea.linalg.qr(self, "reduced" if some else "complete")
+
+
+# ---- linspace / logspace with 0-d tensor bounds ------------------------------------------------
+
+
+def _bound(name: str, start: Any, end: Any) -> tuple[Any, Any]:
+    """The bounds as numbers: a tensor bound must be 0-d (PyTorch's message names both)."""
+    bad = [
+        f"{k} with {t.dim()} dimension(s)"
+        for k, t in (("start", start), ("end", end))
+        if hasattr(t, "_impl") and t.dim()
+    ]
+    if bad:
+        parts = bad
+        raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got {' and '.join(parts)}.")
+    return tuple(t.item() if hasattr(t, "_impl") else t for t in (start, end))  # type: ignore[return-value]
+
+
+def _linspace(start: Any, end: Any, steps: int, *options: Any) -> Any:
+    return ops._call_linspace(*_bound("linspace", start, end), steps, *options)
+
+
+def _logspace(start: Any, end: Any, steps: int, base: float, *options: Any) -> Any:
+    return ops._call_logspace(*_bound("logspace", start, end), steps, base, *options)
+
+
+linspace_Tensor_Tensor = linspace_Tensor_Scalar = linspace_Scalar_Tensor = _linspace
+logspace_Tensor_Tensor = logspace_Tensor_Scalar = logspace_Scalar_Tensor = _logspace
+
+
+# ---- frexp: x = mantissa * 2**exponent, 0.5 <= |mantissa| < 1 ---------------------------------
+
+
+def frexp_Tensor(self: Any) -> Any:
+    if not self.is_floating_point():
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    x = self.detach().double()
+    a = ea.abs(x)
+    regular = ea.logical_and(ea.isfinite(x), a != 0)  # 0, inf and NaN: themselves, exponent 0
+    e = ea.where(regular, ea.floor(ea.log2(ea.where(regular, a, ea.ones_like(a)))) + 1, ea.zeros_like(a))
+
+    def scaled(v: Any, k: Any) -> Any:  # v * 2**-k in two exact halves (2**1074 overflows)
+        half = ea.floor(k / 2)
+        return v * ea.exp2(-half) * ea.exp2(half - k)
+
+    m = scaled(a, e)
+    # log2 may round across a power of two: one step either way puts m in [0.5, 1)
+    e = ea.where(m >= 1, e + 1, ea.where(m < 0.5, e - 1, e))
+    e = ea.where(regular, e, ea.zeros_like(e))
+    # the mantissa as self times a constant, so that its gradient is grad / 2**exponent (PyTorch's)
+    mantissa = ea.where(regular, scaled(self.double(), e).to(self.dtype), self)
+    return mantissa, e.to(ea.int32)
+
+
+# ---- histogram / histogramdd ------------------------------------------------------------------
+# PyTorch's histogramdd: an element falls in bin upper_bound(edges, x) - 1 of each dimension (the
+# last bin includes its right edge); elements outside [edges[0], edges[-1]] and NaNs are
+# skipped. The binary search is libstdc++'s std::upper_bound step for step, so that unsorted
+# bin tensors give PyTorch's bins too.
+
+
+def _upper_bound(edges: Any, x: Any) -> Any:
+    n = edges.shape[0]
+    first = ea.zeros(tuple(x.shape), dtype=ea.int64, device=x.device)
+    length = ea.full(tuple(x.shape), n, dtype=ea.int64, device=x.device)
+    while bool((length > 0).any()):
+        half = ea.div(length, 2, rounding_mode="floor")
+        middle = first + half
+        right = ea.logical_and(length > 0, ea.logical_not(x < ea.take(edges, ea.clamp(middle, max=n - 1))))
+        first = ea.where(right, middle + 1, first)
+        length = ea.where(length > 0, ea.where(right, length - half - 1, half), length)
+    return first
+
+
+def _histogramdd(name: str, input: Any, bins: Any, range_: Any, weight: Any, density: bool) -> tuple[Any, list[Any]]:
+    """(hist, bin_edges) of the rows of input (N, D): bins is D ints or D 1-D edge tensors."""
+    x = input.detach().reshape(-1, input.shape[-1]) if input.dim() else input.detach().reshape(1, 1)
+    n, dims = x.shape
+    if not input.is_floating_point():
+        kind = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+        raise NotImplementedError(
+            f"\"histogramdd\" not implemented for '{kind.get(input.dtype._name, input.dtype._name)}'"
+        )
+    if weight is not None and tuple(weight.shape) != tuple(input.shape[:-1]):
+        raise RuntimeError(
+            "torch.histogramdd: if weight tensor is provided it should have the same shape as the input tensor "
+            f"excluding its innermost dimension, but got input with shape {list(x.shape)} and weight with shape "
+            f"{list(weight.shape)}"
+        )
+    edges = []
+    for d in range(dims):
+        b = bins[d]
+        if hasattr(b, "_impl"):
+            if b.dim() != 1:
+                raise RuntimeError(
+                    f"torch.histogramdd: bins tensor should have one dimension, but got {b.dim()} dimensions in the "
+                    f"bins tensor for dimension {d}"
+                )
+            if b.numel() == 0:
+                raise RuntimeError(
+                    "torch.histogramdd: bins tensor should have at least 1 element, but got 0 elements in the bins "
+                    f"tensor for dimension {d}"
+                )
+            if b.dtype != input.dtype:
+                raise RuntimeError(
+                    "torch.histogramdd: input tensor and bins tensors should have the same dtype, but got input with "
+                    f"dtype {_cpp_name(input.dtype)} and bins for dimension {d} with dtype {_cpp_name(b.dtype)}"
+                )
+            edges.append(b.detach())
+            continue
+        if b <= 0:
+            raise RuntimeError(f"{name}(): bins must be > 0, but got {b} for dimension {d}")
+        col = ea.select(x, 1, d)
+        if range_ is not None:
+            lo, hi = float(range_[2 * d]), float(range_[2 * d + 1])
+        elif n:
+            lo, hi = float(col.min()), float(col.max())
+        else:
+            lo, hi = 0.0, 1.0
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise RuntimeError(f"torch.histogramdd: dimension {d}'s range [{lo:g}, {hi:g}] is not finite")
+        if lo > hi:
+            raise RuntimeError(
+                f"torch.histogramdd: min should not exceed max, but got min {lo:g} max {hi:g} for dimension {d}"
+            )
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges.append(ea.linspace(lo, hi, b + 1, dtype=input.dtype, device=input.device))
+    shape = tuple(e.shape[0] - 1 for e in edges)
+    size = 1
+    for s in shape:
+        size *= s
+    flat = ea.zeros((n,), dtype=ea.int64, device=input.device)
+    keep = ea.ones((n,), dtype=ea.bool, device=input.device)
+    stride = size
+    for d, e in enumerate(edges):
+        col = ea.select(x, 1, d)
+        keep = ea.logical_and(keep, ea.logical_and(col >= e[0], col <= e[-1]))
+        pos = _upper_bound(e, col) - 1
+        pos = ea.where(pos == e.shape[0] - 1, pos - 1, pos)
+        stride //= max(shape[d], 1)
+        flat = flat + pos * stride
+    keep = ea.logical_and(keep, ea.logical_and(flat >= 0, flat < size))
+    w = weight.detach().reshape(-1).to(input.dtype) if weight is not None else ea.ones((n,), dtype=input.dtype)
+    hist = ea.zeros((size,), dtype=input.dtype, device=input.device)
+    hist = hist.index_add(0, flat[keep], w[keep]).reshape(shape)
+    if density:
+        hist = hist / hist.sum()
+        for d, e in enumerate(edges):
+            view = [1] * dims
+            view[d] = shape[d]
+            hist = hist / (e[1:] - e[:-1]).reshape(view)
+    return hist, edges
+
+
+def _cpp_name(dt: Any) -> str:
+    return {"float32": "float", "float64": "double"}.get(dt._name, dt._name)
+
+
+def histogram_bins_tensor(self: Any, bins: Any, weight: Any, density: bool) -> Any:
+    hist, edges = _histogramdd("torch.histogram", self.reshape(-1, 1), [bins], None, _weight_1d(weight), density)
+    return hist, edges[0]
+
+
+def histogram_bin_ct(self: Any, bins: int, range: Any, weight: Any, density: bool) -> Any:
+    hist, edges = _histogramdd("torch.histogram", self.reshape(-1, 1), [bins], range, _weight_1d(weight), density)
+    return hist, edges[0]
+
+
+def _weight_1d(weight: Any) -> Any:
+    return weight.reshape(-1) if weight is not None else None
+
+
+# ---- batch norm's other aten spellings ---------------------------------------------------------
+
+
+def native_batch_norm_legit(
+    input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, training: bool, momentum: float, eps: float
+) -> Any:
+    return ops._call_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+def native_batch_norm_legit_no_stats(
+    input: Any, weight: Any, bias: Any, training: bool, momentum: float, eps: float
+) -> Any:
+    return ops._call_native_batch_norm(input, weight, bias, None, None, training, momentum, eps)
+
+
+def batch_norm_with_update(
+    input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, momentum: float, eps: float
+) -> Any:
+    out, mean, invstd = ops._call_native_batch_norm(input, weight, bias, running_mean, running_var, True, momentum, eps)
+    # the reserve buffer of cuDNN's kernel: empty on the CPU, as PyTorch's
+    return out, mean, invstd, ea.empty((0,), dtype=ea.uint8, device=input.device)

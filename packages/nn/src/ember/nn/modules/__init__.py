@@ -17,6 +17,7 @@ from .activation import (
     PReLU,
     ReLU,
     ReLU6,
+    RReLU,
     Sigmoid,
     SiLU,
     Softmax,
@@ -131,6 +132,7 @@ from .pooling import (
     MaxPool3d,
     MaxUnpool1d,
     MaxUnpool2d,
+    MaxUnpool3d,
 )
 from .sparse import (
     Embedding,
@@ -217,6 +219,7 @@ __all__ = [
     "MaxPool3d",
     "MaxUnpool1d",
     "MaxUnpool2d",
+    "MaxUnpool3d",
     "Mish",
     "Module",
     "ModuleDict",
@@ -231,6 +234,7 @@ __all__ = [
     "PixelUnshuffle",
     "PoissonNLLLoss",
     "RMSNorm",
+    "RReLU",
     "ReLU",
     "ReLU6",
     "ReflectionPad1d",

@@ -293,6 +293,25 @@ class Hardshrink(Module):
         return f"{self.lambd}"
 
 
+class RReLU(Module):
+    """RReLU(lower=1/8, upper=1/3, inplace=False): negative inputs times a slope drawn from
+    U(lower, upper) per element in training, times (lower + upper) / 2 in eval."""
+
+    __constants__ = ("lower", "upper", "inplace")
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}{_inplace_suffix(self.inplace)}"
+
+
 class LeakyReLU(Module):
     """LeakyReLU(negative_slope=0.01, inplace=False)."""
 

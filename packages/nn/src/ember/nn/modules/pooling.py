@@ -12,7 +12,7 @@ from ember.aten import Tensor
 
 from .. import functional as F
 from .module import Module
-from .utils import _pair, _single
+from .utils import _pair, _single, _triple
 
 __all__ = [
     "AdaptiveAvgPool1d",
@@ -120,6 +120,19 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
     def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
         return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """MaxUnpool3d(kernel_size, stride=None, padding=0): the partial inverse of MaxPool3d (non-maxima are 0)."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size = _triple(kernel_size)
+        self.stride = _triple(stride if (stride is not None) else kernel_size)
+        self.padding = _triple(padding)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
 class _AvgPoolNd(Module):

@@ -318,13 +318,10 @@ def test_out_of_range_indices_raise_index_error(target: Target) -> None:
             lambda: ea.index_select(x, 0, bad),
             r"^index_select\(\): index 7 is out of bounds for dimension 0 with size 5$",
         ),
-        (lambda: ea.gather(x, 1, target.to(long([[0, 7]]))), "index 7 is out of bounds for dimension 1 with size 3"),
         (lambda: x[bad], "index 7 is out of bounds for dimension 0 with size 5"),
         (lambda: x[:, target.to(long([-4]))], "index -4 is out of bounds for dimension 1 with size 3"),
         (lambda: ea.index_put(x, [bad], target.to(ea.tensor(1.0))), "index 7 is out of bounds for dimension 0"),
         (lambda: ea.index_put(x, [bad], target.to(ea.ones(2, 3)), True), "index 7 is out of bounds for dimension 0"),
-        (lambda: ea.scatter(x, 0, target.to(long([[7]])), 1.0), "index 7 is out of bounds for dimension 0"),
-        (lambda: ea.scatter_add(x, 1, target.to(long([[3]])), x), "index 3 is out of bounds for dimension 1"),
         (lambda: ea.index_add(x, 0, bad, target.to(ea.ones(2, 3))), "index 7 is out of bounds for dimension 0"),
         (lambda: ea.index_fill(x, 1, target.to(long([5])), 0.0), "index 5 is out of bounds for dimension 1"),
         # take / put_ word a bad index as the CPU kernels (and PyTorch) do, on every target
@@ -341,12 +338,19 @@ def test_out_of_range_indices_raise_index_error(target: Target) -> None:
             r"^out of range: tried to access index 15 on a tensor of 15 elements\.$",
         ),
     ]
-    for fn, message in cases:
-        with pytest.raises(IndexError, match=message):
-            target(lambda: fn().cpu())  # noqa: B023  (on CUDA: waits for the kernel; the copy may raise)
-            target(lambda: ea.index_select(x, 0, ok))  # else the next indexing launch does
-        # the error is cleared and the kernels still work
-        target.check(target(lambda: ea.index_select(x, 0, ok)), ea.index_select(x.cpu(), 0, ok.cpu()))
+    # gather / scatter / scatter_add raise RuntimeError, as PyTorch's CPU kernels do
+    runtime_cases = [
+        (lambda: ea.gather(x, 1, target.to(long([[0, 7]]))), "index 7 is out of bounds for dimension 1 with size 3"),
+        (lambda: ea.scatter(x, 0, target.to(long([[7]])), 1.0), "index 7 is out of bounds for dimension 0"),
+        (lambda: ea.scatter_add(x, 1, target.to(long([[3]])), x), "index 3 is out of bounds for dimension 1"),
+    ]
+    for error, group in ((IndexError, cases), (RuntimeError, runtime_cases)):
+        for fn, message in group:
+            with pytest.raises(error, match=message):
+                target(lambda: fn().cpu())  # noqa: B023  (on CUDA: waits for the kernel; the copy may raise)
+                target(lambda: ea.index_select(x, 0, ok))  # else the next indexing launch does
+            # the error is cleared and the kernels still work
+            target.check(target(lambda: ea.index_select(x, 0, ok)), ea.index_select(x.cpu(), 0, ok.cpu()))
 
 
 @requires_cuda

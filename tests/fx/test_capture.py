@@ -191,9 +191,9 @@ def test_error_when_swallowed_still_fails_the_capture() -> None:
         fx.capture(f, ea.ones(2))
 
 
-def test_default_adam_step_names_the_optimizer_line() -> None:
+def _linear_step(make_opt):  # type: ignore[no-untyped-def]
     model = nn.Linear(2, 1)
-    opt = optim.Adam(model.parameters(), foreach=False)
+    opt = make_opt(model.parameters())
 
     def step(x):
         opt.zero_grad()
@@ -201,8 +201,22 @@ def test_default_adam_step_names_the_optimizer_line() -> None:
         opt.step()
 
     step(ea.ones(1, 2))
+    return step
+
+
+def test_single_tensor_step_reading_its_count_names_the_optimizer_line() -> None:
+    # NAdam's single-tensor loop reads each step count in Python (its mu product)
+    step = _linear_step(lambda ps: optim.NAdam(ps, foreach=False))
     with pytest.raises(fx.DataDependentError, match=r"opt\.step\(\).*inside optimizer\.py.*fused=True"):
         fx.capture(step, ea.ones(1, 2))
+
+
+def test_default_adam_single_tensor_step_is_captured_as_fused_ops() -> None:
+    # Adam's single-tensor loop runs one fused op per float parameter: nothing read in Python
+    step = _linear_step(lambda ps: optim.Adam(ps, foreach=False))
+    gm = fx.capture(step, ea.ones(1, 2))
+    names = [n.op.name for n in gm.graph.nodes]
+    assert names.count("_fused_adam_") == 2  # weight and bias
 
 
 def test_same_tensor_twice_is_rejected() -> None:

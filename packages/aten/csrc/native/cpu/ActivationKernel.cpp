@@ -2,6 +2,7 @@
 // the op is hot (relu, threshold, hardtanh, gelu, silu, leaky_relu, hardsigmoid,
 // hardswish); half and bfloat16 compute in float, one element at a time.
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include <ember/aten/Dispatch.h>
@@ -153,12 +154,14 @@ void elu_kernel(TensorIterator& iter, const Scalar& alpha, const Scalar& scale, 
 //   otherwise:        Phi(-|x|) = exp(-x^2 / 2) S(|x|), S a polynomial in |x| - 1.6036
 //                     up to 2.5 and w P(w^2), w = 1/|x|, above; Phi(x) = 1 - Phi(-x)
 //                     for x > 0. The tail never computes 1 + erf(x) for negative x
-//                     (which cancels), and x^2 / 2 is split so its rounding does not
-//                     reach the exponent. Within ~3 ulp of float64 over the whole range.
+//                     (which cancels), and the rounding of x^2 / 2 never reaches the
+//                     exponent. Within ~3 ulp of float64 over the whole range.
 //
-// A vector whose lanes all lie below 0.7071 (or below 2.5) skips the pieces no lane needs:
-// the other lanes' selects would discard them. normal_cdf_vec also gives exp(-x^2 / 2),
-// which the tail computes anyway, for the density in gelu's derivative.
+// A vector whose lanes all lie below 0.7071 skips the tail; one whose lanes all lie below
+// 2.5 (nearly every vector of a network's activations) takes a short path: no asymptotic
+// piece, and exp(-x^2 / 2) with the square's exact residual folded into exp's argument
+// reduction (no special lanes to handle). normal_cdf_vec also gives exp(-x^2 / 2), which
+// the tail computes anyway, for the density in gelu's derivative.
 inline float lane_max(VF v) {
   float m = v[0];
   for (int i = 1; i < Vectorized<float>::size(); ++i) m = v[i] > m ? v[i] : m;  // NaN lanes skipped
@@ -176,6 +179,66 @@ inline VF phi_small_vec(VF x, VF s) {
   return 0.5f + x * q;
 }
 
+// The middle piece's polynomial S(|x|), |x| in [1/sqrt(2), 2.5] (Estrin, in |x| - 1.6036)
+inline VF tail_mid_vec(VF at) {
+  const VF u = at - 1.6035534143447876f;
+  const VF u2 = u * u, u4 = u2 * u2, u8 = u4 * u4;
+  const VF p01 = u * -8.336831629e-02f + 1.967966706e-01f;
+  const VF p23 = u * -1.092239842e-02f + 3.155556321e-02f;
+  const VF p45 = u * -1.058919705e-03f + 3.510227893e-03f;
+  const VF p67 = u * -8.147736662e-05f + 3.020705772e-04f;
+  const VF p89 = u * -6.016403859e-06f + 2.127044172e-05f;
+  const VF q0 = p01 + u2 * p23, q1 = p45 + u2 * p67, q2 = p89 + u2 * 1.393962634e-06f;
+  return (q0 + u4 * q1) + u8 * q2;
+}
+
+// x * x - s exactly, s = x * x rounded: one fused multiply-add where the capability has it,
+// Dekker's product of 12-bit halves otherwise.
+inline VF square_residual(VF x, VF s) {
+#if defined(__FMA__)
+  VF r;
+  for (int i = 0; i < Vectorized<float>::size(); ++i) r[i] = __builtin_fmaf(x[i], x[i], -s[i]);
+  return r;
+#else
+  typedef int32_t VI __attribute__((vector_size(EMBER_VEC_BYTES)));
+  VI bits;
+  std::memcpy(&bits, &x, sizeof(bits));
+  bits &= static_cast<int32_t>(0xfffff000u);
+  VF xh;
+  std::memcpy(&xh, &bits, sizeof(xh));
+  const VF xl = x - xh;
+  return ((xh * xh - s) + 2.0f * xh * xl) + xl * xl;
+#endif
+}
+
+// exp(-x^2 / 2) for |x| <= 2.5 (no overflow, underflow or special lanes but NaN, which
+// passes through), from s = x * x: x^2 / 2 = s / 2 + r / 2 exactly (r the square's
+// residual), and s / 2 - n ln2_hi is exact, so the reduced argument carries no rounding
+// of x^2. Then vec::exp's polynomial (~1 ulp) and 2^n as one exponent field (n >= -5).
+inline VF exp_neg_half_square_vec(VF x, VF s) {
+  const VF h = s * 0.5f;
+  const float shifter = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  const VF t = h * -1.44269504088896341f + shifter;
+  const VF n = t - shifter;
+  VF r = n * -0.693359375f - h;
+  r = n * 2.12194440e-4f + r;
+  r = square_residual(x, s) * -0.5f + r;
+  VF p = r * 1.9875691500E-4f + 1.3981999507E-3f;
+  p = p * r + 8.3334519073E-3f;
+  p = p * r + 4.1665795894E-2f;
+  p = p * r + 1.6666665459E-1f;
+  p = p * r + 5.0000001201E-1f;
+  p = p * (r * r) + r + 1.0f;
+  typedef int32_t VI __attribute__((vector_size(EMBER_VEC_BYTES)));
+  VI ti, sh;
+  std::memcpy(&ti, &t, sizeof(VI));
+  sh = VI{} + 0x4B400000;  // the bits of the shifter: t's bits minus these are n
+  const VI bits = (ti - sh + 127) << 23;
+  VF scale;
+  std::memcpy(&scale, &bits, sizeof(VF));
+  return p * scale;
+}
+
 // Phi(x) and exp(-x^2 / 2); with_density false: the density only where the tail needs it.
 template <bool with_density>
 inline VF normal_cdf_vec(VF x, VF* density) {
@@ -185,18 +248,18 @@ inline VF normal_cdf_vec(VF x, VF* density) {
   if (!with_density && amax < 0.70710678f) return phi_small_vec(x, s);  // (a NaN lane: NaN here too)
   const VF phi_small = phi_small_vec(x, s);
 
+  if (amax < 2.5f) {  // no lane in the asymptotic piece (the common case): the short path
+    const VF e = exp_neg_half_square_vec(x, s);
+    if (with_density) *density = e;
+    const VF tail = e * tail_mid_vec(ax);
+    const VF phi_big = x < 0.0f ? tail : 1.0f - tail;
+    return ax < 0.70710678f ? phi_small : phi_big;
+  }
+
   const VF at = ax > 15.0f ? VF{} + 15.0f : ax;  // Phi(-15) underflows float anyway
-  const VF u = at - 1.6035534143447876f;
-  const VF u2 = u * u, u4 = u2 * u2, u8 = u4 * u4;
-  const VF p01 = u * -8.336831629e-02f + 1.967966706e-01f;
-  const VF p23 = u * -1.092239842e-02f + 3.155556321e-02f;
-  const VF p45 = u * -1.058919705e-03f + 3.510227893e-03f;
-  const VF p67 = u * -8.147736662e-05f + 3.020705772e-04f;
-  const VF p89 = u * -6.016403859e-06f + 2.127044172e-05f;
-  const VF q0 = p01 + u2 * p23, q1 = p45 + u2 * p67, q2 = p89 + u2 * 1.393962634e-06f;
-  const VF sa = (q0 + u4 * q1) + u8 * q2;
+  const VF sa = tail_mid_vec(at);
   VF S = sa;
-  if (!(amax < 2.5f)) {  // some lane in the asymptotic piece (or NaN / inf)
+  {  // some lane in the asymptotic piece (or NaN / inf)
     const VF w = 1.0f / at;
     const VF w2 = w * w;
     VF sb = w2 * 6.278988647e+02f + 1.311576660e+03f;
@@ -213,7 +276,8 @@ inline VF normal_cdf_vec(VF x, VF* density) {
     S = at < 2.5f ? sa : sb;
   }
 
-  // x^2 / 2 = xh^2 / 2 (exact: xh keeps 12 significant bits) + d, d small.
+  // x^2 / 2 = xh^2 / 2 (exact: xh keeps 12 significant bits) + d, d small; exp(-x^2 / 2)
+  // reaches the subnormals here, so vec::exp's full range.
   typedef int32_t VI __attribute__((vector_size(EMBER_VEC_BYTES)));
   VI bits;
   std::memcpy(&bits, &at, sizeof(bits));

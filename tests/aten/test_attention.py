@@ -116,6 +116,31 @@ def test_dropout_comes_from_the_generator() -> None:
     np.testing.assert_allclose(out.numpy(), w.numpy() @ v.numpy(), rtol=1e-5, atol=1e-6)
 
 
+def test_dropout_draws_bernoulli_of_the_weights_shape() -> None:
+    # one draw of bernoulli(1 - p) the shape of the weights, kept ones scaled by 1 / (1 - p):
+    # the same Generator stream as an explicit mask drawn after the same seed
+    q, k, v = t(2, 3, 9, 5), t(2, 3, 11, 5), t(2, 3, 11, 7)
+    ea.manual_seed(11)
+    keep = ea.empty(2, 3, 9, 11).bernoulli_(0.7).to(ea.bool)
+    want, w_want = ea._scaled_dot_product_attention_math(q, k, v, None, 0.3, False, keep)
+    ea.manual_seed(11)
+    got, w_got = ea._scaled_dot_product_attention_math(q, k, v, None, 0.3)
+    np.testing.assert_array_equal(w_got.numpy(), w_want.numpy())
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert 0.5 < keep.float().mean().item() < 0.9
+
+
+def test_math_path_rows_with_every_key_masked_under_dropout() -> None:
+    q, k, v = t(1, 2, 4, 3), t(1, 2, 6, 3), t(1, 2, 6, 2)
+    mask = np.ones((4, 6), dtype=bool)
+    mask[1] = False  # row 1 sees no key
+    ea.manual_seed(0)
+    out, w = ea._scaled_dot_product_attention_math(q, k, v, ea.from_numpy(mask), 0.25)
+    assert np.isfinite(out.numpy()).all()
+    assert (w.numpy()[:, :, 1] == 0).all() and (out.numpy()[:, :, 1] == 0).all()
+    assert w.numpy()[:, :, 0].sum() > 0
+
+
 def test_fused_path_does_not_materialise_the_score_matrix() -> None:
     B, H, L, E = 1, 4, 1024, 32
     q, k, v = t(B, H, L, E), t(B, H, L, E), t(B, H, L, E)

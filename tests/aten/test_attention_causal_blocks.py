@@ -60,3 +60,47 @@ def test_causal_rows_past_the_keys_see_every_key() -> None:
     full, _ = ea._scaled_dot_product_flash_attention_for_cpu(_t(q), _t(k), _t(v), 0.0, False)
     np.testing.assert_allclose(causal.numpy()[0, 0, 69:], full.numpy()[0, 0, 69:], rtol=1e-6, atol=1e-6)
     assert not np.allclose(causal.numpy()[0, 0, :69], full.numpy()[0, 0, :69])
+
+
+# The backward's products run over row strips of 6 (AVX2; 8 AVX-512, 4 SSE), then 4, then 1,
+# each only over the keys (or query rows) its rows see under is_causal: sizes that are no
+# multiple of a strip or of a vector, the diagonal crossing a strip, grouped heads, strided
+# (B, L, H, E) views as a Transformer passes them, in float32 and float64.
+@pytest.mark.parametrize(
+    ("L", "S", "E", "Ev"),
+    [(67, 67, 12, 5), (7, 7, 3, 9), (100, 37, 32, 32), (37, 100, 33, 17), (64, 64, 32, 32), (1, 5, 4, 4)],
+)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_causal_backward_strips(L: int, S: int, E: int, Ev: int, dtype: str, capability: str) -> None:
+    B, H, Hk = 2, 4, 2
+    dt = getattr(ea, dtype)
+    # (B, L, H, E) arrays viewed as (B, H, L, E): the kernel reads the strides
+    q = RNG.standard_normal((B, L, H, E)).transpose(0, 2, 1, 3)
+    k = RNG.standard_normal((B, S, Hk, E)).transpose(0, 2, 1, 3)
+    v = RNG.standard_normal((B, S, Hk, Ev)).transpose(0, 2, 1, 3)
+    go = RNG.standard_normal((B, H, L, Ev))
+
+    def view(a: np.ndarray) -> Any:
+        return ea.from_numpy(np.ascontiguousarray(a.transpose(0, 2, 1, 3))).to(dt).transpose(1, 2)
+
+    tq, tk, tv = view(q), view(k), view(v)
+    assert L == 1 or not tq.is_contiguous()
+    out, lse = ea._scaled_dot_product_flash_attention_for_cpu(tq, tk, tv, 0.0, True)
+    gq, gk, gv = ea._scaled_dot_product_flash_attention_for_cpu_backward(
+        ea.from_numpy(go).to(dt), tq, tk, tv, out, lse, 0.0, True
+    )
+    rep = H // Hk
+    kr, vr = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
+    want_out, want_gq, want_gk, want_gv = _ref(q, kr, vr, go, True)
+    # the kv-head gradients sum over the query heads of their group
+    want_gk = want_gk.reshape(B, Hk, rep, S, E).sum(2)
+    want_gv = want_gv.reshape(B, Hk, rep, S, Ev).sum(2)
+    tol = 2e-4 if dtype == "float32" else 1e-11
+    for name, got, want in zip(
+        ("out", "grad_query", "grad_key", "grad_value"),
+        (out, gq, gk, gv),
+        (want_out, want_gq, want_gk, want_gv),
+        strict=True,
+    ):
+        assert got.dtype == dt
+        np.testing.assert_allclose(got.double().numpy(), want, rtol=tol, atol=tol, err_msg=name)

@@ -1,8 +1,9 @@
 """gelu_backward (grad * gelu'(x) in one kernel) and the branches of the float32 gelu kernel.
 
 The float32 kernel evaluates Phi by pieces (|x| < 1/sqrt(2), |x| < 2.5, the asymptotic
-tail) and skips a piece no lane of a vector needs, so inputs are laid out so that whole
-vectors fall in one piece, or straddle a boundary, on every CPU capability. References:
+tail) and skips a piece no lane of a vector needs (a vector with no lane in the tail takes
+a short path of its own), so inputs are laid out so that whole vectors fall in one piece,
+or in the first two, or straddle a boundary, on every CPU capability. References:
 float64 NumPy (math.erfc).
 """
 
@@ -41,6 +42,9 @@ def _layouts() -> np.ndarray:
         r.uniform(-0.7, 0.7, 64),  # all |x| < 1/sqrt(2)
         r.uniform(0.71, 2.49, 64) * r.choice([-1, 1], 64),  # all in the middle piece
         r.uniform(2.51, 12.0, 64) * r.choice([-1, 1], 64),  # all in the tail
+        r.uniform(-2.49, 2.49, 64),  # the first two pieces mixed: the short path
+        # lanes just below 2.5 or just below / above 1/sqrt(2), none in the tail
+        np.stack([np.tile([2.4999998, -2.4999998, 2.4, -2.45], 8), r.uniform(-0.75, 0.75, 32)], axis=1).ravel(),
     ]
     edges = np.array([0.70710677, 0.70710678, 0.7071068, 2.4999998, 2.5, 2.5000002], dtype=np.float32)
     straddle = np.stack([np.tile(edges, 8), r.uniform(-12, 12, 48)], axis=1).ravel()

@@ -41,6 +41,31 @@ def test_fused_gradcheck_causal_grouped(causal: bool) -> None:
     assert gradcheck(lambda a, b, c: SDPA(a, b, c, is_causal=causal, enable_gqa=True), (q, k, v))
 
 
+@pytest.mark.parametrize(("L", "S"), [(9, 11), (13, 7), (1, 3)])
+def test_fused_gradcheck_causal_strips(L: int, S: int) -> None:
+    # row counts and widths off the kernel's strips (6 / 4 / 1 rows) and vectors
+    q, k, v = R(1, 4, L, 3, seed=20), R(1, 2, S, 3, seed=21), R(1, 2, S, 5, seed=22)
+    out = SDPA(q, k, v, is_causal=True, enable_gqa=True)
+    assert type(out.grad_fn).__name__ == "ScaledDotProductFlashAttentionForCpuBackward0"
+    assert gradcheck(lambda a, b, c: SDPA(a, b, c, is_causal=True, enable_gqa=True), (q, k, v))
+
+
+def test_math_path_row_with_every_key_masked_has_zero_gradient() -> None:
+    q, k, v = R(1, 2, 3, 2, seed=23), R(1, 2, 4, 2, seed=24), R(1, 2, 4, 3, seed=25)
+    allowed = np.ones((3, 4), dtype=bool)
+    allowed[1] = False
+    mask = ea.from_numpy(allowed)
+    keep = ea.from_numpy(np.random.default_rng(26).uniform(size=(1, 2, 3, 4)) > 0.3)
+
+    def f(a: Any, b: Any, c: Any) -> Any:
+        return ea._scaled_dot_product_attention_math(a, b, c, mask, 0.3, False, keep)[0]
+
+    assert gradcheck(f, (q, k, v))
+    assert gradgradcheck(f, (q, k, v))
+    (gq,) = grad(f(q, k, v).sum(), (q,))
+    assert (gq.numpy()[:, :, 1] == 0).all() and np.isfinite(gq.numpy()).all()
+
+
 def test_math_path_gradients_reach_the_mask_and_have_second_derivatives() -> None:
     q, k, v, m = R(1, 2, 3, 2, seed=9), R(1, 2, 4, 2, seed=10), R(1, 2, 4, 2, seed=11), R(3, 4, seed=12)
     out = SDPA(q, k, v, m)

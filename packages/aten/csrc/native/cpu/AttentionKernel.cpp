@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include <ember/aten/Parallel.h>
@@ -74,16 +75,31 @@ inline void gemm_rows(int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_
   }
 }
 
-template <typename T>
-void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs, const T* b, int64_t ldb, T* c,
-          int64_t ldc, bool acc) {
+// The k range [k_lo, k_hi) and the column count n that a strip of rows [i, i + rows) of a
+// product needs (under a causal mask a strip sees fewer keys, or fewer query rows).
+struct Band {
+  int64_t k_lo, k_hi, n;
+};
+
+// gemm over strips of rows, each over its band: an empty band writes nothing when
+// accumulating (adds zero), zeros otherwise.
+template <typename T, typename BandOf>
+void gemm_banded(int64_t m, const T* a, int64_t a_rs, int64_t a_cs, const T* b, int64_t ldb, T* c, int64_t ldc,
+                 bool acc, const BandOf& band_of) {
   // 8 rows x 2 vectors of accumulators fit AVX-512's 32 registers; 6 rows (12 accumulators, 2 rows of
   // B and a broadcast) the 16 of AVX2; 4 rows SSE's
   constexpr int MR = EMBER_VEC_BYTES >= 64 ? 8 : (EMBER_VEC_BYTES >= 32 ? 6 : 4);
+  const auto strip = [&](auto rows, int64_t i) {
+    constexpr int R = decltype(rows)::value;
+    const Band bd = band_of(i, R);
+    const int64_t kl = std::min(bd.k_lo, bd.k_hi);
+    if (bd.n <= 0 || (acc && bd.k_hi <= kl)) return;
+    gemm_rows<T, R>(bd.n, bd.k_hi - kl, a + i * a_rs + kl * a_cs, a_rs, a_cs, b + kl * ldb, ldb, c + i * ldc, ldc, acc);
+  };
   int64_t i = 0;
-  for (; i + MR <= m; i += MR) gemm_rows<T, MR>(n, k, a + i * a_rs, a_rs, a_cs, b, ldb, c + i * ldc, ldc, acc);
-  for (; i + 4 <= m; i += 4) gemm_rows<T, 4>(n, k, a + i * a_rs, a_rs, a_cs, b, ldb, c + i * ldc, ldc, acc);
-  for (; i < m; ++i) gemm_rows<T, 1>(n, k, a + i * a_rs, a_rs, a_cs, b, ldb, c + i * ldc, ldc, acc);
+  for (; i + MR <= m; i += MR) strip(std::integral_constant<int, MR>{}, i);
+  for (; i + 4 <= m; i += 4) strip(std::integral_constant<int, 4>{}, i);
+  for (; i < m; ++i) strip(std::integral_constant<int, 1>{}, i);
 }
 
 // max(init, x[0], ..., x[n - 1]) as std::max folds it (a NaN x[j] is passed over; exp then
@@ -317,7 +333,16 @@ void backward_impl(const AttentionParams& p, const T* q, const T* k, const T* v,
             for (int64_t r = 0; r < nq; ++r) {
               for (int64_t e = 0; e < E; ++e) qs[r * E + e] = qp[(i0 + r) * p.q_stride[2] + e] * scale;
             }
-            gemm<T>(nq, nkk, E, qs.data(), E, 1, kt.data(), BK, s.data(), BK, false);
+            // Under is_causal, row r of the block sees the keys before vis(r), key c the rows from
+            // first_row(c): each product's strips run over those only (about half of a diagonal block).
+            const auto vis = [&](int64_t r) { return causal_keys(p, i0 + r, j0, nkk); };
+            const auto first_row = [&](int64_t c) {
+              return p.is_causal ? std::clamp<int64_t>(j0 + c - i0, 0, nq) : int64_t{0};
+            };
+            const auto row_band = [&](int64_t kk) {  // rows x keys products: S, dP
+              return [&, kk](int64_t i, int rows) { return Band{0, kk, vis(i + rows - 1)}; };
+            };
+            gemm_banded<T>(nq, qs.data(), E, 1, kt.data(), BK, s.data(), BK, false, row_band(E));
             mask_block(p, b, h, i0, j0, nq, nkk, s.data());
             for (int64_t r = 0; r < nq; ++r) {
               T* sr = s.data() + r * BK;
@@ -331,20 +356,26 @@ void backward_impl(const AttentionParams& p, const T* q, const T* k, const T* v,
               }
             }
             const T* dor = dop + i0 * Ev;
+            const auto key_band = [&](int64_t n) {  // keys x rows products: dV, dK
+              return [&, n](int64_t c, int) { return Band{first_row(c), nq, n}; };
+            };
             // dV_j += P^T dO_i
-            gemm<T>(nkk, Ev, nq, s.data(), 1, BK, dor, Ev, gvp + j0 * Ev, Ev, true);
+            gemm_banded<T>(nkk, s.data(), 1, BK, dor, Ev, gvp + j0 * Ev, Ev, true, key_band(Ev));
             // dP = dO_i V_j^T
-            gemm<T>(nq, nkk, Ev, dor, Ev, 1, vt.data(), BK, dp.data(), BK, false);
-            // dS = scale * P * (dP - D)
+            gemm_banded<T>(nq, dor, Ev, 1, vt.data(), BK, dp.data(), BK, false, row_band(Ev));
+            // dS = scale * P * (dP - D) over the visible keys (P, and so dS, is 0 beyond them)
             for (int64_t r = 0; r < nq; ++r) {
               T* sr = s.data() + r * BK;
               const T* dr = dp.data() + r * BK;
               const T di = D[i0 + r];
-              for (int64_t c = 0; c < nkk; ++c) sr[c] = scale * sr[c] * (dr[c] - di);
+              const int64_t nv = vis(r);
+              for (int64_t c = 0; c < nv; ++c) sr[c] = scale * sr[c] * (dr[c] - di);
             }
             // dQ_i += dS K_j, dK_j += dS^T Q_i
-            gemm<T>(nq, E, nkk, s.data(), BK, 1, kp + j0 * p.k_stride[2], p.k_stride[2], gqp + i0 * E, E, true);
-            gemm<T>(nkk, E, nq, s.data(), 1, BK, qp + i0 * p.q_stride[2], p.q_stride[2], gkp + j0 * E, E, true);
+            gemm_banded<T>(nq, s.data(), BK, 1, kp + j0 * p.k_stride[2], p.k_stride[2], gqp + i0 * E, E, true,
+                           [&](int64_t i, int rows) { return Band{0, vis(i + rows - 1), E}; });
+            gemm_banded<T>(nkk, s.data(), 1, BK, qp + i0 * p.q_stride[2], p.q_stride[2], gkp + j0 * E, E, true,
+                           key_band(E));
           }
         }
       }

@@ -164,19 +164,28 @@ def scaled_dot_product_attention_math(
             attn = attn.masked_fill(attn_mask.logical_not(), -math.inf)
         else:  # added in the scores' dtype (PyTorch adds in place)
             attn = attn + attn_mask.to(attn.dtype)
-    # safe softmax: shift by the (constant) row max; a row of -inf becomes 0, not NaN
-    m = attn.detach().amax((-1,), True)
-    m = m.masked_fill(m.isfinite().logical_not(), 0.0)
-    e = (attn - m).exp()
-    total = e.sum((-1,), True)
-    attn = e / total.masked_fill(total == 0, 1.0)
+    attn = _safe_softmax(attn)
     if dropout_p > 0.0:
-        if dropout_mask is None:
-            keep_p = _ea().empty_like(attn.detach()).bernoulli_(1.0 - dropout_p)
-            dropout_mask = keep_p.to(_ea().bool)
-        attn = attn.masked_fill(dropout_mask.logical_not(), 0.0)
-        attn = attn * (1.0 / (1.0 - dropout_p)) if dropout_p < 1.0 else attn * 0.0
+        scale_kept = 1.0 / (1.0 - dropout_p) if dropout_p < 1.0 else 0.0
+        if dropout_mask is None:  # one product in the graph: attn * (keep / (1 - p)), PyTorch's
+            noise = _ea().empty_like(attn.detach()).bernoulli_(1.0 - dropout_p)
+            attn = attn * noise.mul_(scale_kept)
+        else:
+            attn = attn.masked_fill(dropout_mask.logical_not(), 0.0) * scale_kept
     return attn.matmul(value), attn
+
+
+def _safe_softmax(attn: Any) -> Any:
+    """softmax over the last dim where a row of -inf gives 0, not NaN (PyTorch's _safe_softmax).
+
+    The fused softmax operator (one node in the graph, its backward a kernel) unless some row
+    is all -inf; then those rows are zeroed before (so the softmax and its gradient stay
+    finite) and after."""
+    masked_rows = (attn.detach() == -math.inf).all(-1, True)
+    if not bool(masked_rows.any()):
+        return ops._call__softmax(attn, -1, False)
+    out = ops._call__softmax(attn.masked_fill(masked_rows, 0.0), -1, False)
+    return out.masked_fill(masked_rows, 0.0)
 
 
 def _ea() -> Any:

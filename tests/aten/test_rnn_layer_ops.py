@@ -1,8 +1,9 @@
 """The fused recurrent layer operators (_lstm_layer, _gru_layer and their backwards,
 csrc/native/RNN.cpp): forward against a NumPy float64 reference of PyTorch's LSTM / GRU
 equations over packed sequences (both directions, with and without bias), the backward
-operators against central differences of the forward, every CPU capability, and the
-argument errors."""
+operators against central differences of the forward, every CPU capability, the
+inference runs (train=False: no workspace), the CPU layer's blocks of batch rows on two
+threads, saturated gates, and the argument errors."""
 
 from __future__ import annotations
 
@@ -13,7 +14,14 @@ import numpy as np
 import pytest
 
 # (batch_sizes, reverse): padded, packed with ending sequences, one step
-CASES = [([3, 3, 3], False), ([3, 3, 3], True), ([3, 2, 2, 1], False), ([3, 2, 2, 1], True), ([2], False)]
+CASES = [
+    ([3, 3, 3], False),
+    ([3, 3, 3], True),
+    ([3, 2, 2, 1], False),
+    ([3, 2, 2, 1], True),
+    ([2], False),
+    ([1, 1], True),
+]
 
 
 def arr(*shape: int, seed: int = 0) -> np.ndarray:
@@ -102,6 +110,101 @@ def test_gru_layer_matches_numpy(
     ref = gru_ref(gi, w, b if bias else None, h0, batch_sizes, reverse)
     for got, want in zip((out, hy), ref, strict=True):
         np.testing.assert_allclose(got.numpy(), want, atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("dtype", [ea.float64, ea.float32])
+@pytest.mark.parametrize("batch_sizes,reverse", CASES)
+def test_inference_runs_equal_training_runs(capability: str, batch_sizes: list[int], reverse: bool, dtype: Any) -> None:
+    # train=False computes the same values and saves no workspace (its backward refuses it)
+    H = 19
+    lstm = [t(x, dtype) for x in lstm_inputs(batch_sizes, H=H)]
+    a = ea._lstm_layer(*lstm, batch_sizes, reverse, True)
+    b = ea._lstm_layer(*lstm, batch_sizes, reverse, False)
+    for x, y in zip(a[:3], b[:3], strict=True):
+        np.testing.assert_array_equal(x.numpy(), y.numpy())
+    assert tuple(b[3].shape) == (0, 6 * H)
+    empty = "_lstm_layer_backward: the workspace is empty: its forward ran with train=False"
+    with pytest.raises(RuntimeError, match=empty):
+        ea._lstm_layer_backward(b[0], None, None, lstm[1], b[3], batch_sizes, reverse)
+    gru = [t(x, dtype) for x in gru_inputs(batch_sizes, H=H)]
+    a = ea._gru_layer(*gru, batch_sizes, reverse, True)
+    b = ea._gru_layer(*gru, batch_sizes, reverse, train=False)
+    for x, y in zip(a[:2], b[:2], strict=True):
+        np.testing.assert_array_equal(x.numpy(), y.numpy())
+    assert tuple(b[2].shape) == (0, 5 * H)
+    with pytest.raises(RuntimeError, match="_gru_layer_backward: the workspace is empty"):
+        ea._gru_layer_backward(b[0], None, gru[1], b[2], batch_sizes, reverse, True)
+
+
+@pytest.fixture
+def two_threads() -> Any:
+    previous = ea.get_num_threads()
+    ea.set_num_threads(2)
+    try:
+        yield
+    finally:
+        ea.set_num_threads(previous)
+
+
+# B = 9 rows over 2 threads: blocks of 5 and 4 rows, the second running out first when the
+# sequences end (packed); H = 45 gives each step enough work for the blocks (RNN.h).
+BLOCK_CASES = [([9, 9, 9], False), ([9, 9, 7, 4, 2], False), ([9, 9, 7, 4, 2], True), ([9, 5, 3], True)]
+
+
+@pytest.mark.parametrize("dtype,tol", [(ea.float64, 1e-12), (ea.float32, 2e-6)])
+@pytest.mark.parametrize("batch_sizes,reverse", BLOCK_CASES)
+def test_row_blocks_on_two_threads(
+    two_threads: None, batch_sizes: list[int], reverse: bool, dtype: Any, tol: float
+) -> None:
+    H = 45
+    lstm = lstm_inputs(batch_sizes, H=H, seed=2)
+    got = ea._lstm_layer(*(t(x, dtype) for x in lstm), batch_sizes, reverse)
+    for g, w in zip(got[:3], lstm_ref(*lstm, batch_sizes, reverse), strict=True):
+        np.testing.assert_allclose(g.numpy(), w, atol=tol, rtol=tol)
+    gru = gru_inputs(batch_sizes, H=H, seed=4)
+    got_gru = ea._gru_layer(*(t(x, dtype) for x in gru), batch_sizes, reverse)
+    for g, w in zip(got_gru[:2], gru_ref(*gru, batch_sizes, reverse), strict=True):
+        np.testing.assert_allclose(g.numpy(), w, atol=tol, rtol=tol)
+    # the backwards on two threads equal those on one
+    n, b = sum(batch_sizes), batch_sizes[0]
+    go, ghy, gcy = t(arr(n, H, seed=8), dtype), t(arr(b, H, seed=9), dtype), t(arr(b, H, seed=10), dtype)
+    w_lstm, w_gru = t(lstm[1], dtype), t(gru[1], dtype)
+    grads = []
+    for threads in (2, 1):
+        ea.set_num_threads(threads)
+        grads.append(
+            [
+                *ea._lstm_layer_backward(go, ghy, gcy, w_lstm, got[3], batch_sizes, reverse),
+                *ea._gru_layer_backward(go, ghy, w_gru, got_gru[2], batch_sizes, reverse, True),
+            ]
+        )
+    for x, y in zip(*grads, strict=True):
+        np.testing.assert_allclose(x.numpy(), y.numpy(), atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("dtype,tol", [(ea.float64, 1e-12), (ea.float32, 2e-6)])
+def test_saturated_gates(capability: str, dtype: Any, tol: float) -> None:
+    # pre-activations far past where sigmoid and tanh round to their limits, both signs
+    bs = [4, 4]
+    gi, w, h0, c0 = lstm_inputs(bs, H=21, seed=6)
+    gi = gi * 120.0
+    got = ea._lstm_layer(t(gi, dtype), t(w, dtype), t(h0, dtype), t(c0, dtype), bs, False)
+    for g, want in zip(got[:3], lstm_ref(gi, w, h0, c0, bs, False), strict=True):
+        np.testing.assert_allclose(g.numpy(), want, atol=tol, rtol=tol)
+    gi, w, b, h0 = gru_inputs(bs, H=21, seed=6)
+    gi = gi * 120.0
+    got = ea._gru_layer(t(gi, dtype), t(w, dtype), t(b, dtype), t(h0, dtype), bs, False)
+    for g, want in zip(got[:2], gru_ref(gi, w, b, h0, bs, False), strict=True):
+        np.testing.assert_allclose(g.numpy(), want, atol=tol, rtol=tol)
+
+
+def test_nan_gates_propagate(capability: str) -> None:
+    bs = [2]
+    gi, w, h0, c0 = (t(x, ea.float32) for x in lstm_inputs(bs, H=16))
+    gi[0, 3] = float("nan")  # i of unit 3, row 0
+    out, _, cy, _ = ea._lstm_layer(gi, w, h0, c0, bs, False)
+    assert np.isnan(out.numpy()[0, 3]) and np.isnan(cy.numpy()[0, 3])
+    assert np.isfinite(np.delete(out.numpy()[0], 3)).all() and np.isfinite(out.numpy()[1]).all()
 
 
 def loss_and_numeric(f: Any, xs: list[np.ndarray], gos: list[np.ndarray], eps: float = 1e-6) -> list[np.ndarray]:

@@ -2,8 +2,9 @@
 _gru_layer): outputs, final states and every gradient equal those of the per-step
 composition of aten ops (``_functional_rnn.use_fused = False``, the reference) across
 layouts (padded, batch_first, packed with unequal lengths, unbatched), stacking and
-directions, in float64; gradcheck through the fused path; the cells too; and PyTorch's
-error for an empty sequence."""
+directions, in float64; gradcheck through the fused path; the cells too; inference
+(no_grad: the operators save no workspace) on one and two threads; and PyTorch's error
+for an empty sequence."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import ember.aten as ea
 import numpy as np
 import pytest
 from ember import nn
-from ember.autograd import grad, gradcheck
+from ember.autograd import grad, gradcheck, no_grad
 from ember.nn import _functional_rnn as fr
 from ember.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
@@ -73,6 +74,40 @@ def test_fused_equals_per_step_composition(mode: str, kw: dict, hx: Any) -> None
     assert len(got) == len(want)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(), atol=1e-12, rtol=1e-10)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("mode,kw", [("LSTM", {"num_layers": 2, "bidirectional": True}), ("GRU", {"num_layers": 2})])
+@pytest.mark.parametrize("dtype", [ea.float32, F64])
+def test_no_grad_forward_equals_grad_forward(threads: int, mode: str, kw: dict, dtype: Any) -> None:
+    # hidden 45 (not a multiple of a SIMD width), batch 9 packed with unequal lengths: on two
+    # threads the CPU layer runs blocks of batch rows; no_grad runs it with train=False
+    previous = ea.get_num_threads()
+    ea.set_num_threads(threads)
+    try:
+        ea.manual_seed(6)
+        m = getattr(nn, mode)(7, 45, dtype=dtype, **kw)
+        x = ea.randn(6, 9, 7, dtype=dtype)
+        lengths = [6, 6, 5, 5, 4, 3, 3, 2, 1]
+        with no_grad():
+            out, finals = m(pack_padded_sequence(x, lengths))
+        out_g, finals_g = m(pack_padded_sequence(x, lengths))
+        fr.use_fused = False
+        try:
+            with no_grad():
+                out_ref, finals_ref = m(pack_padded_sequence(x, lengths))
+        finally:
+            fr.use_fused = True
+    finally:
+        ea.set_num_threads(previous)
+    states = list(finals) if mode == "LSTM" else [finals]
+    states_g = list(finals_g) if mode == "LSTM" else [finals_g]
+    states_ref = list(finals_ref) if mode == "LSTM" else [finals_ref]
+    assert out_g.data.requires_grad and not out.data.requires_grad
+    tol = 1e-12 if dtype == F64 else 2e-6
+    for a, b, r in zip([out.data, *states], [out_g.data, *states_g], [out_ref.data, *states_ref], strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.detach().numpy())
+        np.testing.assert_allclose(a.numpy(), r.numpy(), atol=tol, rtol=tol)
 
 
 @pytest.mark.parametrize("cls", [nn.LSTMCell, nn.GRUCell])

@@ -5,8 +5,12 @@
 // GEMM over every step before, and dropout between layers after.
 //
 // The recurrence, per time step t (rows = batch_sizes[t], the sequences still running):
-//   gates[rows] (+)= h[rows] @ W_hh^T        one GEMM (gemm_batched: OpenBLAS or cuBLAS)
-//   the cell's pointwise kernel               one pass (RNN.h stubs, CPU and CUDA)
+//   gh[rows] = h[rows] @ W_hh^T              one GEMM (gemm_cpu / gemm_batched: OpenBLAS or cuBLAS)
+//   the cell's pointwise kernel               one pass over the input gates and gh (RNN.h)
+// On CPU in float32 / float64 the whole loop runs in cpu/RNNKernel.cpp (one block of batch
+// rows per thread, RNN.h); other dtypes and CUDA run it below over Tensors. With train=False
+// (inference: nn's front passes it under no_grad) no workspace is written and gh is a
+// scratch of one step's rows.
 // The states h (and c) are one (B, H) buffer each, B = batch_sizes[0]. Data is in PyTorch's
 // packed layout (the rows of step t follow those of step t-1; a padded (T, B) batch is
 // batch_sizes = [B] * T), and a step touches only the first `rows` rows of the states:
@@ -33,6 +37,10 @@ DEFINE_DISPATCH(lstm_cell_stub);
 DEFINE_DISPATCH(lstm_cell_backward_stub);
 DEFINE_DISPATCH(gru_cell_stub);
 DEFINE_DISPATCH(gru_cell_backward_stub);
+DEFINE_DISPATCH(lstm_layer_cpu_stub);
+DEFINE_DISPATCH(lstm_layer_backward_cpu_stub);
+DEFINE_DISPATCH(gru_layer_cpu_stub);
+DEFINE_DISPATCH(gru_layer_backward_cpu_stub);
 
 namespace {
 
@@ -107,10 +115,25 @@ Tensor contiguous_grad(const char* op, const std::optional<Tensor>& g, int64_t r
 // The order in which the forward visits the steps (the backward visits them reversed).
 int64_t step_at(const Steps& s, int64_t k, bool reverse) { return reverse ? s.count() - 1 - k : k; }
 
+// The CPU float32 / float64 layers run in the kernel file (RNN.h); other dtypes and CUDA
+// run the step loop here over Tensors.
+bool cpu_layer(const Tensor& t) {
+  return t.device().type == DeviceType::CPU && (t.dtype() == ScalarType::Float || t.dtype() == ScalarType::Double);
+}
+
+RnnSteps steps_of(const Steps& s, bool reverse) { return {s.sizes, s.offsets, reverse}; }
+
+// A forward run with train=False returns a workspace of no rows: its backward refuses it.
+void check_not_inference(const char* op, const Tensor& ws, IntArrayRef batch_sizes) {
+  EMBER_CHECK(ws.dim() != 2 || ws.size(0) != 0 || batch_sizes.empty(), op,
+              ": the workspace is empty: its forward ran with train=False, which saves nothing for the backward");
+}
+
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor, Tensor> _lstm_layer(const Tensor& input_gates, const Tensor& w_hh, const Tensor& h0,
-                                                       const Tensor& c0, IntArrayRef batch_sizes, bool reverse) {
+                                                       const Tensor& c0, IntArrayRef batch_sizes, bool reverse,
+                                                       bool train) {
   const char* op = "_lstm_layer";
   EMBER_CHECK(c10::isFloatingType(input_gates.dtype()), op, ": expected a floating-point input, got ",
               c10::toPythonName(input_gates.dtype()));
@@ -129,18 +152,26 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> _lstm_layer(const Tensor& input_gates
 
   const ScalarType dt = input_gates.dtype();
   const Device dev = input_gates.device();
-  Tensor ws = at::empty({s.rows, 6 * H}, dt, dev);
-  Tensor gates = ws.narrow(1, 0, 4 * H);
-  gates.copy_(input_gates);
+  const Tensor gi = input_gates.contiguous(), w = w_hh.contiguous();
+  Tensor ws = train ? at::empty({s.rows, 6 * H}, dt, dev) : Tensor();
   Tensor output = at::empty({s.rows, H}, dt, dev);
   Tensor h = state_copy(h0), c = state_copy(c0);
-  const Tensor w_hh_t = w_hh.transpose(0, 1);
-  for (int64_t k = 0; k < s.count(); ++k) {
-    const int64_t t = step_at(s, k, reverse), bs = s.sizes[t], off = s.offsets[t];
-    const Tensor h_rows = rows_of(h, 0, bs);
-    gemm2d(rows_of(gates, off, bs), h_rows, w_hh_t, 1.0);
-    lstm_cell_stub(dev.type, rows_of(ws, off, bs), h_rows, rows_of(c, 0, bs), rows_of(output, off, bs));
+  if (cpu_layer(gi)) {
+    lstm_layer_cpu_stub(DeviceType::CPU, gi, w, h, c, output, ws, steps_of(s, reverse));
+  } else {
+    // h_prev W_hh^T goes to the workspace's gate columns, or to a scratch (inference)
+    const Tensor scratch = train ? Tensor() : at::empty({s.batch, 4 * H}, dt, dev);
+    const Tensor w_t = w.transpose(0, 1);
+    for (int64_t k = 0; k < s.count(); ++k) {
+      const int64_t t = step_at(s, k, reverse), bs = s.sizes[t], off = s.offsets[t];
+      const Tensor h_rows = rows_of(h, 0, bs);
+      const Tensor ws_rows = train ? rows_of(ws, off, bs) : Tensor();
+      const Tensor gh = train ? ws_rows.narrow(1, 0, 4 * H) : rows_of(scratch, 0, bs);
+      gemm2d(gh, h_rows, w_t, 0.0);
+      lstm_cell_stub(dev.type, rows_of(gi, off, bs), gh, h_rows, rows_of(c, 0, bs), rows_of(output, off, bs), ws_rows);
+    }
   }
+  if (!train) ws = at::empty({0, 6 * H}, dt, dev);
   return {output, h, c, ws};
 }
 
@@ -151,6 +182,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> _lstm_layer_backward(const std::optio
                                                                 IntArrayRef batch_sizes, bool reverse) {
   const char* op = "_lstm_layer_backward";
   const int64_t H = w_hh.size(1);
+  check_not_inference(op, workspace, batch_sizes);
   const Steps s = check_batch_sizes(op, batch_sizes, workspace.size(0));
   check_matrix(op, "workspace", workspace, s.rows, 6 * H);
   check_like(op, "workspace", workspace, w_hh);
@@ -158,21 +190,26 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> _lstm_layer_backward(const std::optio
   const Tensor go = contiguous_grad(op, grad_output, s.rows, H, w_hh);
   Tensor dh = grad_state(grad_hy, s.batch, H, w_hh), dc = grad_state(grad_cy, s.batch, H, w_hh);
   Tensor dgates = at::empty({s.rows, 4 * H}, w_hh.dtype(), w_hh.device());
-  for (int64_t k = s.count() - 1; k >= 0; --k) {
-    const int64_t t = step_at(s, k, reverse), bs = s.sizes[t], off = s.offsets[t];
-    const Tensor dh_rows = rows_of(dh, 0, bs), dg = rows_of(dgates, off, bs);
-    lstm_cell_backward_stub(w_hh.device().type, rows_of(workspace, off, bs), grad_rows(go, off, bs), dh_rows,
-                            rows_of(dc, 0, bs), dg);
-    gemm2d(dh_rows, dg, w_hh, 0.0);
+  const Tensor w = w_hh.contiguous(), ws = workspace.contiguous();
+  if (cpu_layer(w)) {
+    lstm_layer_backward_cpu_stub(DeviceType::CPU, go, w, ws, dh, dc, dgates, steps_of(s, reverse));
+  } else {
+    for (int64_t k = s.count() - 1; k >= 0; --k) {
+      const int64_t t = step_at(s, k, reverse), bs = s.sizes[t], off = s.offsets[t];
+      const Tensor dh_rows = rows_of(dh, 0, bs), dg = rows_of(dgates, off, bs);
+      lstm_cell_backward_stub(w.device().type, rows_of(ws, off, bs), grad_rows(go, off, bs), dh_rows,
+                              rows_of(dc, 0, bs), dg);
+      gemm2d(dh_rows, dg, w, 0.0);
+    }
   }
   Tensor grad_w_hh = at::empty({4 * H, H}, w_hh.dtype(), w_hh.device());
-  gemm2d(grad_w_hh, dgates.transpose(0, 1), workspace.narrow(1, 4 * H, H), 0.0);
+  gemm2d(grad_w_hh, dgates.transpose(0, 1), ws.narrow(1, 4 * H, H), 0.0);
   return {dgates, grad_w_hh, dh, dc};
 }
 
 std::tuple<Tensor, Tensor, Tensor> _gru_layer(const Tensor& input_gates, const Tensor& w_hh,
                                               const std::optional<Tensor>& b_hh, const Tensor& h0,
-                                              IntArrayRef batch_sizes, bool reverse) {
+                                              IntArrayRef batch_sizes, bool reverse, bool train) {
   const char* op = "_gru_layer";
   EMBER_CHECK(c10::isFloatingType(input_gates.dtype()), op, ": expected a floating-point input, got ",
               c10::toPythonName(input_gates.dtype()));
@@ -196,19 +233,24 @@ std::tuple<Tensor, Tensor, Tensor> _gru_layer(const Tensor& input_gates, const T
 
   const ScalarType dt = input_gates.dtype();
   const Device dev = input_gates.device();
-  const Tensor gi = input_gates.contiguous();
-  Tensor ws = at::empty({s.rows, 5 * H}, dt, dev);
+  const Tensor gi = input_gates.contiguous(), w = w_hh.contiguous();
+  Tensor ws = train ? at::empty({s.rows, 5 * H}, dt, dev) : Tensor();
   Tensor output = at::empty({s.rows, H}, dt, dev);
-  Tensor gh = at::empty({s.batch, 3 * H}, dt, dev);
   Tensor h = state_copy(h0);
-  const Tensor w_hh_t = w_hh.transpose(0, 1);
-  for (int64_t k = 0; k < s.count(); ++k) {
-    const int64_t t = step_at(s, k, reverse), bs = s.sizes[t], off = s.offsets[t];
-    const Tensor h_rows = rows_of(h, 0, bs), gh_rows = rows_of(gh, 0, bs);
-    gemm2d(gh_rows, h_rows, w_hh_t, 0.0);
-    gru_cell_stub(dev.type, rows_of(gi, off, bs), gh_rows, bias, h_rows, rows_of(output, off, bs),
-                  rows_of(ws, off, bs));
+  if (cpu_layer(gi)) {
+    gru_layer_cpu_stub(DeviceType::CPU, gi, w, bias, h, output, ws, steps_of(s, reverse));
+  } else {
+    Tensor gh = at::empty({s.batch, 3 * H}, dt, dev);
+    const Tensor w_t = w.transpose(0, 1);
+    for (int64_t k = 0; k < s.count(); ++k) {
+      const int64_t t = step_at(s, k, reverse), bs = s.sizes[t], off = s.offsets[t];
+      const Tensor h_rows = rows_of(h, 0, bs), gh_rows = rows_of(gh, 0, bs);
+      gemm2d(gh_rows, h_rows, w_t, 0.0);
+      gru_cell_stub(dev.type, rows_of(gi, off, bs), gh_rows, bias, h_rows, rows_of(output, off, bs),
+                    train ? rows_of(ws, off, bs) : Tensor());
+    }
   }
+  if (!train) ws = at::empty({0, 5 * H}, dt, dev);
   return {output, h, ws};
 }
 
@@ -218,6 +260,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> _gru_layer_backward(const std::option
                                                                bool reverse, bool has_bias) {
   const char* op = "_gru_layer_backward";
   const int64_t H = w_hh.size(1);
+  check_not_inference(op, workspace, batch_sizes);
   const Steps s = check_batch_sizes(op, batch_sizes, workspace.size(0));
   check_matrix(op, "workspace", workspace, s.rows, 5 * H);
   check_like(op, "workspace", workspace, w_hh);
@@ -226,15 +269,20 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> _gru_layer_backward(const std::option
   Tensor dh = grad_state(grad_hy, s.batch, H, w_hh);
   Tensor dgi = at::empty({s.rows, 3 * H}, w_hh.dtype(), w_hh.device());
   Tensor dgh = at::empty({s.rows, 3 * H}, w_hh.dtype(), w_hh.device());
-  for (int64_t k = s.count() - 1; k >= 0; --k) {
-    const int64_t t = step_at(s, k, reverse), bs = s.sizes[t], off = s.offsets[t];
-    const Tensor dh_rows = rows_of(dh, 0, bs), dy = rows_of(dgh, off, bs);
-    gru_cell_backward_stub(w_hh.device().type, rows_of(workspace, off, bs), grad_rows(go, off, bs), dh_rows,
-                           rows_of(dgi, off, bs), dy);
-    gemm2d(dh_rows, dy, w_hh, 1.0);
+  const Tensor w = w_hh.contiguous(), ws = workspace.contiguous();
+  if (cpu_layer(w)) {
+    gru_layer_backward_cpu_stub(DeviceType::CPU, go, w, ws, dh, dgi, dgh, steps_of(s, reverse));
+  } else {
+    for (int64_t k = s.count() - 1; k >= 0; --k) {
+      const int64_t t = step_at(s, k, reverse), bs = s.sizes[t], off = s.offsets[t];
+      const Tensor dh_rows = rows_of(dh, 0, bs), dy = rows_of(dgh, off, bs);
+      gru_cell_backward_stub(w.device().type, rows_of(ws, off, bs), grad_rows(go, off, bs), dh_rows,
+                             rows_of(dgi, off, bs), dy);
+      gemm2d(dh_rows, dy, w, 1.0);
+    }
   }
   Tensor grad_w_hh = at::empty({3 * H, H}, w_hh.dtype(), w_hh.device());
-  gemm2d(grad_w_hh, dgh.transpose(0, 1), workspace.narrow(1, 4 * H, H), 0.0);
+  gemm2d(grad_w_hh, dgh.transpose(0, 1), ws.narrow(1, 4 * H, H), 0.0);
   Tensor grad_b_hh;
   if (has_bias) {
     // the column sums of dgh, as a (1, N) @ (N, 3H) product

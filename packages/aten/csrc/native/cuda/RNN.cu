@@ -19,26 +19,33 @@ struct Strides {
   int64_t a, b, c, d, e, f;
 };
 
+// gi, gh: the two halves of the gate pre-activations (gh may be ws's gate columns: each
+// element is read before it is written); ws null: nothing saved (inference).
 template <typename T>
-__global__ void lstm_cell_kernel(T* ws, T* h, T* c, T* out, int64_t rows, int64_t H, Strides ld) {
+__global__ void lstm_cell_kernel(const T* gi, const T* gh, T* h, T* c, T* out, T* ws, int64_t rows, int64_t H,
+                                 Strides ld) {
   using A = opmath_t<T>;
   for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < rows * H;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t r = idx / H, j = idx % H;
-    T* w = ws + r * ld.a;
+    const T* x = gi + r * ld.e;
+    const T* y = gh + r * ld.f;
     const A hp = static_cast<A>(h[r * ld.b + j]), cp = static_cast<A>(c[r * ld.c + j]);
-    const A i = sigmoid_(static_cast<A>(w[j]));
-    const A f = sigmoid_(static_cast<A>(w[H + j]));
-    const A g = tanh(static_cast<A>(w[2 * H + j]));
-    const A o = sigmoid_(static_cast<A>(w[3 * H + j]));
+    const A i = sigmoid_(static_cast<A>(x[j]) + static_cast<A>(y[j]));
+    const A f = sigmoid_(static_cast<A>(x[H + j]) + static_cast<A>(y[H + j]));
+    const A g = tanh(static_cast<A>(x[2 * H + j]) + static_cast<A>(y[2 * H + j]));
+    const A o = sigmoid_(static_cast<A>(x[3 * H + j]) + static_cast<A>(y[3 * H + j]));
     const A cn = f * cp + i * g;
     const A hn = o * tanh(cn);
-    w[j] = static_cast<T>(i);
-    w[H + j] = static_cast<T>(f);
-    w[2 * H + j] = static_cast<T>(g);
-    w[3 * H + j] = static_cast<T>(o);
-    w[4 * H + j] = static_cast<T>(hp);
-    w[5 * H + j] = static_cast<T>(cp);
+    if (ws != nullptr) {
+      T* w = ws + r * ld.a;
+      w[j] = static_cast<T>(i);
+      w[H + j] = static_cast<T>(f);
+      w[2 * H + j] = static_cast<T>(g);
+      w[3 * H + j] = static_cast<T>(o);
+      w[4 * H + j] = static_cast<T>(hp);
+      w[5 * H + j] = static_cast<T>(cp);
+    }
     c[r * ld.c + j] = static_cast<T>(cn);
     h[r * ld.b + j] = static_cast<T>(hn);
     out[r * ld.d + j] = static_cast<T>(hn);
@@ -88,12 +95,14 @@ __global__ void gru_cell_kernel(const T* gi, const T* gh, const T* b, T* h, T* o
     const A z = sigmoid_(static_cast<A>(x[H + j]) + hz);
     const A n = tanh(static_cast<A>(x[2 * H + j]) + rg * hn);
     const A hv = n + z * (hp - n);
-    T* w = ws + r * ld.e;
-    w[j] = static_cast<T>(rg);
-    w[H + j] = static_cast<T>(z);
-    w[2 * H + j] = static_cast<T>(n);
-    w[3 * H + j] = static_cast<T>(hn);
-    w[4 * H + j] = static_cast<T>(hp);
+    if (ws != nullptr) {  // null: nothing saved (inference)
+      T* w = ws + r * ld.e;
+      w[j] = static_cast<T>(rg);
+      w[H + j] = static_cast<T>(z);
+      w[2 * H + j] = static_cast<T>(n);
+      w[3 * H + j] = static_cast<T>(hn);
+      w[4 * H + j] = static_cast<T>(hp);
+    }
     h[r * ld.c + j] = static_cast<T>(hv);
     out[r * ld.d + j] = static_cast<T>(hv);
   }
@@ -132,13 +141,15 @@ T* ptr(const Tensor& t) {
 }
 int64_t ld_of(const Tensor& t) { return t.defined() ? t.stride(0) : 0; }
 
-void lstm_cell_cuda(const Tensor& ws, const Tensor& h, const Tensor& c, const Tensor& out) {
+void lstm_cell_cuda(const Tensor& gi, const Tensor& gh, const Tensor& h, const Tensor& c, const Tensor& out,
+                    const Tensor& ws) {
   const int64_t rows = h.size(0), H = h.size(1), n = rows * H;
   if (n == 0) return;
-  const Strides ld{ws.stride(0), h.stride(0), c.stride(0), out.stride(0), 0, 0};
+  const Strides ld{ld_of(ws), h.stride(0), c.stride(0), out.stride(0), gi.stride(0), gh.stride(0)};
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(h.dtype(), "lstm_cell", [&] {
     lstm_cell_kernel<scalar_t><<<cuda::grid_size(n), cuda::kNumThreads, 0, cuda::current_stream()>>>(
-        ws.data_ptr<scalar_t>(), h.data_ptr<scalar_t>(), c.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), rows, H, ld);
+        gi.data_ptr<scalar_t>(), gh.data_ptr<scalar_t>(), h.data_ptr<scalar_t>(), c.data_ptr<scalar_t>(),
+        out.data_ptr<scalar_t>(), ptr<scalar_t>(ws), rows, H, ld);
     EMBER_CUDA_KERNEL_LAUNCH_CHECK();
   });
 }
@@ -160,11 +171,11 @@ void gru_cell_cuda(const Tensor& gi, const Tensor& gh, const Tensor& b_hh, const
                    const Tensor& ws) {
   const int64_t rows = h.size(0), H = h.size(1), n = rows * H;
   if (n == 0) return;
-  const Strides ld{gi.stride(0), gh.stride(0), h.stride(0), out.stride(0), ws.stride(0), 0};
+  const Strides ld{gi.stride(0), gh.stride(0), h.stride(0), out.stride(0), ld_of(ws), 0};
   EMBER_DISPATCH_FLOATING_TYPES_AND_HALF(h.dtype(), "gru_cell", [&] {
     gru_cell_kernel<scalar_t><<<cuda::grid_size(n), cuda::kNumThreads, 0, cuda::current_stream()>>>(
         gi.data_ptr<scalar_t>(), gh.data_ptr<scalar_t>(), ptr<scalar_t>(b_hh), h.data_ptr<scalar_t>(),
-        out.data_ptr<scalar_t>(), ws.data_ptr<scalar_t>(), rows, H, ld);
+        out.data_ptr<scalar_t>(), ptr<scalar_t>(ws), rows, H, ld);
     EMBER_CUDA_KERNEL_LAUNCH_CHECK();
   });
 }

@@ -33,6 +33,7 @@ from typing import cast
 
 import ember.aten as ea
 from ember.aten import Tensor
+from ember.autograd import is_grad_enabled
 
 __all__ = ["gru_cell", "lstm_cell", "rnn_packed", "rnn_relu_cell", "rnn_tanh_cell"]
 
@@ -189,11 +190,16 @@ def _run_fused(
     batch_sizes: Sequence[int],
     reverse: bool,
 ) -> tuple[Tensor, list[Tensor]]:
-    """One layer and direction through the fused aten operator: (packed output, final states)."""
+    """One layer and direction through the fused aten operator: (packed output, final states).
+
+    When no gradient will flow (no_grad, or nothing requires grad) the operator runs with
+    train=False and saves no workspace for a backward."""
+    inputs = [gi, w_hh, *states0] + ([] if b_hh is None else [b_hh])
+    train = is_grad_enabled() and any(t.requires_grad for t in inputs)
     if mode == "LSTM":
-        out, h, c, _ = ea._lstm_layer(gi, w_hh, states0[0], states0[1], list(batch_sizes), reverse)
+        out, h, c, _ = ea._lstm_layer(gi, w_hh, states0[0], states0[1], list(batch_sizes), reverse, train)
         return out, [h, c]
-    out, h, _ = ea._gru_layer(gi, w_hh, b_hh, states0[0], list(batch_sizes), reverse)
+    out, h, _ = ea._gru_layer(gi, w_hh, b_hh, states0[0], list(batch_sizes), reverse, train)
     return out, [h]
 
 

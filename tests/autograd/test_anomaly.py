@@ -8,6 +8,9 @@ import ember.autograd as ag
 import pytest
 from helpers import t
 
+# each test runs with both of the engine's loops (conftest.py)
+pytestmark = pytest.mark.usefixtures("engine_loop")
+
 
 def _make_nan_backward():  # type: ignore[no-untyped-def]
     x = t([0.0, 1.0], requires_grad=True)

@@ -7,6 +7,9 @@ import ember.autograd as ag
 import pytest
 from helpers import close, rand, t
 
+# each test runs with both of the engine's loops (conftest.py)
+pytestmark = pytest.mark.usefixtures("engine_loop")
+
 
 def test_simple_backward() -> None:
     x = t([1.0, 2.0, 3.0], requires_grad=True)

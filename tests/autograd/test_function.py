@@ -11,6 +11,9 @@ import pytest
 from ember.autograd import Function, once_differentiable
 from helpers import close, t
 
+# each test runs with both of the engine's loops (conftest.py)
+pytestmark = pytest.mark.usefixtures("engine_loop")
+
 
 class Exp(Function):
     @staticmethod

@@ -6,6 +6,9 @@ import ember.autograd as ag
 import pytest
 from helpers import t
 
+# each test runs with both of the engine's loops (conftest.py)
+pytestmark = pytest.mark.usefixtures("engine_loop")
+
 
 def test_tensor_hook_on_leaf_sees_and_replaces_the_gradient() -> None:
     x = t([1.0, 2.0], requires_grad=True)

@@ -489,7 +489,36 @@ PyTypeObject DispatchEntryType = [] {
 // TensorImpl's key set and version counter that autograd and the Python entries make.
 //   _C._grad_stealable(grads, i, variable): AccumulateGrad's test for keeping a gradient uncopied.
 //   _C._set_history_1(r, node, meta_class, bits): a recorded op's one output joins the graph.
+//   _C._gradient_edge_function(accumulate_grad_cls, accumulate_seq, fallback): the recorded op's edge
+//   of an input; _C._save_input_function(fallback): its record of an input saved for backward.
 // ---------------------------------------------------------------------------
+
+namespace ember::at::python {
+
+int tensor_meta_matches(PyObject* t, PyObject* meta) {
+  try {
+    const Tensor tensor = unpack_tensor_object(t);
+    PyObject* shape = PyTuple_GET_ITEM(meta, 0);
+    const auto sizes = tensor.impl()->sizes();
+    if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) != static_cast<Py_ssize_t>(sizes.size())) return 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const long long s = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, static_cast<Py_ssize_t>(i)));
+      if (s == -1 && PyErr_Occurred()) return -1;
+      if (s != sizes[i]) return 0;
+    }
+    if (ember::c10::python::dtype_object(tensor.impl()->dtype()).ptr() != PyTuple_GET_ITEM(meta, 1)) return 0;
+    uint64_t keys;
+    if (!tensor_key_bits(t, keys)) return -1;
+    const unsigned long long backend = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(meta, 2));
+    if (backend == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return -1;
+    return (keys & 0x3) == backend ? 1 : 0;
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return -1;
+  }
+}
+
+}  // namespace ember::at::python
 
 namespace {
 
@@ -573,26 +602,9 @@ PyObject* meta_matches(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_TypeError, "_meta_matches(tensor, (sizes, dtype, backend))");
     return nullptr;
   }
-  try {
-    const Tensor t = python::unpack_tensor_object(args[0]);
-    PyObject* shape = PyTuple_GET_ITEM(args[1], 0);
-    const auto sizes = t.impl()->sizes();
-    if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) != static_cast<Py_ssize_t>(sizes.size())) Py_RETURN_FALSE;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      const long long s = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, static_cast<Py_ssize_t>(i)));
-      if (s == -1 && PyErr_Occurred()) return nullptr;
-      if (s != sizes[i]) Py_RETURN_FALSE;
-    }
-    if (ember::c10::python::dtype_object(t.impl()->dtype()).ptr() != PyTuple_GET_ITEM(args[1], 1)) Py_RETURN_FALSE;
-    uint64_t keys;
-    if (!keys_of(args[0], keys)) return nullptr;
-    const unsigned long long backend = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(args[1], 2));
-    if (backend == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return nullptr;
-    return PyBool_FromLong((keys & kBackendBits) == backend);
-  } catch (...) {
-    py::detail::try_translate_exceptions();
-    return nullptr;
-  }
+  const int r = python::tensor_meta_matches(args[0], args[1]);
+  if (r < 0) return nullptr;
+  return PyBool_FromLong(r);
 }
 
 // _add_keys(t, bits) / _remove_keys(t, bits): t's key set (its TensorImpl's) |= bits / &= ~bits.
@@ -683,6 +695,135 @@ PyObject* grad_stealable(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return PyBool_FromLong(gi->is_contiguous());
 }
 
+// _gradient_edge_function(accumulate_grad_cls, accumulate_seq, fallback) -> edge(t): ember.autograd's
+// gradient_edge(t) for the generated kernels, in C++ for the common tensors: None for what does
+// not require grad (None, a Python number, a tensor without autograd state or not requiring
+// grad); (grad_fn, output_nr) for a recorded output that is no view; (AccumulateGrad, 0) for a
+// leaf -- its live accumulator (held weakly by the leaf's meta), else a new one, made as
+// AccumulateGrad.__init__ makes it (without running it: next_edges (), variable t, _input_meta
+// (_input_meta(t),), _seq accumulate_seq), the leaf's `grad_accumulator` then a weak reference
+// to it. Anything else (a view, whose grad_fn may need regenerating; another object) is fallback(t).
+PyObject* s_grad_accumulator = nullptr;
+
+PyObject* s_next_edges = nullptr;
+PyObject* s_variable = nullptr;
+PyObject* s_seq = nullptr;
+
+py::object new_accumulate_grad(PyObject* cls, PyObject* seq, PyObject* t) {
+  py::object meta = py::reinterpret_steal<py::object>(input_meta(nullptr, &t, 1));
+  if (!meta) return {};
+  py::object empty = py::reinterpret_steal<py::object>(PyTuple_New(0));
+  if (!empty) return {};
+  py::object acc = py::reinterpret_steal<py::object>(
+      PyBaseObject_Type.tp_new(reinterpret_cast<PyTypeObject*>(cls), empty.ptr(), nullptr));
+  if (!acc) return {};
+  py::object one = py::reinterpret_steal<py::object>(PyTuple_Pack(1, meta.ptr()));
+  if (!one || PyObject_SetAttr(acc.ptr(), s_next_edges, empty.ptr()) < 0 ||
+      PyObject_SetAttr(acc.ptr(), s_variable, t) < 0 || PyObject_SetAttr(acc.ptr(), s_input_meta, one.ptr()) < 0 ||
+      PyObject_SetAttr(acc.ptr(), s_seq, seq) < 0) {
+    return {};
+  }
+  return acc;
+}
+
+PyObject* gradient_edge(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 1) {
+    PyErr_SetString(PyExc_TypeError, "gradient_edge(tensor)");
+    return nullptr;
+  }
+  PyObject* t = args[0];
+  PyObject* fallback = PyTuple_GET_ITEM(self, 1);
+  if (!python::is_tensor_object(t)) {
+    if (t == Py_None || PyFloat_CheckExact(t) || PyLong_CheckExact(t) || PyBool_Check(t)) Py_RETURN_NONE;
+    return PyObject_CallOneArg(fallback, t);
+  }
+  PyObject* m = reinterpret_cast<python::TensorObject*>(t)->meta;
+  if (m == nullptr || m == Py_None) Py_RETURN_NONE;
+  py::object rg = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, s_requires_grad));
+  if (!rg) return nullptr;
+  const int
+    requires
+  = PyObject_IsTrue(rg.ptr());
+  if (requires <= 0) {
+    if (requires < 0) return nullptr;
+    Py_RETURN_NONE;
+  }
+  py::object vi = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, s_view_info));
+  if (!vi) return nullptr;
+  if (vi.ptr() != Py_None) return PyObject_CallOneArg(fallback, t);
+  py::object fn = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, s_grad_fn));
+  if (!fn) return nullptr;
+  if (fn.ptr() != Py_None) {
+    py::object nr = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, s_output_nr));
+    if (!nr) return nullptr;
+    return PyTuple_Pack(2, fn.ptr(), nr.ptr());
+  }
+  py::object ref = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, s_grad_accumulator));
+  if (!ref) return nullptr;
+  if (PyWeakref_Check(ref.ptr())) {
+    PyObject* acc = PyWeakref_GetObject(ref.ptr());  // borrowed; Py_None once dead
+    if (acc == nullptr) return nullptr;
+    if (acc != Py_None) return PyTuple_Pack(2, acc, g_zero);
+  } else if (ref.ptr() != Py_None) {
+    return PyObject_CallOneArg(fallback, t);
+  }
+  py::object acc = new_accumulate_grad(PyTuple_GET_ITEM(self, 0), PyTuple_GET_ITEM(self, 2), t);
+  if (!acc) return nullptr;
+  py::object weak = py::reinterpret_steal<py::object>(PyWeakref_NewRef(acc.ptr(), nullptr));
+  if (!weak || PyObject_SetAttr(m, s_grad_accumulator, weak.ptr()) < 0) return nullptr;
+  return PyTuple_Pack(2, acc.ptr(), g_zero);
+}
+
+PyMethodDef gradient_edge_def = {
+    "gradient_edge", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&gradient_edge)), METH_FASTCALL,
+    "gradient_edge(t) -> (node, input_nr) or None: where a gradient for t goes (ember.autograd's gradient_edge)."};
+
+PyObject* gradient_edge_function(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3 || !PyType_Check(args[0]) || !PyLong_Check(args[1]) || !PyCallable_Check(args[2])) {
+    PyErr_SetString(PyExc_TypeError, "_gradient_edge_function(accumulate_grad_cls, accumulate_seq, fallback)");
+    return nullptr;
+  }
+  py::object state = py::reinterpret_steal<py::object>(PyTuple_Pack(3, args[0], args[2], args[1]));
+  if (!state) return nullptr;
+  return PyCFunction_NewEx(&gradient_edge_def, state.ptr(), nullptr);
+}
+
+// _save_input_function(fallback) -> save(t): ember.autograd's record of an input saved for backward
+// (_meta.save) in C++ for a dense tensor: (t, version, grad_fn, output_nr) -- the version counter's
+// value now, and t's place in the graph now (None, 0 without autograd state). Anything that is not
+// a Tensor stays as it is; a tensor with no dense TensorImpl (sparse) is fallback(t).
+PyObject* save_input(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 1) {
+    PyErr_SetString(PyExc_TypeError, "save(tensor)");
+    return nullptr;
+  }
+  PyObject* t = args[0];
+  if (!python::is_tensor_object(t)) return Py_NewRef(t);
+  auto* o = reinterpret_cast<python::TensorObject*>(t);
+  if (o->impl == nullptr) return PyObject_CallOneArg(self, t);
+  py::object version = py::reinterpret_steal<py::object>(PyLong_FromUnsignedLong(o->impl->version()));
+  if (!version) return nullptr;
+  PyObject* m = o->meta;
+  if (m == nullptr || m == Py_None) return PyTuple_Pack(4, t, version.ptr(), Py_None, g_zero);
+  py::object fn = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, s_grad_fn));
+  if (!fn) return nullptr;
+  py::object nr = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, s_output_nr));
+  if (!nr) return nullptr;
+  return PyTuple_Pack(4, t, version.ptr(), fn.ptr(), nr.ptr());
+}
+
+PyMethodDef save_input_def = {"save", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&save_input)),
+                              METH_FASTCALL,
+                              "save(t): the record of an input saved for backward (ember.autograd's _meta.save)."};
+
+PyObject* save_input_function(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 1 || !PyCallable_Check(args[0])) {
+    PyErr_SetString(PyExc_TypeError, "_save_input_function(fallback)");
+    return nullptr;
+  }
+  return PyCFunction_NewEx(&save_input_def, args[0], nullptr);
+}
+
 PyMethodDef methods[] = {
     {"_add_keys", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&add_keys)), METH_FASTCALL,
      "_add_keys(tensor, bits): the tensor's dispatch key set (its TensorImpl's) |= bits."},
@@ -698,6 +839,12 @@ PyMethodDef methods[] = {
      "_set_history_1(tensor, node, meta_class, bits): the tensor becomes the recorded node's one output."},
     {"_grad_stealable", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&grad_stealable)), METH_FASTCALL,
      "_grad_stealable(grads, i, variable) -> whether grads[i] may become variable's first .grad uncopied."},
+    {"_gradient_edge_function", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&gradient_edge_function)),
+     METH_FASTCALL,
+     "_gradient_edge_function(accumulate_grad_cls, accumulate_seq, fallback) -> gradient_edge(t), in C++ for the "
+     "common tensors."},
+    {"_save_input_function", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&save_input_function)),
+     METH_FASTCALL, "_save_input_function(fallback) -> save(t): a saved input's record, in C++ for dense tensors."},
 };
 
 }  // namespace
@@ -709,6 +856,10 @@ static void init_tensor_meta(py::module_& m) {
   s_output_nr = PyUnicode_InternFromString("output_nr");
   s_view_info = PyUnicode_InternFromString("view_info");
   s_input_meta = PyUnicode_InternFromString("_input_meta");
+  s_grad_accumulator = PyUnicode_InternFromString("grad_accumulator");
+  s_next_edges = PyUnicode_InternFromString("next_edges");
+  s_variable = PyUnicode_InternFromString("variable");
+  s_seq = PyUnicode_InternFromString("_seq");
   g_zero = PyLong_FromLong(0);
   for (auto& def : methods) {
     PyObject* fn = PyCFunction_NewEx(&def, nullptr, m.attr("__name__").ptr());

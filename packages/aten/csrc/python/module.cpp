@@ -34,7 +34,8 @@ void set_cublas_allow_bf16_reduced_precision_reduction(bool v);
 void init_tensor_new(py::module_& m);
 void init_dlpack(py::module_& m);
 void init_dispatch_entry(py::module_& m);
-void init_serialization(py::module_& m);  // csrc/python/serialization.cpp
+void init_autograd_engine(py::module_& m);  // csrc/python/autograd_engine.cpp
+void init_serialization(py::module_& m);    // csrc/python/serialization.cpp
 #ifdef EMBER_WITH_CUDA
 // Declared in csrc/native/cuda/CUDAUtils.cuh, which needs cuda_runtime.h (not included
 // outside csrc/native/cuda/).
@@ -268,6 +269,7 @@ PYBIND11_MODULE(_C, m) {
   init_tensor_new(m);
   init_dlpack(m);
   init_dispatch_entry(m);
+  init_autograd_engine(m);
   init_serialization(m);
   m.def(
       "_item", [](const Tensor& t) { return t.item(); }, py::arg("tensor"),

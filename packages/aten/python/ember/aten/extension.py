@@ -51,7 +51,18 @@ PyTorch's errors in one place; ``input_meta(t)`` / ``meta_matches(g, meta)`` rea
 dtype, backend bits) in one C++ call; ``grad_stealable(grads, i, leaf)`` tells AccumulateGrad
 whether the gradient ``grads[i]`` is held by that list alone and laid out like ``leaf`` (then it
 becomes ``leaf.grad`` uncopied); ``set_history_1(r, node, AutogradMeta, AUTOGRAD_KEY)`` makes
-``r`` the one output of the recorded ``node`` (its ``_input_meta``, ``_meta`` and key bit).
+``r`` the one output of the recorded ``node`` (its ``_input_meta``, ``_meta`` and key bit);
+``gradient_edge_function(AccumulateGrad, seq, fallback)`` makes autograd's ``gradient_edge(t)`` in
+C++ for the common tensors (a view: ``fallback(t)``), a leaf's new AccumulateGrad included;
+``save_input_function(fallback)`` makes its ``save(t)`` (a saved input's record) for dense tensors.
+
+The autograd engine's loop
+--------------------------
+``run_backward_graph(root, root_grads, keep_graph, plain, useful, captures, capture, helpers)``
+is the routing loop of ember.autograd's Engine in C++ (``csrc/python/autograd_engine.cpp``):
+dependency counts, input buffers, the ready queue, each gradient into the buffer its edge
+points at; it calls the nodes' ``apply`` / ``release_variables`` and the engine's Python
+``helpers`` for everything else. engine.py's ``_run_graph`` is the same loop in Python.
 
 Hooks aten calls
 ----------------
@@ -80,9 +91,12 @@ from ember.c10py import DispatchKey, DispatchKeySet
 from . import _dispatch, _tensor, _trace, _weights_only_unpickler, serialization
 from ._C import _add_keys as add_keys
 from ._C import _grad_stealable as grad_stealable
+from ._C import _gradient_edge_function as gradient_edge_function
 from ._C import _input_meta as input_meta
 from ._C import _meta_matches as meta_matches
 from ._C import _remove_keys as remove_keys
+from ._C import _run_backward_graph as run_backward_graph
+from ._C import _save_input_function as save_input_function
 from ._C import _set_history_1 as set_history_1
 from ._dispatch import (
     INFERENCE_MODE_VIEW,
@@ -262,6 +276,7 @@ __all__ = [
     "fallback_for",
     "find_op",
     "grad_stealable",
+    "gradient_edge_function",
     "included_keys",
     "input_meta",
     "meta_matches",
@@ -274,6 +289,8 @@ __all__ = [
     "register_parameter_class",
     "register_torch_pickle_names",
     "remove_keys",
+    "run_backward_graph",
+    "save_input_function",
     "schema_params",
     "set_autograd_excluded",
     "set_autograd_hook",

@@ -32,14 +32,21 @@ from typing import Any
 
 import ember.aten as ea
 from ember.aten import extension as ext
-from ember.aten.extension import AutogradMeta, FunctionSchema, Tensor, call_below_autograd
+from ember.aten.extension import (
+    AutogradMeta,
+    FunctionSchema,
+    Tensor,
+    call_below_autograd,
+    gradient_edge_function,
+    save_input_function,
+)
 from ember.aten.extension import entries as ops
 from ember.aten.extension import set_history_1 as _c_set_history_1
 from ember.c10py import DispatchKey
 
 from . import _codegen, _formulas, _formulas_linalg, _formulas_nn, _formulas_nnops, _formulas_special, _meta
 from .anomaly_mode import _anomaly, record_trace
-from .graph import _RELEASED, Node, _next_seq
+from .graph import _ACCUMULATE_SEQ, _RELEASED, AccumulateGrad, Node, _next_seq
 
 _NOT_AUTOGRAD = ext.ALL_KEYS & ~ext.AUTOGRAD_FUNCTIONALITY
 _AUTOGRAD_KEYS = (DispatchKey.AutogradCPU, DispatchKey.AutogradCUDA, DispatchKey.AutogradOther)
@@ -56,6 +63,11 @@ SKIPPED: list[str] = []
 
 # Runs the op below Autograd, with the Autograd keys excluded on this thread: _plain(redispatch, ks, args).
 _plain = call_below_autograd
+
+
+# _meta.gradient_edge and _meta.save in aten's C++ (but for views, and sparse tensors: these two)
+_edge = gradient_edge_function(AccumulateGrad, _ACCUMULATE_SEQ, _meta.gradient_edge)
+_save = save_input_function(_meta.save)
 
 
 def _any_edge(edges: Any) -> bool:
@@ -134,7 +146,7 @@ def runtime_namespace() -> dict[str, Any]:
     ns.update(
         _Node=Node,
         _next_seq=_next_seq,
-        _edge=_meta.gradient_edge,
+        _edge=_edge,
         _any_edge=_any_edge,
         _plain=_plain,
         _check_no_requires_grad=_meta.check_no_requires_grad,
@@ -142,7 +154,7 @@ def runtime_namespace() -> dict[str, Any]:
         _check_no_grad_view=_meta.check_no_grad_view,
         _anomaly=_anomaly,
         _record_trace=record_trace,
-        _save=_meta.save,
+        _save=_save,
         _save_list=_meta.save_list,
         _save_output=_meta.save_output,
         _unpack=_meta.unpack,

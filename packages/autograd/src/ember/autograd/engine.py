@@ -18,15 +18,24 @@ PyTorch's algorithm, without recursion (a 100k-node chain is a 100k-iteration lo
 
 Grad mode during the pass is ``create_graph``: with it on, the formulas' operations
 are recorded and the gradients are themselves differentiable.
+
+Steps 1, 3 and 4 are one loop, ``_run_graph``. aten runs the same loop in C++
+(``ember.aten.extension.run_backward_graph``): the counting, the buffers, the queue and the
+routing of every gradient happen there, and it calls back into Python for what a node does
+(``apply``, ``release_variables``) and for this module's helpers of the rarer cases (tensor
+pre-hooks, hooks, anomaly mode, a gradient to sum / cast / check, the targets of step 2).
+``_run_graph`` stays the reference: ``EMBER_PYTHON_ENGINE=1`` runs it instead.
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
+import os
 from collections.abc import Sequence
 from typing import Any
 
-from ember.aten.extension import SparseTensor, backend_device_type, trace_backward_node
+from ember.aten.extension import SparseTensor, backend_device_type, run_backward_graph, trace_backward_node
 from ember.aten.extension import meta_matches as _meta_matches
 from ember.aten.extension import trace_state as _trace_state
 
@@ -34,6 +43,9 @@ from . import anomaly_mode
 from ._formulas import sum_to
 from .grad_mode import _set_grad_enabled, _state
 from .graph import _BACKEND_BITS, AccumulateGrad, Node
+
+# EMBER_PYTHON_ENGINE=1: every pass runs _run_graph, the Python loop, instead of aten's C++ one
+PYTHON_LOOP = os.environ.get("EMBER_PYTHON_ENGINE", "0") == "1"
 
 
 class GraphRoot(Node):
@@ -108,6 +120,35 @@ def _useful_nodes(root: Node, deps: dict[Node, int], wanted: set[Node]) -> set[N
     return useful
 
 
+class _Capture:
+    """grad() / backward(inputs=): what the pass does at a node that receives a target's gradient.
+    Called with the node's gradients (after its tensor pre-hooks); True when the node still runs."""
+
+    __slots__ = ("accumulate", "by_node", "captured", "runs_anyway", "useful")
+
+    def __init__(self, targets: list[Target], root: Node, accumulate: bool) -> None:
+        self.by_node: dict[Node, list[Target]] = {}
+        self.runs_anyway: set[Node] = set()  # targets that still run (leaves under backward(inputs=))
+        for t in targets:
+            self.by_node.setdefault(t.node, []).append(t)
+            if accumulate and t.node.__class__ is AccumulateGrad:
+                self.runs_anyway.add(t.node)
+        self.useful = _useful_nodes(root, _count_dependencies(root), set(self.by_node))
+        self.captured: list[Any] = [None] * len(targets)
+        self.accumulate = accumulate
+
+    def __call__(self, fn: Node, grads: list[Any]) -> bool:
+        for t in self.by_node[fn]:
+            g = grads[t.input_nr]
+            if self.accumulate:
+                if fn.__class__ is not AccumulateGrad and g is not None:
+                    _accumulate_non_leaf(t.tensor, g)
+            else:
+                self.captured[t.index] = g
+        # a captured node runs only if it is a leaf of backward(inputs=) or some other target lies beyond it
+        return fn in self.runs_anyway or any(e is not None and e[0] in self.useful for e in fn.next_edges)
+
+
 def execute(
     root_edges: Sequence[tuple[Node, int]],
     root_grads: list[Any],
@@ -123,181 +164,109 @@ def execute(
     targets with accumulate=True (backward(inputs=)): only the targets' .grad are written.
     """
     root = GraphRoot(root_edges, root_grads)
-    deps = _count_dependencies(root)
-    if targets is None:
-        _execute_all(root, root_grads, deps, keep_graph, create_graph)
-        return None
-    useful: set[Node] | None = None
-    by_node: dict[Node, list[Target]] = {}
-    captured: list[Any] | None = None
-    runs_anyway: set[Node] = set()  # targets that still run (leaves under backward(inputs=))
-    if targets is not None:
-        for t in targets:
-            by_node.setdefault(t.node, []).append(t)
-            if accumulate and t.node.__class__ is AccumulateGrad:
-                runs_anyway.add(t.node)
-        useful = _useful_nodes(root, deps, set(by_node))
-        captured = [None] * len(targets)
-
+    capture = _Capture(targets, root, accumulate) if targets is not None else None
+    useful = capture.useful if capture is not None else None
+    captures = capture.by_node if capture is not None else None
     prev_mode = _state.enabled
     _set_grad_enabled(create_graph)
-    anomaly = anomaly_mode._anomaly
-    buffers: dict[Node, list[Any]] = {}
-    ready: list[tuple[int, int, Node]] = [(0, 0, root)]
-    tiebreak = 0
-    heappop, heappush = heapq.heappop, heapq.heappush
+    # anomaly mode and trace_dispatch() are read once per pass (as PyTorch's engine reads anomaly
+    # mode): without them a node with one gradient and no hooks runs inline
+    plain = not anomaly_mode._anomaly.enabled and not _trace_state.sinks
     try:
-        while ready:
-            fn = heappop(ready)[2]
-            if fn is root:
-                outputs: Any = root_grads
-            else:
-                grads = buffers.pop(fn)
-                if fn._tensor_pre_hooks is not None or fn.__class__ is AccumulateGrad:
-                    grads = _call_tensor_pre_hooks(fn, grads)
-                if targets is not None:
-                    hits = by_node.get(fn)
-                    if hits is not None:
-                        for t in hits:
-                            g = grads[t.input_nr]
-                            if accumulate:
-                                if fn.__class__ is not AccumulateGrad and g is not None:
-                                    _accumulate_non_leaf(t.tensor, g)
-                            else:
-                                assert captured is not None
-                                captured[t.index] = g
-                        g = None  # the buffer alone holds it (an AccumulateGrad may steal it)
-                        if fn not in runs_anyway and not _leads_further(fn, useful, by_node):
-                            continue
-                if (
-                    len(grads) == 1
-                    and grads[0] is not None
-                    and fn._retains_grad_hooks is None
-                    and fn._pre_hooks is None
-                    and fn._post_hooks is None
-                    and not anomaly.enabled
-                    and not _trace_state.sinks
-                ):
-                    # the common node (one gradient in, no hooks): what _call_function does, inline
-                    outputs = fn.apply(grads)
-                    if not keep_graph:
-                        fn.release_variables()
-                else:
-                    outputs = _call_function(fn, grads, keep_graph, anomaly)
-            edges = fn.next_edges
-            if len(outputs) != len(edges):
-                raise RuntimeError(
-                    f"Function {fn.name()} returned an incorrect number of gradients (expected {len(edges)}, "
-                    f"got {len(outputs)})"
-                )
-            for i, e in enumerate(edges):
-                if e is None:
-                    continue
-                nxt, nr = e
-                if useful is not None and nxt not in useful:
-                    continue
-                g = outputs[i]
-                buf = buffers.get(nxt)
-                if buf is None:
-                    buf = buffers[nxt] = [None] * len(nxt._input_meta)
-                if g is not None:
-                    meta = nxt._input_meta[nr]
-                    # the common case in one C++ call; _validate sums / casts / raises otherwise
-                    if meta is not None and (g.__class__ is SparseTensor or not _meta_matches(g, meta)):
-                        g = _validate(fn, i, g, meta)
-                    old = buf[nr]
-                    buf[nr] = g if old is None else old + g
-                c = deps[nxt] - 1
-                deps[nxt] = c
-                if c == 0:
-                    tiebreak += 1
-                    heappush(ready, (-nxt._seq, tiebreak, nxt))
-            g = outputs = None  # the buffers alone hold the gradients (see _execute_all)
+        if PYTHON_LOOP:
+            _run_graph(root, root_grads, keep_graph, plain, useful, captures, capture)
+        else:
+            run_backward_graph(root, root_grads, keep_graph, plain, useful, captures, capture, _HELPERS)
     finally:
         _set_grad_enabled(prev_mode)
-    return captured
+    return capture.captured if capture is not None else None
 
 
-def _execute_all(
-    root: Node, root_grads: list[Any], deps: dict[Node, int], keep_graph: bool, create_graph: bool
+def _run_graph(
+    root: Node,
+    root_grads: list[Any],
+    keep_graph: bool,
+    plain: bool,
+    useful: set[Node] | None,
+    captures: dict[Node, list[Target]] | None,
+    capture: _Capture | None,
 ) -> None:
-    """execute() without targets (``backward()``): every reachable node runs. The same steps as its
-    loop, without the targets' bookkeeping; anomaly mode and trace_dispatch() are read once, as
-    PyTorch's engine reads anomaly mode once per backward pass."""
-    prev_mode = _state.enabled
-    _set_grad_enabled(create_graph)
-    anomaly = anomaly_mode._anomaly
-    plain = not anomaly.enabled and not _trace_state.sinks  # no per-node reporting
+    """The pass's loop: steps 1 and 3-4 of the module's docstring. aten's C++ run_backward_graph is
+    this function step for step (csrc/python/autograd_engine.cpp); this is the reference
+    (EMBER_PYTHON_ENGINE=1 runs it)."""
+    deps = _count_dependencies(root)
     buffers: dict[Node, list[Any]] = {}
     ready: list[tuple[int, int, Node]] = []
-    tiebreak = 0
-    heappop, heappush = heapq.heappop, heapq.heappush
-    meta_matches = _meta_matches
-    sparse = SparseTensor
-    outputs: Any = root_grads
-    fn: Node = root
-    try:
-        while True:
-            edges = fn.next_edges
-            if len(outputs) != len(edges):
-                raise RuntimeError(
-                    f"Function {fn.name()} returned an incorrect number of gradients (expected {len(edges)}, "
-                    f"got {len(outputs)})"
-                )
-            i = -1
-            for e in edges:
-                i += 1
-                if e is None:
-                    continue
-                nxt, nr = e
-                g = outputs[i]
-                buf = buffers.get(nxt)
-                if buf is None:
-                    buf = buffers[nxt] = [None] * len(nxt._input_meta)
-                if g is not None:
-                    meta = nxt._input_meta[nr]
-                    # the common case in one C++ call; _validate sums / casts / raises otherwise
-                    if meta is not None and (g.__class__ is sparse or not meta_matches(g, meta)):
-                        g = _validate(fn, i, g, meta)
-                    old = buf[nr]
-                    buf[nr] = g if old is None else old + g
-                c = deps[nxt] - 1
-                deps[nxt] = c
-                if c == 0:
-                    tiebreak += 1
-                    heappush(ready, (-nxt._seq, tiebreak, nxt))
-            # the buffers alone hold the gradients now: a leaf's first gradient that nothing else
-            # holds becomes its .grad uncopied (AccumulateGrad, _accumulate.py)
-            g = outputs = None
-            if not ready:
-                break
-            fn = heappop(ready)[2]
-            grads = buffers.pop(fn)
-            if fn._tensor_pre_hooks is not None or fn.__class__ is AccumulateGrad:
-                grads = _call_tensor_pre_hooks(fn, grads)
-            if (
-                plain
-                and len(grads) == 1
-                and grads[0] is not None
-                and fn._retains_grad_hooks is None
-                and fn._pre_hooks is None
-                and fn._post_hooks is None
-            ):
-                # the common node (one gradient in, no hooks): what _call_function does, inline
-                outputs = fn.apply(grads)
-                if not keep_graph:
-                    fn.release_variables()
-            else:
-                outputs = _call_function(fn, grads, keep_graph, anomaly)
-    finally:
-        _set_grad_enabled(prev_mode)
+    order = itertools.count(1).__next__
+    _route(root, root_grads, buffers, deps, useful, ready, order)
+    while ready:
+        fn = heapq.heappop(ready)[2]
+        grads = buffers.pop(fn)
+        if fn._tensor_pre_hooks is not None or fn.__class__ is AccumulateGrad:
+            grads = _call_tensor_pre_hooks(fn, grads)
+        if captures is not None and fn in captures:
+            assert capture is not None
+            if not capture(fn, grads):
+                continue
+        if (
+            plain
+            and len(grads) == 1
+            and grads[0] is not None
+            and fn._retains_grad_hooks is None
+            and fn._pre_hooks is None
+            and fn._post_hooks is None
+        ):
+            # the common node (one gradient in, no hooks): what _call_function does, inline
+            outputs = fn.apply(grads)
+            if not keep_graph:
+                fn.release_variables()
+        else:
+            outputs = _call_function(fn, grads, keep_graph)
+        _route(fn, outputs, buffers, deps, useful, ready, order)
+        # the buffers alone hold the gradients now: a leaf's first gradient that nothing else
+        # holds becomes its .grad uncopied (AccumulateGrad, _accumulate.py)
+        outputs = None
 
 
-def _leads_further(fn: Node, useful: set[Node] | None, by_node: dict[Node, list[Target]]) -> bool:
-    """A captured node runs only if some other target lies beyond it."""
-    if useful is None:
-        return True
-    return any(e is not None and e[0] in useful for e in fn.next_edges)
+def _route(
+    fn: Node,
+    outputs: Any,
+    buffers: dict[Node, list[Any]],
+    deps: dict[Node, int],
+    useful: set[Node] | None,
+    ready: list[tuple[int, int, Node]],
+    order: Any,
+) -> None:
+    """Each of fn's gradients into the input buffer of the node its edge points at (summed with
+    what is there; checked against the input's metadata first); a node whose last edge arrived is
+    ready, the most recently created first."""
+    edges = fn.next_edges
+    if len(outputs) != len(edges):
+        raise RuntimeError(
+            f"Function {fn.name()} returned an incorrect number of gradients (expected {len(edges)}, "
+            f"got {len(outputs)})"
+        )
+    for i, e in enumerate(edges):
+        if e is None:
+            continue
+        nxt, nr = e
+        if useful is not None and nxt not in useful:
+            continue
+        g = outputs[i]
+        buf = buffers.get(nxt)
+        if buf is None:
+            buf = buffers[nxt] = [None] * len(nxt._input_meta)
+        if g is not None:
+            meta = nxt._input_meta[nr]
+            # the common case in one C++ call; _validate sums / casts / raises otherwise
+            if meta is not None and (g.__class__ is SparseTensor or not _meta_matches(g, meta)):
+                g = _validate(fn, i, g, meta)
+            old = buf[nr]
+            buf[nr] = g if old is None else old + g
+        c = deps[nxt] - 1
+        deps[nxt] = c
+        if c == 0:
+            heapq.heappush(ready, (-nxt._seq, order(), nxt))
 
 
 def _call_tensor_pre_hooks(fn: Node, grads: list[Any]) -> list[Any]:
@@ -321,7 +290,8 @@ def _call_tensor_pre_hooks(fn: Node, grads: list[Any]) -> list[Any]:
     return grads
 
 
-def _call_function(fn: Node, grads: list[Any], keep_graph: bool, anomaly: Any) -> Any:
+def _call_function(fn: Node, grads: list[Any], keep_graph: bool) -> Any:
+    """A node with hooks, several gradients or none, or run under anomaly mode / trace_dispatch()."""
     if fn._retains_grad_hooks is not None:
         for nr, h in fn._retains_grad_hooks.items():
             if grads[nr] is not None:
@@ -341,6 +311,7 @@ def _call_function(fn: Node, grads: list[Any], keep_graph: bool, anomaly: Any) -
         return (None,) * len(fn.next_edges)
     if _trace_state.sinks:
         trace_backward_node(fn)  # inside ember.aten.trace_dispatch(): name the Node being run
+    anomaly = anomaly_mode._anomaly
     if anomaly.enabled:
         try:
             outputs = fn.apply(grads)
@@ -410,3 +381,7 @@ def _accumulate_non_leaf(t: Any, g: Any) -> None:
         m.grad = g.clone() if not g.requires_grad or _state.enabled else g.detach().clone()
     else:
         m.grad = m.grad + g
+
+
+# what aten's C++ loop calls for everything but the routing (run_backward_graph's last argument)
+_HELPERS = (AccumulateGrad, SparseTensor, _call_tensor_pre_hooks, _call_function, _validate)

@@ -191,7 +191,8 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable: Any) -> None:
         # Node.__init__'s fields, written here: a leaf's AccumulateGrad is made again for every graph
-        # (the leaf holds it weakly), so this runs once per leaf per forward pass
+        # (the leaf holds it weakly), so this runs once per leaf per forward pass. The generated
+        # kernels make it in aten's C++ instead, writing these same four fields (_kernels._edge)
         self.next_edges = ()
         self.variable = variable
         self._input_meta = (_input_meta(variable),)  # (sizes, dtype, backend bits) in one C++ call

@@ -227,12 +227,7 @@ inline VF exp_neg_half_square_vec(VF x, VF s) {
   VF r = n * -0.693359375f - h;
   r = n * 2.12194440e-4f + r;
   r = square_residual(x, s) * -0.5f + r;
-  VF p = r * 1.9875691500E-4f + 1.3981999507E-3f;
-  p = p * r + 8.3334519073E-3f;
-  p = p * r + 4.1665795894E-2f;
-  p = p * r + 1.6666665459E-1f;
-  p = p * r + 5.0000001201E-1f;
-  p = p * (r * r) + r + 1.0f;
+  VF p = vec::exp_reduced(r);
   typedef int32_t VI __attribute__((vector_size(EMBER_VEC_BYTES)));
   VI ti, sh;
   std::memcpy(&ti, &t, sizeof(VI));

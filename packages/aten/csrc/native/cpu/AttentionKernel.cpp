@@ -135,12 +135,7 @@ inline Vectorized<float> exp_nonpositive(Vectorized<float> x) {
   const V n = t - shifter;
   V r = xc - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
-  V p = r * 1.9875691500E-4f + 1.3981999507E-3f;
-  p = p * r + 8.3334519073E-3f;
-  p = p * r + 4.1665795894E-2f;
-  p = p * r + 1.6666665459E-1f;
-  p = p * r + 5.0000001201E-1f;
-  p = p * (r * r) + r + 1.0f;
+  V p = vec::exp_reduced(r);
   VI ti, sh;
   std::memcpy(&ti, &t, sizeof(VI));
   sh = VI{} + 0x4B400000;  // the bits of the shifter: t's bits minus these are n

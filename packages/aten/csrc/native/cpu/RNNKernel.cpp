@@ -38,12 +38,7 @@ inline VF exp_in_range(VF x) {
   const VF n = t - 12582912.0f;
   VF r = x - n * 0.693359375f;  // ln2 in a part exact in float and the rest
   r = r - n * -2.12194440e-4f;
-  VF p = r * 1.9875691500E-4f + 1.3981999507E-3f;
-  p = p * r + 8.3334519073E-3f;
-  p = p * r + 4.1665795894E-2f;
-  p = p * r + 1.6666665459E-1f;
-  p = p * r + 5.0000001201E-1f;
-  p = p * (r * r) + r + 1.0f;
+  VF p = vec::exp_reduced(r);
   const VI bits = (__builtin_convertvector(n, VI) + 127) << 23;  // 2^n, n in [-126, 127]
   VF scale;
   std::memcpy(&scale, &bits, sizeof(VF));

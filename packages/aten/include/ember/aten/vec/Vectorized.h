@@ -125,6 +125,18 @@ inline Vectorized<T> map(Vectorized<T> a, F f) {
   return r;
 }
 
+// e^r for r in [-ln2/2, ln2/2]: Cephes' expf polynomial (degree 6), the body shared by every
+// float exp of the CPU kernels; each caller reduces x = n ln2 + r and scales by 2^n its own way.
+inline Vectorized<float>::V exp_reduced(Vectorized<float>::V r) {
+  using V = Vectorized<float>::V;
+  V p = r * 1.9875691500E-4f + 1.3981999507E-3f;
+  p = p * r + 8.3334519073E-3f;
+  p = p * r + 4.1665795894E-2f;
+  p = p * r + 1.6666665459E-1f;
+  p = p * r + 5.0000001201E-1f;
+  return p * (r * r) + r + 1.0f;
+}
+
 // exp for float lanes: range reduction x = n ln2 + r, a degree-6 polynomial for
 // e^r on [-ln2/2, ln2/2] (Cephes' expf coefficients), then scaling by 2^n in two
 // steps so results in the subnormal range and near overflow stay exact.
@@ -142,12 +154,7 @@ inline Vectorized<float> exp(Vectorized<float> x) {
   V n = t - shifter;
   V r = xc - n * 0.693359375f;  // ln2 split in a high part exact in float...
   r = r - n * -2.12194440e-4f;  // ...and the rest
-  V p = r * 1.9875691500E-4f + 1.3981999507E-3f;
-  p = p * r + 8.3334519073E-3f;
-  p = p * r + 4.1665795894E-2f;
-  p = p * r + 1.6666665459E-1f;
-  p = p * r + 5.0000001201E-1f;
-  p = p * (r * r) + r + 1.0f;
+  V p = exp_reduced(r);
   VI ni = __builtin_convertvector(n, VI);
   VI n1 = ni >> 1;  // arithmetic shift: floor(n / 2)
   VI n2 = ni - n1;

@@ -164,7 +164,9 @@ def scaled_dot_product_attention_math(
             attn = attn.masked_fill(attn_mask.logical_not(), -math.inf)
         else:  # added in the scores' dtype (PyTorch adds in place)
             attn = attn + attn_mask.to(attn.dtype)
-    attn = _safe_softmax(attn)
+    # only an explicit mask can make a whole row -inf (a causal row keeps its first column);
+    # decided on the arguments, not on the scores' values, so capture records one graph
+    attn = ops._call__softmax(attn, -1, False) if attn_mask is None else _safe_softmax(attn)
     if dropout_p > 0.0:
         scale_kept = 1.0 / (1.0 - dropout_p) if dropout_p < 1.0 else 0.0
         if dropout_mask is None:  # one product in the graph: attn * (keep / (1 - p)), PyTorch's
@@ -178,12 +180,9 @@ def scaled_dot_product_attention_math(
 def _safe_softmax(attn: Any) -> Any:
     """softmax over the last dim where a row of -inf gives 0, not NaN (PyTorch's _safe_softmax).
 
-    The fused softmax operator (one node in the graph, its backward a kernel) unless some row
-    is all -inf; then those rows are zeroed before (so the softmax and its gradient stay
-    finite) and after."""
+    Those rows are zeroed before the fused softmax (so it and its gradient stay finite) and
+    after. No branch on the values: a captured graph holds the same ops for every input."""
     masked_rows = (attn.detach() == -math.inf).all(-1, True)
-    if not bool(masked_rows.any()):
-        return ops._call__softmax(attn, -1, False)
     out = ops._call__softmax(attn.masked_fill(masked_rows, 0.0), -1, False)
     return out.masked_fill(masked_rows, 0.0)
 

@@ -281,17 +281,19 @@ def test_direct_path_rows_blocks_and_large_images(threads: int) -> None:
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_direct_weight_gradient_agrees_with_the_reference(threads: int) -> None:
+def test_direct_weight_gradient_agrees_with_the_reference(threads: int, capability: str) -> None:
     # stride-1, undilated, ungrouped 2-d convolutions with output rows of at least 32 positions
     # compute grad_weight directly (ConvDirect.h): output channels not a multiple of the 4-high
     # tile (tails of 2 and 1), taps not a multiple of 3, rows with a partial last vector, even
     # and non-square kernels, padding 0 to k - 1, one image and several, bands of rows (64
-    # rows: more than one band), and rows of 31 positions (the im2col path) at the boundary
+    # rows: more than one band), and rows of 31 positions (the im2col path) at the boundary;
+    # once per CPU capability (AVX-512's tiles are 8 high, the others' 4)
     previous = ea.get_num_threads()
     ea.set_num_threads(threads)
     # (x, w, padding)
     cases = [
         (arr(1, 3, 9, 37), arr(7, 3, 3, 3), (1, 1)),  # 7 = 4 + 2 + 1 output channels; 37 = 4 vectors + 5
+        (arr(1, 2, 7, 35), arr(15, 2, 3, 3), (1, 1)),  # 15 = 8 + 4 + 2 + 1 (AVX-512's 8-high tile)
         (arr(2, 5, 6, 40), arr(6, 5, 2, 5), (0, 2)),  # 50 taps = 16 x 3 + 2
         (arr(3, 2, 5, 33), arr(4, 2, 1, 1), (1, 0)),  # 1x1 with padding: not the identity
         (arr(2, 4, 8, 34), arr(9, 4, 3, 3), (2, 2)),  # padding k - 1
@@ -317,7 +319,33 @@ def test_direct_weight_gradient_agrees_with_the_reference(threads: int) -> None:
         ea.set_num_threads(previous)
 
 
-def test_direct_weight_gradient_reads_nothing_past_a_row() -> None:
+def test_direct_weight_gradient_over_groups_of_images_and_passes(capability: str) -> None:
+    # the direct weight gradient sums a tile over groups of row slabs that span images (up to
+    # 256 KiB of grad_output each) and over passes of whole padded images (16 MiB each): 5
+    # images of 64 rows are two groups; 4 images of 64 x 130 x 130 padded values are passes of
+    # 3 (float32) or 1 (float64) images. The same sums at one and two threads, bit for bit.
+    cases = [
+        (arr(5, 3, 64, 34), arr(10, 3, 3, 3), (0, 0)),
+        (arr(4, 64, 128, 128), arr(3, 64, 3, 3), (1, 1)),
+    ]
+    previous = ea.get_num_threads()
+    try:
+        for x, w, pad in cases:
+            go = arr(x.shape[0], w.shape[0], x.shape[2] + 2 * pad[0] - 2, x.shape[3] + 2 * pad[1] - 2)
+            gw_ref = ref_weight_grad(x, go, w.shape[2:], pad, 1)
+            for dtype, tol in ((ea.float64, 1e-9), (ea.float32, 1e-3)):
+                results = []
+                for threads in (1, 2):
+                    ea.set_num_threads(threads)
+                    gw = _backward(t(go, dtype), t(x, dtype), t(w, dtype), pad, (False, True, False))[1]
+                    results.append(gw.numpy())
+                close(gw, gw_ref, tol)
+                assert np.array_equal(results[0], results[1])
+    finally:
+        ea.set_num_threads(previous)
+
+
+def test_direct_weight_gradient_reads_nothing_past_a_row(capability: str) -> None:
     # an infinite input in the last column reaches only the taps whose windows read it: the
     # partial last vector of each row (35 = 32 + 3 columns) must not multiply it by the zeros
     # past the row's end (inf * 0 = nan) for the other taps

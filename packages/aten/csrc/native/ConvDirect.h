@@ -46,10 +46,12 @@ DECLARE_DISPATCH(direct_conv_fn, direct_conv_stub);
 //
 //   grad_weight[k, c, kh, kw] = sum over n, oh, ow of grad_output[n, k, oh, ow] * x_pad[n, c, oh + kh, ow + kw]
 //
-// Each image is copied once into a zero-padded buffer. A tile -- 4 output channels x 3 of the
-// flattened (c, kh, kw) taps -- accumulates 12 vectors along the output rows (grad_output's
-// row segment times the padded image's row segment that tap reads) over a band of rows whose
-// grad_output stays in L1, then adds their lane sums to grad_weight. The tiles are split over
+// The images are copied into zero-padded buffers, a pass of as many whole images as fit 16 MiB
+// at a time. A tile -- 8 output channels (4 below AVX-512) x 3 of the flattened (c, kh, kw)
+// taps -- accumulates 24 (12) vectors along the output rows (grad_output's row segment times
+// the padded image's row segment that tap reads) over slabs of rows whose grad_output stays in
+// L1, a group of slabs (across images, up to 256 KiB of its grad_output, in L2) at a time, then
+// adds their lane sums to grad_weight. One parallel region per pass; the tiles are split over
 // the threads: each grad_weight element has one owner, so its sum runs in the same order at
 // any thread count.
 constexpr int64_t kDirectWeightMinWidth = 32;  // narrower output rows: im2col + GEMM

@@ -1,7 +1,12 @@
 // CPU kernel of the direct 2-d convolution (see ../ConvDirect.h), float32 / float64.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include <ember/aten/Parallel.h>
 #include <ember/aten/vec/Vectorized.h>
@@ -211,59 +216,106 @@ bool direct_impl(const DirectConvArgs& a) {
 
 // ---- weight gradient ----------------------------------------------------------------------
 
-// One tile of the weight gradient: for r < MR, j < NR, gw[r * kdim + t0 + j] += the sum over
-// `rows` output rows oh and columns ow < oW of go[r * go_plane + oh * oW + ow] *
-// b[j][oh * Wp + ow]. A row's last, partial vector loads only its own elements (the rest
-// zero), so nothing past a row's end enters a sum.
+// The first n <= size() lanes of p, the rest zero; nothing past p + n is read (AVX-512's
+// masked loads, else Vectorized's partial copy).
+template <typename T>
+inline Vectorized<T> load_first(const T* p, int n) {
+#if defined(__AVX512F__) && EMBER_VEC_BYTES == 64
+  using VT = typename Vectorized<T>::V;
+  if constexpr (std::is_same_v<T, float>) {
+    return Vectorized<T>::make((VT)_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p));
+  } else {
+    return Vectorized<T>::make((VT)_mm512_maskz_loadu_pd(static_cast<__mmask8>((1u << n) - 1), p));
+  }
+#else
+  return n == Vectorized<T>::size() ? Vectorized<T>::loadu(p) : Vectorized<T>::loadu(p, n);
+#endif
+}
+
+// A run of output rows of one image: rows [oh0, oh0 + rows) of image n (of the images padded
+// in this pass).
+struct WeightSlab {
+  int64_t n, oh0, rows;
+};
+
+// Where a weight tile reads: grad_output's (N, K, L) images and the padded images
+// (N, C, Hp, Wp), row strides oW and Wp.
+template <typename T>
+struct WeightSource {
+  const T* go;
+  int64_t go_image, L, oW;
+  const T* pad;
+  int64_t pad_image, Wp;
+};
+
+// One tile of the weight gradient -- output channels k0 .. k0 + MR, taps t0 .. t0 + NR of the
+// flattened (c, kh, kw) -- over a group of slabs: lane-wise sums acc[r][j] += go[k0 + r, oh,
+// ow : ow + W] * pad[tap t0 + j, oh + kh, ow + kw : ...] along each slab's rows, kept in
+// registers through the group, then reduced across their lanes and added to gw. A row's last,
+// partial vector loads only its own elements (the rest zero), so nothing past a row's end
+// enters a sum. Each gw element is one tile's, its groups added in order: its sum runs in the
+// same order at any thread count.
 template <typename T, int MR, int NR>
-void weight_tile(const T* go, int64_t go_plane, const T* const* b, int64_t rows, int64_t oW, int64_t Wp, T* gw,
-                 int64_t kdim, int64_t t0) {
+void weight_tile(const WeightSource<T>& src, const WeightSlab* slabs, int64_t nslabs, const int64_t* taps, int64_t k0,
+                 T* gw, int64_t kdim, int64_t t0) {
   using V = Vectorized<T>;
   constexpr int64_t W = V::size();
-  const int64_t full = oW / W * W;
-  const int tail = static_cast<int>(oW - full);
+  const int64_t oW = src.oW, L = src.L, Wp = src.Wp;
+  // one body for every vector of a row: the last one may be partial
+  const int64_t nvec = (oW + W - 1) / W;
+  const int last_lanes = static_cast<int>(oW - (nvec - 1) * W);
+  // (every loop over acc fully unrolled: an indexed one keeps acc in memory, a store per FMA)
   V acc[MR][NR];
+#pragma GCC unroll 8
   for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
     for (int j = 0; j < NR; ++j) acc[r][j] = V(T(0));
-  for (int64_t oh = 0; oh < rows; ++oh) {
-    const T* g = go + oh * oW;
-    const int64_t off = oh * Wp;
-    for (int64_t ow = 0; ow < full; ow += W) {
-      V p[NR];
-      for (int j = 0; j < NR; ++j) p[j] = V::loadu(b[j] + off + ow);
-      for (int r = 0; r < MR; ++r) {
-        const V gv = V::loadu(g + r * go_plane + ow);
-        for (int j = 0; j < NR; ++j) acc[r][j] = vec::fmadd(gv, p[j], acc[r][j]);
-      }
-    }
-    if (tail > 0) {
-      V p[NR];
-      for (int j = 0; j < NR; ++j) p[j] = V::loadu(b[j] + off + full, tail);
-      for (int r = 0; r < MR; ++r) {
-        const V gv = V::loadu(g + r * go_plane + full, tail);
-        for (int j = 0; j < NR; ++j) acc[r][j] = vec::fmadd(gv, p[j], acc[r][j]);
+  for (int64_t s = 0; s < nslabs; ++s) {
+    const WeightSlab& sl = slabs[s];
+    const T* g = src.go + sl.n * src.go_image + k0 * L + sl.oh0 * oW;
+    const T* img = src.pad + sl.n * src.pad_image + sl.oh0 * Wp;
+    const T* b[NR];
+    for (int j = 0; j < NR; ++j) b[j] = img + taps[j];
+    for (int64_t oh = 0; oh < sl.rows; ++oh, g += oW) {
+      const int64_t off = oh * Wp;
+      for (int64_t v = 0; v < nvec; ++v) {
+        const int n = v + 1 < nvec ? static_cast<int>(W) : last_lanes;
+        V p[NR];
+#pragma GCC unroll 4
+        for (int j = 0; j < NR; ++j) p[j] = load_first(b[j] + off + v * W, n);
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; ++r) {
+          const V gv = load_first(g + r * L + v * W, n);
+#pragma GCC unroll 4
+          for (int j = 0; j < NR; ++j) acc[r][j] = vec::fmadd(gv, p[j], acc[r][j]);
+        }
       }
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < MR; ++r)
-    for (int j = 0; j < NR; ++j) gw[r * kdim + t0 + j] += acc[r][j].reduce_add();
+#pragma GCC unroll 4
+    for (int j = 0; j < NR; ++j) gw[(k0 + r) * kdim + t0 + j] += acc[r][j].reduce_add();
 }
 
 template <typename T, int MR>
-void weight_tile_nr(int nr, const T* go, int64_t go_plane, const T* const* b, int64_t rows, int64_t oW, int64_t Wp,
-                    T* gw, int64_t kdim, int64_t t0) {
+void weight_tile_nr(int nr, const WeightSource<T>& src, const WeightSlab* slabs, int64_t nslabs, const int64_t* taps,
+                    int64_t k0, T* gw, int64_t kdim, int64_t t0) {
   if (nr == 3) {
-    weight_tile<T, MR, 3>(go, go_plane, b, rows, oW, Wp, gw, kdim, t0);
+    weight_tile<T, MR, 3>(src, slabs, nslabs, taps, k0, gw, kdim, t0);
   } else if (nr == 2) {
-    weight_tile<T, MR, 2>(go, go_plane, b, rows, oW, Wp, gw, kdim, t0);
+    weight_tile<T, MR, 2>(src, slabs, nslabs, taps, k0, gw, kdim, t0);
   } else {
-    weight_tile<T, MR, 1>(go, go_plane, b, rows, oW, Wp, gw, kdim, t0);
+    weight_tile<T, MR, 1>(src, slabs, nslabs, taps, k0, gw, kdim, t0);
   }
 }
 
-// 4 x 3 accumulators, 3 image vectors and one of grad_output: 16 registers (AVX2 / SSE).
-constexpr int kWeightMR = 4, kWeightNR = 3;
-constexpr int64_t kBandBytes = int64_t(16) << 10;  // a tile's grad_output rows of one band, in L1
+// MR x 3 accumulators, 3 image vectors and one of grad_output: 8 x 3 fill AVX-512's 32
+// registers (28), 4 x 3 AVX2's / SSE's 16.
+constexpr int kWeightMR = EMBER_VEC_BYTES >= 64 ? 8 : 4, kWeightNR = 3;
+constexpr int64_t kBandBytes = int64_t(16) << 10;    // a tile's grad_output rows of one slab, in L1
+constexpr int64_t kGroupBytes = int64_t(256) << 10;  // a tile's grad_output rows of one group, in L2
+constexpr int64_t kPaddedBytes = int64_t(16) << 20;  // the padded images of one pass
 
 template <typename T>
 bool direct_weight_impl(const DirectConvWeightArgs& a) {
@@ -272,7 +324,7 @@ bool direct_weight_impl(const DirectConvWeightArgs& a) {
   T* gw = static_cast<T*>(a.grad_weight);
   std::fill(gw, gw + a.K * kdim, T(0));
   const int64_t Hp = a.H + 2 * a.pH, Wp = a.W + 2 * a.pW, plane = Hp * Wp;
-  const int64_t L = a.oH * a.oW, image_in = a.C * a.H * a.W;
+  const int64_t L = a.oH * a.oW, image_in = a.C * a.H * a.W, image_pad = a.C * plane;
   const T* x = static_cast<const T*>(a.input);
   const T* go_all = static_cast<const T*>(a.grad_output);
   // tiles (k0, mr, t0, nr): output channels k0..k0+mr, taps t0..t0+nr of the flattened
@@ -283,7 +335,8 @@ bool direct_weight_impl(const DirectConvWeightArgs& a) {
   };
   std::vector<Tile> tiles;
   for (int64_t k0 = 0; k0 < a.K;) {
-    const int mr = a.K - k0 >= kWeightMR ? kWeightMR : (a.K - k0 >= 2 ? 2 : 1);
+    const int64_t left = a.K - k0;
+    const int mr = left >= kWeightMR ? kWeightMR : left >= 4 ? 4 : left >= 2 ? 2 : 1;
     for (int64_t t0 = 0; t0 < kdim; t0 += kWeightNR) {
       tiles.push_back({k0, t0, mr, static_cast<int>(std::min<int64_t>(kWeightNR, kdim - t0))});
     }
@@ -294,35 +347,62 @@ bool direct_weight_impl(const DirectConvWeightArgs& a) {
   for (int64_t c = 0, t = 0; c < a.C; ++c)
     for (int64_t kh = 0; kh < a.kH; ++kh)
       for (int64_t kw = 0; kw < a.kW; ++kw) tap_offset[t++] = c * plane + kh * Wp + kw;
-  const int64_t band = std::max<int64_t>(1, kBandBytes / (kWeightMR * a.oW * static_cast<int64_t>(sizeof(T))));
   const int64_t ntiles = static_cast<int64_t>(tiles.size());
-  const int64_t tile_work = std::max<int64_t>(1, L * kWeightMR * kWeightNR);
-  std::vector<T> pad(static_cast<size_t>(a.C * plane), T(0));
-  for (int64_t n = 0; n < a.N; ++n) {
-    const T* img = x + n * image_in;
-    for (int64_t c = 0; c < a.C; ++c) {
-      for (int64_t h = 0; h < a.H; ++h) {
-        std::memcpy(pad.data() + c * plane + (h + a.pH) * Wp + a.pW, img + (c * a.H + h) * a.W, sizeof(T) * a.W);
-      }
-    }
-    const T* go = go_all + n * a.K * L;
-    parallel_for(0, ntiles, std::max<int64_t>(1, GRAIN_SIZE / tile_work), [&](int64_t i0, int64_t i1) {
+  const int64_t row_bytes = kWeightMR * a.oW * static_cast<int64_t>(sizeof(T));  // a tile's grad_output row
+  const int64_t band = std::max<int64_t>(1, kBandBytes / row_bytes);
+  const int64_t group_rows = std::max<int64_t>(band, kGroupBytes / row_bytes);
+  // passes of whole images whose padded copies fit kPaddedBytes: one parallel region each
+  const int64_t pass = std::max<int64_t>(
+      1, std::min<int64_t>(a.N, kPaddedBytes / std::max<int64_t>(image_pad * static_cast<int64_t>(sizeof(T)), 1)));
+  std::vector<T> pad(static_cast<size_t>(pass * image_pad), T(0));
+  const int64_t tile_work = std::max<int64_t>(1, a.N * L * kWeightMR * kWeightNR);
+  for (int64_t n0 = 0; n0 < a.N; n0 += pass) {
+    const int64_t nb = std::min(pass, a.N - n0);
+    parallel_for(0, nb * a.C, std::max<int64_t>(1, GRAIN_SIZE / std::max<int64_t>(a.H * a.W, 1)),
+                 [&](int64_t p0, int64_t p1) {
+                   for (int64_t p = p0; p < p1; ++p) {
+                     const T* src = x + n0 * image_in + p * a.H * a.W;
+                     T* dst = pad.data() + p * plane + a.pH * Wp + a.pW;
+                     for (int64_t h = 0; h < a.H; ++h) std::memcpy(dst + h * Wp, src + h * a.W, sizeof(T) * a.W);
+                   }
+                 });
+    // slabs of at most `band` rows, image by image; groups of slabs of at most group_rows rows
+    std::vector<WeightSlab> slabs;
+    std::vector<size_t> group_ends;
+    int64_t rows_in_group = 0;
+    for (int64_t n = 0; n < nb; ++n) {
       for (int64_t oh0 = 0; oh0 < a.oH; oh0 += band) {
         const int64_t rows = std::min(band, a.oH - oh0);
+        if (rows_in_group > 0 && rows_in_group + rows > group_rows) {
+          group_ends.push_back(slabs.size());
+          rows_in_group = 0;
+        }
+        slabs.push_back({n, oh0, rows});
+        rows_in_group += rows;
+      }
+    }
+    group_ends.push_back(slabs.size());
+    const WeightSource<T> src{go_all + n0 * a.K * L, a.K * L, L, a.oW, pad.data(), image_pad, Wp};
+    parallel_for(0, ntiles, std::max<int64_t>(1, GRAIN_SIZE / tile_work), [&](int64_t i0, int64_t i1) {
+      size_t s0 = 0;
+      for (size_t gi = 0; gi < group_ends.size(); ++gi) {
+        const size_t s1 = group_ends[gi];
         for (int64_t i = i0; i < i1; ++i) {
           const Tile& t = tiles[i];
-          const T* b[kWeightNR];
-          for (int j = 0; j < t.nr; ++j) b[j] = pad.data() + tap_offset[t.t0 + j] + oh0 * Wp;
-          const T* g = go + t.k0 * L + oh0 * a.oW;
-          T* out = gw + t.k0 * kdim;
+          const int64_t* taps = tap_offset.data() + t.t0;
+          const WeightSlab* sl = slabs.data() + s0;
+          const int64_t ns = static_cast<int64_t>(s1 - s0);
           if (t.mr == kWeightMR) {
-            weight_tile_nr<T, kWeightMR>(t.nr, g, L, b, rows, a.oW, Wp, out, kdim, t.t0);
+            weight_tile_nr<T, kWeightMR>(t.nr, src, sl, ns, taps, t.k0, gw, kdim, t.t0);
+          } else if (t.mr == 4) {
+            weight_tile_nr<T, 4>(t.nr, src, sl, ns, taps, t.k0, gw, kdim, t.t0);
           } else if (t.mr == 2) {
-            weight_tile_nr<T, 2>(t.nr, g, L, b, rows, a.oW, Wp, out, kdim, t.t0);
+            weight_tile_nr<T, 2>(t.nr, src, sl, ns, taps, t.k0, gw, kdim, t.t0);
           } else {
-            weight_tile_nr<T, 1>(t.nr, g, L, b, rows, a.oW, Wp, out, kdim, t.t0);
+            weight_tile_nr<T, 1>(t.nr, src, sl, ns, taps, t.k0, gw, kdim, t.t0);
           }
         }
+        s0 = s1;
       }
     });
   }

@@ -31,6 +31,7 @@
 // All state is local to one call (a hook or a custom Function may run another backward
 // inside it) and every reference is owned by the call until it returns, by error too.
 #include <ember/aten/python/casters.h>
+#include "interned.h"
 
 #include <queue>
 #include <unordered_map>
@@ -38,6 +39,7 @@
 
 namespace py = pybind11;
 using namespace ember::at;
+namespace names = ember::at::python::names;
 
 namespace ember::at::python {
 // 1 when the Tensor object `t` has exactly the (sizes, dtype, backend bits) of `meta` (a
@@ -46,17 +48,6 @@ int tensor_meta_matches(PyObject* t, PyObject* meta);
 }  // namespace ember::at::python
 
 namespace {
-
-PyObject* s_next_edges = nullptr;
-PyObject* s_input_meta = nullptr;
-PyObject* s_seq = nullptr;
-PyObject* s_tensor_pre_hooks = nullptr;
-PyObject* s_retains_grad_hooks = nullptr;
-PyObject* s_pre_hooks = nullptr;
-PyObject* s_post_hooks = nullptr;
-PyObject* s_apply = nullptr;
-PyObject* s_release_variables = nullptr;
-PyObject* s_name = nullptr;
 
 // An owned reference, released at scope exit.
 struct Ref {
@@ -130,7 +121,7 @@ bool unpack_edge(PyObject* e, PyObject*& node, Py_ssize_t& nr) {
 
 // next_edges of `fn` as a tuple or list (PySequence_Fast); null with an exception set.
 PyObject* edges_of(PyObject* fn) {
-  Ref edges(PyObject_GetAttr(fn, s_next_edges));
+  Ref edges(PyObject_GetAttr(fn, names::next_edges));
   if (!edges) return nullptr;
   return PySequence_Fast(edges.p, "backward: a node's next_edges must be a sequence");
 }
@@ -169,7 +160,7 @@ int attr_is_none(PyObject* fn, PyObject* name) {
 
 // RuntimeError "Function <name> returned an incorrect number of gradients ...".
 void wrong_count(PyObject* fn, Py_ssize_t expected, Py_ssize_t got) {
-  Ref name(PyObject_CallMethodNoArgs(fn, s_name));
+  Ref name(PyObject_CallMethodNoArgs(fn, names::name));
   if (!name) return;
   PyErr_Format(PyExc_RuntimeError, "Function %S returned an incorrect number of gradients (expected %zd, got %zd)",
                name.p, expected, got);
@@ -208,7 +199,7 @@ bool route(PyObject* fn, PyObject* outputs, Graph& graph, PyObject* useful, cons
     NodeState& st = it->second;
     PyObject* g = gs[i];
     if (st.buffer == nullptr || g != Py_None) {
-      Ref meta_all(PyObject_GetAttr(nxt, s_input_meta));
+      Ref meta_all(PyObject_GetAttr(nxt, names::input_meta));
       if (!meta_all) return false;
       if (st.buffer == nullptr) {
         const Py_ssize_t k = PyObject_Size(meta_all.p);
@@ -260,7 +251,7 @@ bool route(PyObject* fn, PyObject* outputs, Graph& graph, PyObject* useful, cons
       }
     }
     if (--st.deps == 0) {
-      Ref seq(PyObject_GetAttr(nxt, s_seq));
+      Ref seq(PyObject_GetAttr(nxt, names::seq));
       if (!seq) return false;
       const unsigned long long s = PyLong_AsUnsignedLongLong(seq.p);
       if (s == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return false;
@@ -308,7 +299,7 @@ PyObject* run_graph(PyObject* const* args, Py_ssize_t nargs) {
     if (Py_TYPE(fn) == reinterpret_cast<PyTypeObject*>(h.accumulate_grad_cls)) {
       grads.reset(PyObject_CallFunctionObjArgs(h.tensor_pre_hooks, fn, grads.p, nullptr));
     } else {
-      const int none = attr_is_none(fn, s_tensor_pre_hooks);
+      const int none = attr_is_none(fn, names::tensor_pre_hooks);
       if (none < 0) return nullptr;
       if (!none) grads.reset(PyObject_CallFunctionObjArgs(h.tensor_pre_hooks, fn, grads.p, nullptr));
     }
@@ -327,7 +318,7 @@ PyObject* run_graph(PyObject* const* args, Py_ssize_t nargs) {
     bool inline_ = false;
     if (plain && PyList_Check(grads.p) && PyList_GET_SIZE(grads.p) == 1 && PyList_GET_ITEM(grads.p, 0) != Py_None) {
       inline_ = true;
-      for (PyObject* name : {s_retains_grad_hooks, s_pre_hooks, s_post_hooks}) {
+      for (PyObject* name : {names::retains_grad_hooks, names::pre_hooks, names::post_hooks}) {
         const int none = attr_is_none(fn, name);
         if (none < 0) return nullptr;
         if (!none) {
@@ -339,10 +330,10 @@ PyObject* run_graph(PyObject* const* args, Py_ssize_t nargs) {
     Ref outputs;
     if (inline_) {
       // the common node (one gradient in, no hooks): what call_function does, without the call
-      outputs.reset(PyObject_CallMethodOneArg(fn, s_apply, grads.p));
+      outputs.reset(PyObject_CallMethodOneArg(fn, names::apply, grads.p));
       if (!outputs) return nullptr;
       if (!keep_graph) {
-        Ref r(PyObject_CallMethodNoArgs(fn, s_release_variables));
+        Ref r(PyObject_CallMethodNoArgs(fn, names::release_variables));
         if (!r) return nullptr;
       }
     } else {
@@ -375,16 +366,6 @@ PyMethodDef methods[] = {
 }  // namespace
 
 void init_autograd_engine(py::module_& m) {
-  s_next_edges = PyUnicode_InternFromString("next_edges");
-  s_input_meta = PyUnicode_InternFromString("_input_meta");
-  s_seq = PyUnicode_InternFromString("_seq");
-  s_tensor_pre_hooks = PyUnicode_InternFromString("_tensor_pre_hooks");
-  s_retains_grad_hooks = PyUnicode_InternFromString("_retains_grad_hooks");
-  s_pre_hooks = PyUnicode_InternFromString("_pre_hooks");
-  s_post_hooks = PyUnicode_InternFromString("_post_hooks");
-  s_apply = PyUnicode_InternFromString("apply");
-  s_release_variables = PyUnicode_InternFromString("release_variables");
-  s_name = PyUnicode_InternFromString("name");
   for (auto& def : methods) {
     PyObject* fn = PyCFunction_NewEx(&def, nullptr, m.attr("__name__").ptr());
     if (!fn) throw py::error_already_set();

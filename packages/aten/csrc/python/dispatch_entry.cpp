@@ -32,11 +32,13 @@
 // _remove_keys, _bump_version, _grad_stealable).
 #include <ember/aten/python/casters.h>
 #include <ember/aten/python/tensor_object.h>
+#include "interned.h"
 
 #include <cstring>
 
 namespace py = pybind11;
 using namespace ember::at;
+namespace names = ember::at::python::names;
 
 namespace ember::at::python::tensor_base {
 bool update_keys(PyObject* t, uint64_t bits, bool clear);  // python_glue/casters.cpp
@@ -78,17 +80,15 @@ struct DispatchTLS {
   PyObject_HEAD PyObject* rest;  // threading.local: the attributes other than the two key sets
 };
 
-PyObject* s_tls_include = nullptr;
-PyObject* s_tls_exclude_not = nullptr;
 PyObject* g_tls = nullptr;  // the one instance
 
 // 1: include, 2: exclude_not, 0: another name
 int tls_field(PyObject* name) {
-  if (name == s_tls_include) return 1;
-  if (name == s_tls_exclude_not) return 2;
+  if (name == names::include) return 1;
+  if (name == names::exclude_not) return 2;
   if (!PyUnicode_Check(name)) return 0;
-  if (PyUnicode_Compare(name, s_tls_include) == 0) return 1;
-  if (PyUnicode_Compare(name, s_tls_exclude_not) == 0) return 2;
+  if (PyUnicode_Compare(name, names::include) == 0) return 1;
+  if (PyUnicode_Compare(name, names::exclude_not) == 0) return 2;
   return 0;
 }
 
@@ -182,11 +182,6 @@ struct DispatchEntry {
   int ret_pos;  // in-place ops: the argument returned (the kernel's result is dropped), else -1
 };
 
-PyObject* s_include = nullptr;
-PyObject* s_exclude_not = nullptr;
-PyObject* s_slow = nullptr;
-PyObject* s_type_error = nullptr;
-
 bool read_u64(PyObject* o, uint64_t& out) {
   if (o == nullptr) return false;
   out = PyLong_AsUnsignedLongLong(o);
@@ -202,7 +197,7 @@ PyObject* kernel_for(DispatchEntry* e, uint64_t ks) {
   if (fn) {
     Py_INCREF(fn);
   } else if (!PyErr_Occurred()) {
-    fn = PyObject_CallMethodOneArg(e->op, s_slow, key);
+    fn = PyObject_CallMethodOneArg(e->op, names::slow, key);
   }
   Py_DECREF(key);
   return fn;
@@ -227,8 +222,8 @@ bool call_keys(DispatchEntry* e, PyObject* const* args, uint64_t& ks) {
     ks = (k | lk.include) & lk.exclude_not;
     return true;
   }
-  PyObject* inc = PyObject_GetAttr(e->tls, s_include);
-  PyObject* exc = PyObject_GetAttr(e->tls, s_exclude_not);
+  PyObject* inc = PyObject_GetAttr(e->tls, names::include);
+  PyObject* exc = PyObject_GetAttr(e->tls, names::exclude_not);
   uint64_t include = 0, exclude_not = 0;
   const bool ok = read_u64(inc, include) && read_u64(exc, exclude_not);
   Py_XDECREF(inc);
@@ -256,7 +251,7 @@ void translate_type_error(DispatchEntry* e, PyObject* const* args, Py_ssize_t na
     Py_INCREF(args[i]);
     PyTuple_SET_ITEM(tuple, i, args[i]);
   }
-  PyObject* err = PyObject_CallMethodObjArgs(e->op, s_type_error, value, tuple, nullptr);
+  PyObject* err = PyObject_CallMethodObjArgs(e->op, names::type_error, value, tuple, nullptr);
   Py_DECREF(tuple);
   if (!err) {  // the translation itself failed: keep the original error
     PyErr_Clear();
@@ -555,12 +550,6 @@ PyObject* input_meta(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 // meta = _input_meta(r); for a floating-point r also r._meta = meta_class(True, node) -- made
 // without running its __init__, its slots written here -- and `bits` (the Autograd key) added to
 // r's key set. An integer or bool r records None (it carries no gradient).
-PyObject* s_requires_grad = nullptr;
-PyObject* s_grad = nullptr;
-PyObject* s_grad_fn = nullptr;
-PyObject* s_output_nr = nullptr;
-PyObject* s_view_info = nullptr;
-PyObject* s_input_meta = nullptr;
 PyObject* g_zero = nullptr;
 
 PyObject* set_history_1(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -582,9 +571,10 @@ PyObject* set_history_1(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
     if (!empty) return nullptr;
     py::object m = py::reinterpret_steal<py::object>(PyBaseObject_Type.tp_new(cls, empty.ptr(), nullptr));
     if (!m) return nullptr;
-    if (PyObject_SetAttr(m.ptr(), s_requires_grad, Py_True) < 0 || PyObject_SetAttr(m.ptr(), s_grad, Py_None) < 0 ||
-        PyObject_SetAttr(m.ptr(), s_grad_fn, node) < 0 || PyObject_SetAttr(m.ptr(), s_output_nr, g_zero) < 0 ||
-        PyObject_SetAttr(m.ptr(), s_view_info, Py_None) < 0) {
+    if (PyObject_SetAttr(m.ptr(), names::requires_grad, Py_True) < 0 ||
+        PyObject_SetAttr(m.ptr(), names::grad, Py_None) < 0 || PyObject_SetAttr(m.ptr(), names::grad_fn, node) < 0 ||
+        PyObject_SetAttr(m.ptr(), names::output_nr, g_zero) < 0 ||
+        PyObject_SetAttr(m.ptr(), names::view_info, Py_None) < 0) {
       return nullptr;
     }
     const uint64_t bits = PyLong_AsUnsignedLongLong(args[3]);
@@ -593,7 +583,7 @@ PyObject* set_history_1(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
     if (!python::tensor_base::update_keys(r, bits, false)) return nullptr;
   }
   py::object one = py::reinterpret_steal<py::object>(PyTuple_Pack(1, entry));
-  if (!one || PyObject_SetAttr(node, s_input_meta, one.ptr()) < 0) return nullptr;
+  if (!one || PyObject_SetAttr(node, names::input_meta, one.ptr()) < 0) return nullptr;
   Py_RETURN_NONE;
 }
 
@@ -703,11 +693,6 @@ PyObject* grad_stealable(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 // AccumulateGrad.__init__ makes it (without running it: next_edges (), variable t, _input_meta
 // (_input_meta(t),), _seq accumulate_seq), the leaf's `grad_accumulator` then a weak reference
 // to it. Anything else (a view, whose grad_fn may need regenerating; another object) is fallback(t).
-PyObject* s_grad_accumulator = nullptr;
-
-PyObject* s_next_edges = nullptr;
-PyObject* s_variable = nullptr;
-PyObject* s_seq = nullptr;
 
 py::object new_accumulate_grad(PyObject* cls, PyObject* seq, PyObject* t) {
   py::object meta = py::reinterpret_steal<py::object>(input_meta(nullptr, &t, 1));
@@ -718,9 +703,10 @@ py::object new_accumulate_grad(PyObject* cls, PyObject* seq, PyObject* t) {
       PyBaseObject_Type.tp_new(reinterpret_cast<PyTypeObject*>(cls), empty.ptr(), nullptr));
   if (!acc) return {};
   py::object one = py::reinterpret_steal<py::object>(PyTuple_Pack(1, meta.ptr()));
-  if (!one || PyObject_SetAttr(acc.ptr(), s_next_edges, empty.ptr()) < 0 ||
-      PyObject_SetAttr(acc.ptr(), s_variable, t) < 0 || PyObject_SetAttr(acc.ptr(), s_input_meta, one.ptr()) < 0 ||
-      PyObject_SetAttr(acc.ptr(), s_seq, seq) < 0) {
+  if (!one || PyObject_SetAttr(acc.ptr(), names::next_edges, empty.ptr()) < 0 ||
+      PyObject_SetAttr(acc.ptr(), names::variable, t) < 0 ||
+      PyObject_SetAttr(acc.ptr(), names::input_meta, one.ptr()) < 0 ||
+      PyObject_SetAttr(acc.ptr(), names::seq, seq) < 0) {
     return {};
   }
   return acc;
@@ -739,7 +725,7 @@ PyObject* gradient_edge(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
   }
   PyObject* m = reinterpret_cast<python::TensorObject*>(t)->meta;
   if (m == nullptr || m == Py_None) Py_RETURN_NONE;
-  py::object rg = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, s_requires_grad));
+  py::object rg = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, names::requires_grad));
   if (!rg) return nullptr;
   const int
     requires
@@ -748,17 +734,17 @@ PyObject* gradient_edge(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
     if (requires < 0) return nullptr;
     Py_RETURN_NONE;
   }
-  py::object vi = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, s_view_info));
+  py::object vi = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, names::view_info));
   if (!vi) return nullptr;
   if (vi.ptr() != Py_None) return PyObject_CallOneArg(fallback, t);
-  py::object fn = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, s_grad_fn));
+  py::object fn = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, names::grad_fn));
   if (!fn) return nullptr;
   if (fn.ptr() != Py_None) {
-    py::object nr = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, s_output_nr));
+    py::object nr = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, names::output_nr));
     if (!nr) return nullptr;
     return PyTuple_Pack(2, fn.ptr(), nr.ptr());
   }
-  py::object ref = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, s_grad_accumulator));
+  py::object ref = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, names::grad_accumulator));
   if (!ref) return nullptr;
   if (PyWeakref_Check(ref.ptr())) {
     PyObject* acc = PyWeakref_GetObject(ref.ptr());  // borrowed; Py_None once dead
@@ -770,7 +756,7 @@ PyObject* gradient_edge(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
   py::object acc = new_accumulate_grad(PyTuple_GET_ITEM(self, 0), PyTuple_GET_ITEM(self, 2), t);
   if (!acc) return nullptr;
   py::object weak = py::reinterpret_steal<py::object>(PyWeakref_NewRef(acc.ptr(), nullptr));
-  if (!weak || PyObject_SetAttr(m, s_grad_accumulator, weak.ptr()) < 0) return nullptr;
+  if (!weak || PyObject_SetAttr(m, names::grad_accumulator, weak.ptr()) < 0) return nullptr;
   return PyTuple_Pack(2, acc.ptr(), g_zero);
 }
 
@@ -805,9 +791,9 @@ PyObject* save_input(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   if (!version) return nullptr;
   PyObject* m = o->meta;
   if (m == nullptr || m == Py_None) return PyTuple_Pack(4, t, version.ptr(), Py_None, g_zero);
-  py::object fn = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, s_grad_fn));
+  py::object fn = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, names::grad_fn));
   if (!fn) return nullptr;
-  py::object nr = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, s_output_nr));
+  py::object nr = py::reinterpret_steal<py::object>(PyObject_GetAttr(m, names::output_nr));
   if (!nr) return nullptr;
   return PyTuple_Pack(4, t, version.ptr(), fn.ptr(), nr.ptr());
 }
@@ -850,16 +836,6 @@ PyMethodDef methods[] = {
 }  // namespace
 
 static void init_tensor_meta(py::module_& m) {
-  s_requires_grad = PyUnicode_InternFromString("requires_grad");
-  s_grad = PyUnicode_InternFromString("grad");
-  s_grad_fn = PyUnicode_InternFromString("grad_fn");
-  s_output_nr = PyUnicode_InternFromString("output_nr");
-  s_view_info = PyUnicode_InternFromString("view_info");
-  s_input_meta = PyUnicode_InternFromString("_input_meta");
-  s_grad_accumulator = PyUnicode_InternFromString("grad_accumulator");
-  s_next_edges = PyUnicode_InternFromString("next_edges");
-  s_variable = PyUnicode_InternFromString("variable");
-  s_seq = PyUnicode_InternFromString("_seq");
   g_zero = PyLong_FromLong(0);
   for (auto& def : methods) {
     PyObject* fn = PyCFunction_NewEx(&def, nullptr, m.attr("__name__").ptr());
@@ -870,14 +846,8 @@ static void init_tensor_meta(py::module_& m) {
 
 void init_dispatch_entry(py::module_& m) {
   if (PyType_Ready(&DispatchEntryType) < 0) throw py::error_already_set();
-  s_include = PyUnicode_InternFromString("include");
-  s_exclude_not = PyUnicode_InternFromString("exclude_not");
-  s_slow = PyUnicode_InternFromString("_slow");
-  s_type_error = PyUnicode_InternFromString("_type_error");
   init_tensor_meta(m);
   if (PyType_Ready(&DispatchTLSType) < 0) throw py::error_already_set();
-  s_tls_include = PyUnicode_InternFromString("include");
-  s_tls_exclude_not = PyUnicode_InternFromString("exclude_not");
   m.attr("DispatchTLS") = py::handle(reinterpret_cast<PyObject*>(&DispatchTLSType));
   m.def(
       "_dispatch_tls",

@@ -5,6 +5,8 @@
 #include <ember/aten/python/casters.h>
 #include <ember/aten/python/tensor_object.h>
 
+#include "interned.h"
+
 namespace py = pybind11;
 using namespace ember;
 using namespace ember::at;
@@ -268,6 +270,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("can_cast", &can_cast, py::arg("from_"), py::arg("to"));
   init_tensor_new(m);
   init_dlpack(m);
+  python::names::intern_all();
   init_dispatch_entry(m);
   init_autograd_engine(m);
   init_serialization(m);

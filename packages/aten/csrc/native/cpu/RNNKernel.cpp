@@ -599,24 +599,32 @@ inline int64_t step_at(const RnnSteps& st, int64_t k) {
   return st.reverse ? n - 1 - k : k;
 }
 
+// Runs step(s) for each step where the block [r0, r1) has rows, in the layer's order (the
+// backward pass: the reverse of it).
+template <typename F>
+void for_block_steps(const RnnSteps& st, int64_t r0, int64_t r1, bool backward, const F& step) {
+  const int64_t n = static_cast<int64_t>(st.sizes.size());
+  for (int64_t i = 0; i < n; ++i) {
+    const BlockStep s = block_step(st, step_at(st, backward ? n - 1 - i : i), r0, r1);
+    if (s.rows > 0) step(s);
+  }
+}
+
 template <typename T>
 void lstm_layer_impl(const Tensor& input_gates, const Tensor& w_hh, const Tensor& h, const Tensor& c,
                      const Tensor& output, const Tensor& ws, const RnnSteps& st) {
   const int64_t B = h.size(0), H = h.size(1), G = 4 * H, W = 6 * H;
-  const int64_t n_steps = static_cast<int64_t>(st.sizes.size());
   const T* gi = input_gates.data_ptr<T>();
   const T* w = w_hh.data_ptr<T>();
   T* hs = h.data_ptr<T>();
   T* cs = c.data_ptr<T>();
   T* out = output.data_ptr<T>();
   T* wsp = ptr<T>(ws);
-  const StepProduct<T> product(w, G, H, n_steps);
+  const StepProduct<T> product(w, G, H, static_cast<int64_t>(st.sizes.size()));
   for_row_blocks(B, B * G * H, [&](int64_t r0, int64_t r1) {
     // h_prev W_hh^T of a step, when there is no workspace to hold it
     std::vector<T> scratch(wsp ? 0 : static_cast<size_t>((r1 - r0) * G));
-    for (int64_t k = 0; k < n_steps; ++k) {
-      const BlockStep s = block_step(st, step_at(st, k), r0, r1);
-      if (s.rows <= 0) continue;
+    for_block_steps(st, r0, r1, false, [&](const BlockStep& s) {
       T* gh = wsp ? wsp + s.first * W : scratch.data();
       const int64_t lgh = wsp ? W : G;
       product(s.rows, hs + r0 * H, gh, lgh);
@@ -633,7 +641,7 @@ void lstm_layer_impl(const Tensor& input_gates, const Tensor& w_hh, const Tensor
                           H,
                           W};
       for_rows(s.rows, H, [&](int64_t i0, int64_t i1) { lstm_rows(a, H, i0, i1); });
-    }
+    });
   });
 }
 
@@ -641,7 +649,6 @@ template <typename T>
 void lstm_layer_backward_impl(const Tensor& grad_output, const Tensor& w_hh, const Tensor& ws, const Tensor& dh,
                               const Tensor& dc, const Tensor& dgates, const RnnSteps& st) {
   const int64_t B = dh.size(0), H = dh.size(1), G = 4 * H, W = 6 * H;
-  const int64_t n_steps = static_cast<int64_t>(st.sizes.size());
   const T* go = ptr<T>(grad_output);
   const T* w = w_hh.data_ptr<T>();
   const T* wsp = ws.data_ptr<T>();
@@ -649,9 +656,7 @@ void lstm_layer_backward_impl(const Tensor& grad_output, const Tensor& w_hh, con
   T* dcs = dc.data_ptr<T>();
   T* dg = dgates.data_ptr<T>();
   for_row_blocks(B, B * G * H, [&](int64_t r0, int64_t r1) {
-    for (int64_t k = n_steps - 1; k >= 0; --k) {
-      const BlockStep s = block_step(st, step_at(st, k), r0, r1);
-      if (s.rows <= 0) continue;
+    for_block_steps(st, r0, r1, true, [&](const BlockStep& s) {
       const LstmBackRows<T> a{wsp + s.first * W,
                               go ? go + s.first * H : nullptr,
                               dhs + r0 * H,
@@ -664,7 +669,7 @@ void lstm_layer_backward_impl(const Tensor& grad_output, const Tensor& w_hh, con
                               G};
       for_rows(s.rows, H, [&](int64_t i0, int64_t i1) { lstm_back_rows(a, H, i0, i1); });
       gemm_cpu(false, false, s.rows, H, G, T(1), dg + s.first * G, G, w, H, T(0), dhs + r0 * H, H);
-    }
+    });
   });
 }
 
@@ -672,19 +677,16 @@ template <typename T>
 void gru_layer_impl(const Tensor& input_gates, const Tensor& w_hh, const Tensor& b_hh, const Tensor& h,
                     const Tensor& output, const Tensor& ws, const RnnSteps& st) {
   const int64_t B = h.size(0), H = h.size(1), G = 3 * H, W = 5 * H;
-  const int64_t n_steps = static_cast<int64_t>(st.sizes.size());
   const T* gi = input_gates.data_ptr<T>();
   const T* w = w_hh.data_ptr<T>();
   const T* b = ptr<T>(b_hh);
   T* hs = h.data_ptr<T>();
   T* out = output.data_ptr<T>();
   T* wsp = ptr<T>(ws);
-  const StepProduct<T> product(w, G, H, n_steps);
+  const StepProduct<T> product(w, G, H, static_cast<int64_t>(st.sizes.size()));
   for_row_blocks(B, B * G * H, [&](int64_t r0, int64_t r1) {
     std::vector<T> gh(static_cast<size_t>((r1 - r0) * G));  // h_prev W_hh^T of a step
-    for (int64_t k = 0; k < n_steps; ++k) {
-      const BlockStep s = block_step(st, step_at(st, k), r0, r1);
-      if (s.rows <= 0) continue;
+    for_block_steps(st, r0, r1, false, [&](const BlockStep& s) {
       product(s.rows, hs + r0 * H, gh.data(), G);
       const GruRows<T> a{gi + s.first * G,
                          gh.data(),
@@ -698,7 +700,7 @@ void gru_layer_impl(const Tensor& input_gates, const Tensor& w_hh, const Tensor&
                          H,
                          W};
       for_rows(s.rows, H, [&](int64_t i0, int64_t i1) { gru_rows(a, H, i0, i1); });
-    }
+    });
   });
 }
 
@@ -706,7 +708,6 @@ template <typename T>
 void gru_layer_backward_impl(const Tensor& grad_output, const Tensor& w_hh, const Tensor& ws, const Tensor& dh,
                              const Tensor& dgi, const Tensor& dgh, const RnnSteps& st) {
   const int64_t B = dh.size(0), H = dh.size(1), G = 3 * H, W = 5 * H;
-  const int64_t n_steps = static_cast<int64_t>(st.sizes.size());
   const T* go = ptr<T>(grad_output);
   const T* w = w_hh.data_ptr<T>();
   const T* wsp = ws.data_ptr<T>();
@@ -714,9 +715,7 @@ void gru_layer_backward_impl(const Tensor& grad_output, const Tensor& w_hh, cons
   T* di = dgi.data_ptr<T>();
   T* dy = dgh.data_ptr<T>();
   for_row_blocks(B, B * G * H, [&](int64_t r0, int64_t r1) {
-    for (int64_t k = n_steps - 1; k >= 0; --k) {
-      const BlockStep s = block_step(st, step_at(st, k), r0, r1);
-      if (s.rows <= 0) continue;
+    for_block_steps(st, r0, r1, true, [&](const BlockStep& s) {
       const GruBackRows<T> a{wsp + s.first * W,
                              go ? go + s.first * H : nullptr,
                              dhs + r0 * H,
@@ -729,7 +728,7 @@ void gru_layer_backward_impl(const Tensor& grad_output, const Tensor& w_hh, cons
                              G};
       for_rows(s.rows, H, [&](int64_t i0, int64_t i1) { gru_back_rows(a, H, i0, i1); });
       gemm_cpu(false, false, s.rows, H, G, T(1), dy + s.first * G, G, w, H, T(1), dhs + r0 * H, H);
-    }
+    });
   });
 }
 

@@ -77,6 +77,71 @@ def test_max_pool_matches_reference(cfg: tuple[Any, ...]) -> None:
     close(v32, ev.astype(np.float32), 0)
 
 
+# The float kernel runs N output columns of a row at once (N = 4 to 16 lanes by CPU and
+# dtype): whole vectors, a tail block, rows narrower than a vector, stride 1 (direct loads),
+# 2 (deinterleaved loads, odd and even window offsets) and 3 (lane gathers), padding that
+# the lanes read as -inf, dilation, ceil_mode, 3-d. (dims, shape, kernel, stride, padding,
+# dilation, ceil_mode)
+LANE_CONFIGS = [
+    (2, (2, 2, 4, 64), 2, 2, 0, 1, False),  # the bench's k2 s2
+    (2, (1, 3, 7, 67), 2, 2, 0, 1, True),  # tail block; ceil_mode adds a clipped column
+    (2, (2, 2, 9, 32), 3, 2, 1, 1, False),  # ResNet's stem pool: 16 columns, padded at both ends
+    (2, (1, 2, 6, 35), 3, 1, 1, 1, True),
+    (2, (1, 2, 5, 50), (2, 3), 3, (1, 1), (2, 2), True),
+    (2, (1, 1, 5, 9), (3, 4), (1, 2), (1, 2), 1, False),  # narrower than a vector
+    (2, (1, 1, 6, 40), (1, 4), (1, 2), (0, 2), (1, 3), True),  # dilation 3, stride 2: odd and even offsets
+    (2, (1, 1, 3, 130), (2, 2), (1, 1), (1, 0), (2, 1), False),
+    (3, (1, 2, 4, 5, 41), (2, 2, 3), (2, 1, 2), (1, 0, 1), (1, 2, 1), True),
+]
+
+
+def planted(shape: tuple[int, ...]) -> np.ndarray:
+    """Values on a grid of quarters (many ties) with NaNs, -infs and an all -inf block."""
+    r = np.random.default_rng(sum(shape))
+    x = np.round(r.uniform(-2, 2, size=shape) * 4) / 4
+    x[r.random(shape) < 0.03] = np.nan
+    x[r.random(shape) < 0.08] = -np.inf
+    x[..., :3, :5] = -np.inf
+    x[..., -2, -2] = np.nan
+    return x
+
+
+@pytest.mark.parametrize("dtype", [ea.float64, ea.float32, ea.bfloat16], ids=str)
+@pytest.mark.parametrize("cfg", LANE_CONFIGS, ids=lambda c: f"{c[0]}d-{c[1]}-k{c[2]}-s{c[3]}")
+def test_max_pool_lanes_match_reference(cfg: tuple[Any, ...], dtype: Any, capability: str) -> None:
+    n, shape, k, s, p, d, ceil = cfg
+    x = t(planted(shape), dtype)
+    xr = x.to(ea.float64).numpy()  # the reference sees the values the dtype holds (its ties too)
+    vals, idx = MAX[n](x, k, s, p, d, ceil)
+    ev, ei = ref_max_pool(n, xr, k, s, p, d, ceil)
+    assert vals.dtype == dtype
+    np.testing.assert_array_equal(vals.to(ea.float64).numpy(), ev)  # NaN where NaN
+    np.testing.assert_array_equal(idx.numpy(), ei)
+    assert np.isnan(ev).any() and (ev == -np.inf).any()  # the planted values reach the outputs
+    # the backward adds each gradient at its index: np.add.at of the reference's indices
+    go = np.round(arr(*ev.shape) * 8) / 8  # exact in bfloat16 too, sums exact in float32
+    back = ea.nn.max_pool2d_with_indices_backward if n == 2 else ea.nn.max_pool3d_with_indices_backward
+    kk, ss, pp, dd = ((v_,) * n if isinstance(v_, int) else v_ for v_ in (k, s, p, d))
+    gi = back(t(go, dtype), x, kk, ss, pp, dd, ceil, idx)
+    planes = int(np.prod(shape[:-n]))
+    expected = np.zeros((planes, int(np.prod(shape[-n:]))))
+    for q in range(planes):
+        np.add.at(expected[q], ei.reshape(planes, -1)[q], go.reshape(planes, -1)[q])
+    tol = 1e-2 if dtype == ea.bfloat16 else 0
+    close(gi.to(ea.float64), expected.reshape(shape), tol)
+
+
+@pytest.mark.parametrize(("k", "s", "p", "d"), [(3, 2, 1, 1), ((2, 3), 3, 1, (1, 2))])
+def test_max_pool_lanes_finite_differences(k: Any, s: Any, p: Any, d: Any) -> None:
+    # distinct values (no ties): the max is differentiable; a stride-2 and a stride-3 row
+    x = arr(1, 2, 4, 23)
+    v, i = ea.nn.max_pool2d_with_indices(t(x), k, s, p, d)
+    go = arr(*v.shape)
+    kk, ss, pp, dd = ((v_,) * 2 if isinstance(v_, int) else v_ for v_ in (k, s, p, d))
+    gi = ea.nn.max_pool2d_with_indices_backward(t(go), t(x), kk, ss, pp, dd, False, i)
+    close(gi, numeric_grad(lambda a: ea.nn.max_pool2d_with_indices(t(a), k, s, p, d)[0].numpy(), x, go), 1e-7)
+
+
 def test_output_sizes_follow_pytorch() -> None:
     # measured with PyTorch 2.13
     x = t(arr(2, 3, 7, 6))

@@ -5,9 +5,11 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include <ember/aten/Dispatch.h>
 #include <ember/aten/Parallel.h>
+#include <ember/aten/vec/Vectorized.h>
 
 #include "../Pooling.h"
 
@@ -132,14 +134,192 @@ void max_pool_impl(const T* input, T* output, int64_t* indices, int64_t planes, 
   });
 }
 
+// ---- max pooling of float / double, vectorized over output columns -------------------------
+//
+// One vector holds N consecutive output columns of one output row; every window element
+// (kd, kh, kw) is one vector of inputs (lane i: column (ow + i) * sW - pW + kw * dW) that
+// is compared and selected into the running max and its index, with no branch on the data:
+//   take = v > best | v is NaN;  best = take ? v : best;  index = take ? candidate : index.
+// The running max starts at -inf with the index of the window's first element inside the
+// input, so the result is exactly the scalar kernel's (first max wins, a NaN wins and a
+// later NaN takes its index, an all -inf window points at its first element).
+// The lanes read a row "left-padded by pW": the row itself when no lane can read outside
+// it, otherwise a copy with -inf around it (an -inf is never taken, so padding needs no
+// masks and columns at the edges, the tail block and rows narrower than N run the same
+// code). Stride 1 loads the lanes directly, stride 2 deinterleaves two loads, other
+// strides gather lane by lane.
+template <typename T>
+struct MaxPoolLanes {
+  using Vec = vec::Vectorized<T>;
+  using V = typename Vec::V;
+  static constexpr int N = Vec::size();
+  // a lane's index: int32 for float (checked to fit), so that index and value vectors
+  // have the same lanes and one comparison mask selects both
+  using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  typedef I VI __attribute__((vector_size(EMBER_VEC_BYTES)));
+  typedef int64_t VL __attribute__((vector_size(N * 8)));
+
+  static V load(const T* p) {
+    V v;
+    std::memcpy(&v, p, sizeof(V));
+    return v;
+  }
+  static VI iota(I step) {
+    VI r;
+    for (int i = 0; i < N; ++i) r[i] = static_cast<I>(i) * step;
+    return r;
+  }
+  // lanes i of the even (odd = 0) or odd (odd = 1) elements of a ++ b
+  static V deinterleave(V a, V b, int odd) {
+    return odd ? __builtin_shuffle(a, b, iota(2) + static_cast<I>(1)) : __builtin_shuffle(a, b, iota(2));
+  }
+  // r[c + i * s] in lane i; kS is s when it is 1 or 2, 0 for any other s
+  template <int kS>
+  static V lanes(const T* r, int64_t c, int64_t s) {
+    if constexpr (kS == 1) {
+      return load(r + c);
+    } else if constexpr (kS == 2) {
+      const T* q = r + (c & ~int64_t(1));
+      return deinterleave(load(q), load(q + N), static_cast<int>(c & 1));
+    } else {
+      V v;
+      for (int i = 0; i < N; ++i) v[i] = r[c + i * s];
+      return v;
+    }
+  }
+};
+
+// false when some output column's window holds no input element (then the scalar kernel
+// runs, giving such windows -inf and index -1).
+template <typename T>
+bool max_pool_first_columns(const PoolGeometry& g, std::vector<typename MaxPoolLanes<T>::I>& first_col) {
+  const int64_t oW = g.output[2], kW = g.kernel[2], sW = g.stride[2], pW = g.padding[2], dW = g.dilation[2];
+  for (int64_t ow = 0; ow < oW; ++ow) {
+    int64_t lo, hi;
+    window_range(ow * sW - pW, g.input[2], kW, dW, lo, hi);
+    if (lo >= hi) return false;
+    first_col[ow] = static_cast<typename MaxPoolLanes<T>::I>(ow * sW - pW + lo * dW);
+  }
+  return true;
+}
+
+template <typename T, int kS>
+void max_pool_lanes_impl(const T* input, T* output, int64_t* indices, int64_t planes, const PoolGeometry& g,
+                         const std::vector<typename MaxPoolLanes<T>::I>& first_col) {
+  using L = MaxPoolLanes<T>;
+  using V = typename L::V;
+  using VI = typename L::VI;
+  using I = typename L::I;
+  constexpr int N = L::N;
+  const int64_t iD = g.input[0], iH = g.input[1], iW = g.input[2];
+  const int64_t oD = g.output[0], oH = g.output[1], oW = g.output[2];
+  const int64_t kW = g.kernel[2], sW = g.stride[2], pW = g.padding[2], dW = g.dilation[2];
+  const int64_t in_n = g.input_numel(), out_n = g.output_numel();
+  const int64_t padded_w = ceil_div(oW, N) * N;
+  // columns of the left-padded row that the blocks read (stride 2 reads one past its last lane)
+  const int64_t span = (padded_w - 1) * sW + (kW - 1) * dW + 1 + (kS == 2 ? 1 : 0);
+  const bool direct = pW == 0 && span <= iW;
+  const int64_t row_len = std::max(span, pW + iW);
+  const int64_t max_rows = g.kernel[0] * g.kernel[1];
+  const VI lane_col = L::iota(static_cast<I>(sW));
+  const T neg_inf = -std::numeric_limits<T>::infinity();
+  parallel_for(0, planes, plane_grain(out_n * max_rows * kW), [&](int64_t pb, int64_t pe) {
+    std::vector<T> staged(direct ? 0 : max_rows * row_len, neg_inf);
+    std::vector<const T*> rows(max_rows);
+    std::vector<I> row_base(max_rows);  // the flat index of the row's padded column 0
+    for (int64_t p = pb; p < pe; ++p) {
+      const T* in = input + p * in_n;
+      T* out = output + p * out_n;
+      int64_t* idx = indices + p * out_n;
+      for (int64_t od = 0; od < oD; ++od) {
+        const int64_t d0 = od * g.stride[0] - g.padding[0];
+        int64_t kd0, kd1;
+        window_range(d0, iD, g.kernel[0], g.dilation[0], kd0, kd1);
+        for (int64_t oh = 0; oh < oH; ++oh, out += oW, idx += oW) {
+          const int64_t h0 = oh * g.stride[1] - g.padding[1];
+          int64_t kh0, kh1;
+          window_range(h0, iH, g.kernel[1], g.dilation[1], kh0, kh1);
+          if (kd1 <= kd0 || kh1 <= kh0) {  // a window wholly in the padding: as the scalar kernel
+            std::fill(out, out + oW, neg_inf);
+            std::fill(idx, idx + oW, int64_t(-1));
+            continue;
+          }
+          int64_t n_rows = 0;
+          for (int64_t kd = kd0; kd < kd1; ++kd) {
+            for (int64_t kh = kh0; kh < kh1; ++kh, ++n_rows) {
+              const int64_t row = ((d0 + kd * g.dilation[0]) * iH + h0 + kh * g.dilation[1]) * iW;
+              row_base[n_rows] = static_cast<I>(row - pW);
+              if (direct) {
+                rows[n_rows] = in + row;
+              } else {
+                T* s = staged.data() + n_rows * row_len;
+                std::memcpy(s + pW, in + row, sizeof(T) * iW);  // the -inf around it is never written
+                rows[n_rows] = s;
+              }
+            }
+          }
+          const I first = row_base[0] + static_cast<I>(pW);
+          for (int64_t ow0 = 0; ow0 < oW; ow0 += N) {
+            V best = neg_inf - V{};
+            VI best_i = L::iota(0) + first;
+            VI first_cols;
+            std::memcpy(&first_cols, first_col.data() + ow0, sizeof(VI));
+            best_i += first_cols;
+            const int64_t c0 = ow0 * sW;
+            const VI cols = lane_col + static_cast<I>(c0);
+            for (int64_t j = 0; j < n_rows; ++j) {
+              const T* r = rows[j];
+              const VI base = cols + row_base[j];
+              for (int64_t kw = 0; kw < kW; ++kw) {
+                const V v = L::template lanes<kS>(r, c0 + kw * dW, sW);
+                const VI take = (v > best) | (v != v);
+                best = take ? v : best;
+                best_i = take ? base + static_cast<I>(kw * dW) : best_i;
+              }
+            }
+            const typename L::VL wide = __builtin_convertvector(best_i, typename L::VL);
+            const int64_t n = std::min<int64_t>(N, oW - ow0);
+            std::memcpy(out + ow0, &best, sizeof(T) * n);
+            std::memcpy(idx + ow0, &wide, sizeof(int64_t) * n);
+          }
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void max_pool_floating(const T* input, T* output, int64_t* indices, int64_t planes, const PoolGeometry& g) {
+  using I = typename MaxPoolLanes<T>::I;
+  std::vector<I> first_col(ceil_div(g.output[2], MaxPoolLanes<T>::N) * MaxPoolLanes<T>::N, 0);
+  // (half the range: the lanes past the last column compute indices a little beyond the plane)
+  const bool fits = g.input_numel() <= std::numeric_limits<I>::max() / 2;
+  if (!fits || !max_pool_first_columns<T>(g, first_col)) {
+    max_pool_impl<T>(input, output, indices, planes, g);
+  } else if (g.stride[2] == 1) {
+    max_pool_lanes_impl<T, 1>(input, output, indices, planes, g, first_col);
+  } else if (g.stride[2] == 2) {
+    max_pool_lanes_impl<T, 2>(input, output, indices, planes, g, first_col);
+  } else {
+    max_pool_lanes_impl<T, 0>(input, output, indices, planes, g, first_col);
+  }
+}
+
 void max_pool_kernel(ScalarType dtype, const void* input, void* output, int64_t* indices, int64_t planes,
                      const PoolGeometry& g) {
 #define EMBER_MAX_POOL_CASE_                                                                                          \
   [&] {                                                                                                               \
     max_pool_impl<scalar_t>(static_cast<const scalar_t*>(input), static_cast<scalar_t*>(output), indices, planes, g); \
   }
+#define EMBER_MAX_POOL_FLOATING_CASE_                                                                                 \
+  [&] {                                                                                                               \
+    max_pool_floating<scalar_t>(static_cast<const scalar_t*>(input), static_cast<scalar_t*>(output), indices, planes, \
+                                g);                                                                                   \
+  }
   EMBER_DISPATCH_SWITCH(dtype, "max_pool",
-                        EMBER_CASES_FLOAT_DOUBLE(EMBER_MAX_POOL_CASE_) EMBER_CASES_INTEGRAL(EMBER_MAX_POOL_CASE_));
+                        EMBER_CASES_FLOAT_DOUBLE(EMBER_MAX_POOL_FLOATING_CASE_)
+                            EMBER_CASES_INTEGRAL(EMBER_MAX_POOL_CASE_));
+#undef EMBER_MAX_POOL_FLOATING_CASE_
 #undef EMBER_MAX_POOL_CASE_
 }
 

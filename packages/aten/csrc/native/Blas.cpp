@@ -1,11 +1,14 @@
 // Batched GEMM and DOT for every numeric dtype (see Blas.h for the plan).
 #include "Blas.h"
+#include "BFloat16Gemm.h"
 #include "Im2Col.h"
 
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -55,6 +58,45 @@ const bool g_blas_single_threaded = [] {
   return true;
 }();
 }  // namespace
+
+bool cpu_capability_built(CPUCapability c);  // csrc/core/DispatchStub.cpp
+
+// ---- bfloat16: ember's own GEMM (BFloat16Gemm.h, cpu/BFloat16GemmKernel.cpp) ----------------
+DEFINE_DISPATCH(bf16_gemm_stub);
+
+bool cpu_has_avx512_bf16() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
+namespace {
+// the fallback forced (EMBER_BF16_GEMM_KERNEL=fallback, or _C._set_bf16_gemm_kernel)
+std::atomic<bool> g_bf16_gemm_fallback{[] {
+  const char* env = std::getenv("EMBER_BF16_GEMM_KERNEL");
+  return env && std::string(env) == "fallback";
+}()};
+}  // namespace
+
+bool bf16_gemm_may_use_avx512_bf16() { return cpu_has_avx512_bf16() && !g_bf16_gemm_fallback.load(); }
+
+std::string bf16_gemm_kernel_name() {
+  // the AVX512 copy of the kernel runs vdpbf16ps; the others always fall back
+  const bool avx512 = get_cpu_capability() >= CPUCapability::AVX512 && cpu_capability_built(CPUCapability::AVX512);
+  return avx512 && bf16_gemm_may_use_avx512_bf16() ? "avx512_bf16" : "fallback";
+}
+
+void set_bf16_gemm_kernel(const std::string& name) {
+  EMBER_CHECK(name == "auto" || name == "fallback", "_set_bf16_gemm_kernel: expected 'auto' or 'fallback', got '", name,
+              "'");
+  g_bf16_gemm_fallback.store(name == "fallback");
+}
 
 namespace {
 std::atomic<bool> g_cublas_allow_tf32{false};
@@ -164,7 +206,8 @@ void gemm_blas(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const
   });
 }
 
-// float16 / bfloat16: op(A) and op(B) as contiguous float32, sgemm, round once.
+// float16: op(A) and op(B) as contiguous float32, sgemm, round once. (bfloat16 has its own
+// GEMM: BFloat16Gemm.h.)
 template <typename T>
 void gemm_reduced(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const T* a, int64_t lda, const T* b,
                   int64_t ldb, float beta, T* c, int64_t ldc) {
@@ -238,7 +281,10 @@ void gemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const Scalar& a
       return;
     }
     gemm_blas(ta, tb, m, n, k, alpha.to<T>(), a, lda, b, ldb, beta.to<T>(), c, ldc);
-  } else if constexpr (std::is_same_v<T, c10::Half> || std::is_same_v<T, c10::BFloat16>) {
+  } else if constexpr (std::is_same_v<T, c10::BFloat16>) {
+    bf16_gemm_stub(DeviceType::CPU, ta, tb, m, n, k, alpha.to<float>(), a, lda, b, ldb, beta.to<float>(), c, ldc,
+                   false);
+  } else if constexpr (std::is_same_v<T, c10::Half>) {
     gemm_reduced<T>(ta, tb, m, n, k, alpha.to<float>(), a, lda, b, ldb, beta.to<float>(), c, ldc);
   } else {
     gemm_integral<T>(ta, tb, m, n, k, alpha.to<int64_t>(), a, lda, b, ldb, beta.to<int64_t>(), c, ldc);

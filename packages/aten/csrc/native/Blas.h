@@ -5,7 +5,9 @@
 //                       strided operands in place -- a matrix whose rows or columns are
 //                       contiguous is a BLAS 'N' or 'T' with its leading dimension; only
 //                       other strides are copied first.
-//   float16 / bfloat16  converted to float32, sgemm, rounded back once.
+//   float16             converted to float32, sgemm, rounded back once.
+//   bfloat16            ember's own blocked GEMM (BFloat16Gemm.h): float32 sums, vdpbf16ps
+//                       on CPUs with avx512_bf16, rounded once.
 //   integers            a blocked kernel accumulating in 64 bits (the low bits are what
 //                       the dtype's wrap-around arithmetic gives, as PyTorch's).
 //

@@ -23,6 +23,9 @@ bool set_impl_of(PyObject* t, const c10::intrusive_ptr<c10::TensorImpl>& impl);
 namespace ember::at::native {
 void set_cpu_capability(const std::string& name);
 bool cpu_capability_built(CPUCapability c);  // csrc/core/DispatchStub.cpp (EMBER_CPU_CAPABILITIES)
+// bfloat16 GEMM's micro-kernel (native/BFloat16Gemm.h)
+std::string bf16_gemm_kernel_name();
+void set_bf16_gemm_kernel(const std::string& name);
 // matmul precision flags (Blas.cpp), read by the cuBLAS kernels
 bool cublas_allow_tf32();
 void set_cublas_allow_tf32(bool v);
@@ -235,6 +238,11 @@ PYBIND11_MODULE(_C, m) {
       "The CPU capabilities this build compiled the kernels for (EMBER_CPU_CAPABILITIES).");
   m.def("_set_cpu_capability", &native::set_cpu_capability, py::arg("capability"),
         "Switches every DispatchStub to 'default', 'avx2' or 'avx512' (tests run each).");
+  m.def("_bf16_gemm_kernel", &native::bf16_gemm_kernel_name,
+        "The micro-kernel bfloat16 CPU matrix products run now: 'avx512_bf16' (vdpbf16ps) or 'fallback'.");
+  m.def("_set_bf16_gemm_kernel", &native::set_bf16_gemm_kernel, py::arg("kernel"),
+        "'fallback' forces the float32-panel micro-kernel of bfloat16 CPU matrix products on every CPU (as "
+        "EMBER_BF16_GEMM_KERNEL=fallback at start-up); 'auto' lets the CPU choose again.");
   m.def(
       "_dispatch_stubs",
       [] {

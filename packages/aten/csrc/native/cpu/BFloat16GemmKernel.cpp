@@ -19,8 +19,8 @@
 //               sums. An odd K's last pair is (p, 0).
 //   Fallback    float32, converted while packing (bfloat16 -> float32 is exact), and
 //               fused multiply-adds on Vectorized<float>.
-// The tile's sums leave the registers into a small buffer, and store_tile finishes them:
-// a K longer than KC adds its blocks' sums in a float32 workspace, and only the last block
+// A K longer than KC keeps the sums of its blocks in a float32 workspace of whole tiles (the
+// micro-kernel starts from them); the last block's sums go to a small buffer, and store_tile
 // applies alpha and beta and writes C, so every element of C is rounded once.
 #include <algorithm>
 #include <cstring>
@@ -69,24 +69,33 @@ inline float bf16_bits_to_float(uint16_t h) {
 
 inline int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
-// Finishes the sums of one mr x nr tile (rows i0.., columns j0.. of C) of the K block
-// [first, last]: an earlier block leaves them in the workspace w (leading dimension ldw),
-// the last one adds the workspace's, scales by alpha, adds beta C and writes C.
-void store_tile(const GemmArgs& g, const float* tile, int64_t ldt, int64_t i0, int64_t j0, int64_t mr, int64_t nr,
-                float* w, int64_t ldw, bool first, bool last) {
+#if defined(CPU_CAPABILITY_AVX512)
+// sum[0 .. count) rounded to bfloat16 as c10::BFloat16 does (to nearest, ties to even, every
+// NaN the canonical 0x7fc0), 16 at a time
+void round_to_bf16(const float* sum, uint16_t* out, int64_t count) {
+  const __m512i bias = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1), qnan = _mm512_set1_epi32(0x7fc0);
+  for (int64_t j = 0; j < count; j += 16) {
+    const __mmask16 live = count - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (count - j)) - 1u);
+    const __m512 v = _mm512_maskz_loadu_ps(live, sum + j);
+    const __m512i x = _mm512_castps_si512(v);
+    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(x, 16), one);
+    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(x, _mm512_add_epi32(bias, odd)), 16);
+    r = _mm512_mask_mov_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), qnan);
+    _mm256_mask_storeu_epi16(out + j, live, _mm512_cvtepi32_epi16(r));
+  }
+}
+#else
+void round_to_bf16(const float* sum, uint16_t* out, int64_t count) {
+  for (int64_t j = 0; j < count; ++j) out[j] = c10::detail::fp32_to_bf16(sum[j]);
+}
+#endif
+
+// Finishes one mr x nr tile of sums (rows i0.., columns j0.. of C): alpha, beta C, C written.
+void store_tile(const GemmArgs& g, const float* tile, int64_t ldt, int64_t i0, int64_t j0, int64_t mr, int64_t nr) {
   for (int64_t r = 0; r < mr; ++r) {
     const float* t = tile + r * ldt;
-    float* wr = w ? w + r * ldw : nullptr;
-    if (!last) {
-      if (first) {
-        std::memcpy(wr, t, static_cast<size_t>(nr) * sizeof(float));
-      } else {
-        for (int64_t j = 0; j < nr; ++j) wr[j] += t[j];
-      }
-      continue;
-    }
     float sum[64];  // nr <= 64 (the widest tile)
-    for (int64_t j = 0; j < nr; ++j) sum[j] = g.alpha * (first ? t[j] : t[j] + wr[j]);
+    for (int64_t j = 0; j < nr; ++j) sum[j] = g.alpha * t[j];
     if (g.c_float) {
       float* cr = static_cast<float*>(g.c) + (i0 + r) * g.ldc + j0;
       if (g.beta == 0.0f) {
@@ -99,7 +108,7 @@ void store_tile(const GemmArgs& g, const float* tile, int64_t ldt, int64_t i0, i
       if (g.beta != 0.0f) {
         for (int64_t j = 0; j < nr; ++j) sum[j] += g.beta * bf16_bits_to_float(cr[j]);
       }
-      for (int64_t j = 0; j < nr; ++j) cr[j] = c10::detail::fp32_to_bf16(sum[j]);
+      round_to_bf16(sum, cr, nr);
     }
   }
 }
@@ -146,10 +155,15 @@ struct Fallback {
     }
   }
 
-  static void micro(int64_t kc, const float* a, const float* b, float* tile) {
+  // out (MR x NR, leading dimension ldo) = init (or 0 where null) + the panels' products
+  static void micro(int64_t kc, const float* a, const float* b, const float* init, int64_t ldi, float* out,
+                    int64_t ldo) {
     using Vec = Vectorized<float>;
     Vec c0[MR], c1[MR];
-    for (int64_t r = 0; r < MR; ++r) c0[r] = c1[r] = Vec(0.0f);
+    for (int64_t r = 0; r < MR; ++r) {
+      c0[r] = init ? Vec::loadu(init + r * ldi) : Vec(0.0f);
+      c1[r] = init ? Vec::loadu(init + r * ldi + kLanes) : Vec(0.0f);
+    }
     for (int64_t p = 0; p < kc; ++p, a += MR, b += NR) {
       const Vec b0 = Vec::loadu(b), b1 = Vec::loadu(b + kLanes);
 #pragma GCC unroll 16
@@ -160,8 +174,8 @@ struct Fallback {
       }
     }
     for (int64_t r = 0; r < MR; ++r) {
-      c0[r].store(tile + r * NR);
-      c1[r].store(tile + r * NR + kLanes);
+      c0[r].store(out + r * ldo);
+      c1[r].store(out + r * ldo + kLanes);
     }
   }
 };
@@ -190,15 +204,20 @@ struct Avx512Bf16 {
         const uint16_t* lo = g.a + (p0 + kc - 1) * g.lda + i0;
         for (int64_t r = 0; r < mr; ++r) dst[even * MR + r] = lo[r];
       }
-    } else {  // a pair is one 32-bit word of A's row
-      for (int64_t r = 0; r < mr; ++r) {
-        const uint16_t* src = g.a + (i0 + r) * g.lda + p0;
+    } else {  // a pair is one 32-bit word of A's row; the rows are read side by side
+      const uint16_t* src[MR];
+      for (int64_t r = 0; r < mr; ++r) src[r] = g.a + (i0 + r) * g.lda + p0;
+      if (mr == MR) {
         for (int64_t q = 0; q < even; ++q) {
-          uint32_t w;
-          std::memcpy(&w, src + 2 * q, sizeof w);
-          dst[q * MR + r] = w;
+#pragma GCC unroll 14
+          for (int64_t r = 0; r < MR; ++r) std::memcpy(dst + q * MR + r, src[r] + 2 * q, sizeof(uint32_t));
         }
-        if (kc & 1) dst[even * MR + r] = src[kc - 1];
+      } else {
+        for (int64_t q = 0; q < even; ++q)
+          for (int64_t r = 0; r < mr; ++r) std::memcpy(dst + q * MR + r, src[r] + 2 * q, sizeof(uint32_t));
+      }
+      if (kc & 1) {
+        for (int64_t r = 0; r < mr; ++r) dst[even * MR + r] = src[r][kc - 1];
       }
     }
   }
@@ -230,11 +249,16 @@ struct Avx512Bf16 {
     }
   }
 
+  // out (MR x NR, leading dimension ldo) = init (or 0 where null) + the panels' products
   __attribute__((target("avx512f,avx512bf16"))) static void micro(int64_t kp, const uint32_t* a, const uint32_t* b,
-                                                                  float* tile) {
+                                                                  const float* init, int64_t ldi, float* out,
+                                                                  int64_t ldo) {
     __m512 c0[MR], c1[MR];
 #pragma GCC unroll 14
-    for (int64_t r = 0; r < MR; ++r) c0[r] = c1[r] = _mm512_setzero_ps();
+    for (int64_t r = 0; r < MR; ++r) {
+      c0[r] = init ? _mm512_loadu_ps(init + r * ldi) : _mm512_setzero_ps();
+      c1[r] = init ? _mm512_loadu_ps(init + r * ldi + 16) : _mm512_setzero_ps();
+    }
     for (int64_t q = 0; q < kp; ++q, a += MR, b += NR) {
       const __m512bh b0 = (__m512bh)_mm512_loadu_si512(b);
       const __m512bh b1 = (__m512bh)_mm512_loadu_si512(b + 16);
@@ -247,8 +271,8 @@ struct Avx512Bf16 {
     }
 #pragma GCC unroll 14
     for (int64_t r = 0; r < MR; ++r) {
-      _mm512_storeu_ps(tile + r * NR, c0[r]);
-      _mm512_storeu_ps(tile + r * NR + 16, c1[r]);
+      _mm512_storeu_ps(out + r * ldo, c0[r]);
+      _mm512_storeu_ps(out + r * ldo + 16, c1[r]);
     }
   }
 };
@@ -263,8 +287,10 @@ void gemm_panel(const GemmArgs& g, int64_t r0, int64_t r1, int64_t c0, int64_t c
   const int64_t mc_max = std::min(K::MC, r1 - r0), nc_max = std::min(K::NC, c1 - c0);
   std::unique_ptr<P[]> pa(new P[round_up(mc_max, MR) * kp_max]);
   std::unique_ptr<P[]> pb(new P[round_up(nc_max, NR) * kp_max]);
-  const bool blocks_k = g.k > K::KC;  // sums kept in w between K blocks
-  std::unique_ptr<float[]> w(blocks_k ? new float[(r1 - r0) * nc_max] : nullptr);
+  // the sums of the K blocks before the last, in whole tiles
+  const bool blocks_k = g.k > K::KC;
+  const int64_t ldw = round_up(nc_max, NR);
+  std::unique_ptr<float[]> w(blocks_k ? new float[round_up(r1 - r0, MR) * ldw] : nullptr);
   alignas(64) float tile[MR * NR];
   for (int64_t jc = c0; jc < c1; jc += K::NC) {
     const int64_t nc = std::min(K::NC, c1 - jc);
@@ -281,10 +307,15 @@ void gemm_panel(const GemmArgs& g, int64_t r0, int64_t r1, int64_t c0, int64_t c
         }
         for (int64_t jr = 0; jr < nc; jr += NR) {
           for (int64_t ir = 0; ir < mc; ir += MR) {
-            K::micro(kp, pa.get() + ir / MR * kp * MR, pb.get() + jr / NR * kp * NR, tile);
-            float* wt = blocks_k ? w.get() + (ic + ir - r0) * nc_max + jr : nullptr;
-            store_tile(g, tile, NR, ic + ir, jc + jr, std::min(MR, mc - ir), std::min(NR, nc - jr), wt, nc_max, first,
-                       last);
+            const P* ap = pa.get() + ir / MR * kp * MR;
+            const P* bp = pb.get() + jr / NR * kp * NR;
+            float* wt = blocks_k ? w.get() + (ic + ir - r0) * ldw + jr : nullptr;
+            if (!last) {
+              K::micro(kp, ap, bp, first ? nullptr : wt, ldw, wt, ldw);
+            } else {
+              K::micro(kp, ap, bp, first ? nullptr : wt, ldw, tile, NR);
+              store_tile(g, tile, NR, ic + ir, jc + jr, std::min(MR, mc - ir), std::min(NR, nc - jr));
+            }
           }
         }
       }
@@ -328,8 +359,7 @@ void bf16_gemm_kernel(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float a
   if (k == 0) {  // C = beta C (beta == 0: zeros)
     const float zero[64] = {};
     for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; j += 64)
-        store_tile(g, zero, 0, i, j, 1, std::min<int64_t>(64, n - j), nullptr, 0, true, true);
+      for (int64_t j = 0; j < n; j += 64) store_tile(g, zero, 0, i, j, 1, std::min<int64_t>(64, n - j));
     return;
   }
 #if defined(CPU_CAPABILITY_AVX512)

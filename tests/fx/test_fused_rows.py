@@ -257,9 +257,11 @@ def test_in_place_is_not_read_back_by_a_later_pass() -> None:
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("shape", [(70, 45), (64, 64), (3, 100), (130, 257), (256, 9), (11, 131)])
+@pytest.mark.parametrize(
+    "shape", [(70, 45), (64, 64), (3, 100), (130, 257), (256, 9), (11, 131), (70, 260), (129, 300), (512, 256)]
+)
 def test_transposed_operand_through_a_local_tile(shape, dtype) -> None:
-    # shapes around the tile (128 floats, 64 doubles) and the register transposes' blocks
+    # shapes around the tile (256 x 64 floats, 128 x 32 doubles) and the register transposes' blocks
     # (8 x 8 floats, 4 x 4 doubles): whole blocks, edge rows and columns, a partial last tile
     def fn(a, b):
         return (a.t() + b) * 0.5 - b.exp()

@@ -23,7 +23,7 @@ Code generation (:func:`kernel_source`): shapes and strides are constants in the
 source (the graph is specialised to them; guards check them), dims are ordered by the
 first output's strides and those contiguous in every operand merged, the outermost loop
 is an OpenMP parallel loop for large sizes, the innermost is ``#pragma omp simd``; a 2-D
-iteration where an operand is transposed is tiled (128 x 128 floats) so both sides stay in cache, the
+iteration where an operand is transposed is tiled (256 x 64 floats) so both sides stay in cache, the
 transposed operand staged through register transposes;
 outputs of STREAM_MIN_BYTES and more are staged per inner run and written with
 non-temporal stores (a plain store reads the line first: a third of the traffic). Each value lives in
@@ -769,15 +769,20 @@ def _coalesce(shape: list[int], strides: list[list[int]]) -> tuple[list[int], li
 PARALLEL_MIN = 1 << 16  # elements: below this a kernel runs on one thread (no OpenMP fork)
 STREAM_MIN_BYTES = 8 << 20  # outputs this large do not stay in cache anyway: streamed stores
 BLOCK = 4096
-# a transposed nest's tile, rows (mid dim) x columns (inner dim), in bytes per side: 512 B
-# (128 floats, 64 doubles) are the runs the transposed input is read in -- eight lines each,
-# read eight side by side; shorter runs leave the memory system idle between lines
-# (64 x 64 floats: half the bandwidth of 128 x 128 on this machine's 2 cores)
-TILE_BYTES = 512
+# a transposed nest's tile, rows (mid dim) x columns (inner dim), in bytes per side: the rows
+# are the runs the transposed input is read in, 1 KiB (256 floats, 128 doubles: sixteen lines
+# each, read eight side by side; shorter runs leave the memory system idle between lines),
+# the columns 256 B (four lines of each row of the other operands and the output), 64 KiB in
+# all. Measured in C++ (2048^2 float32 a.t() + b, best of 200 calls, alternated in one
+# process): 64 x 64 floats half the bandwidth of 128 x 128; 256 x 64 1.07x of 128 x 128 on
+# one thread and on two, 512 x 32 and 256 x 32 slower
+TILE_ROW_BYTES = 1024
+TILE_COL_BYTES = 256
 
 
-def _tile(T: str) -> int:
-    return TILE_BYTES // (4 if T == "float" else 8)
+def _tile(T: str) -> tuple[int, int]:
+    size = 4 if T == "float" else 8
+    return TILE_ROW_BYTES // size, TILE_COL_BYTES // size
 
 
 def kernel_source(k: FusedKernel, symbol: str) -> str:
@@ -1160,7 +1165,7 @@ def _loops(
     streamed: list[int],
     out_ptr: Callable[[int], str],
     tileable: list[int] | None = None,
-    tile: int = 128,
+    tile: tuple[int, int] = (256, 64),
 ) -> list[str]:
     """The loop nest over the coalesced iteration space. Outputs in `streamed` whose innermost
     stride is 1 are staged per inner run in a local array and written with stream_().
@@ -1216,26 +1221,27 @@ def _loops(
         # they read neighbouring runs of a transposed input (the same pages, one longer run)
         out += [p.replace("parallel for", "parallel for collapse(2) schedule(static, 1)") for p in par]
         out.append(f"  for (int64_t r = 0; r < {rows}; ++r)")
-        out.append(f"  for (int64_t ib = 0; ib < {m}; ib += {tile}) {{")
+        tm, tn = tile
+        out.append(f"  for (int64_t ib = 0; ib < {m}; ib += {tm}) {{")
         out += [f"    const int64_t b{i} = {b};" for i, b in enumerate(base)]
-        out.append(f"    const int64_t ni = ib + {tile} < {m} ? {tile} : {m} - ib;")
-        out.append(f"    for (int64_t jb = 0; jb < {inner}; jb += {tile}) {{")
-        out.append(f"      const int64_t nj = jb + {tile} < {inner} ? {tile} : {inner} - jb;")
+        out.append(f"    const int64_t ni = ib + {tm} < {m} ? {tm} : {m} - ib;")
+        out.append(f"    for (int64_t jb = 0; jb < {inner}; jb += {tn}) {{")
+        out.append(f"      const int64_t nj = jb + {tn} < {inner} ? {tn} : {inner} - jb;")
         # an input contiguous along the tile's rows (mid stride 1) but not along its columns is
         # staged into a local tile first, read in its own memory order through register
         # transposes (stage_transposed_): read in place, the lines of a tile column lie a
         # large power-of-two stride apart and evict each other from L1 before they are reused
         tiled = [k for k in tileable or [] if mid_st[k] == 1 and inner_st[k] not in (0, 1)]
         for k in tiled:
-            out.append(f"      alignas(64) T tile{k}[{tile}][{tile}];")
+            out.append(f"      alignas(64) T tile{k}[{tm}][{tn}];")
             src = f"in{k} + b{k} + ib + jb * {inner_st[k]}"
-            out.append(f"      stage_transposed_(&tile{k}[0][0], {tile}, {src}, {inner_st[k]}, ni, nj);")
+            out.append(f"      stage_transposed_(&tile{k}[0][0], {tn}, {src}, {inner_st[k]}, ni, nj);")
         tiles = {k: f"tile{k}[i][j]" for k in tiled}
         offs = [f"b{k} + (ib + i) * {mid_st[k]} + (jb + j) * {inner_st[k]}" for k in range(n_ops)]
         starts = [f"b{k} + (ib + i) * {mid_st[k]} + jb" for k in range(n_ops)]
 
         def tile_rows(ni: str, nj: str, pad: str) -> list[str]:
-            decl, staged, flush = staging(inner_st, tile, starts, nj, pad + "  ")
+            decl, staged, flush = staging(inner_st, tn, starts, nj, pad + "  ")
             nest = [f"{pad}for (int64_t i = 0; i < {ni}; ++i) {{", *decl, f"{pad}  #pragma omp simd{red}"]
             nest.append(f"{pad}  for (int64_t j = 0; j < {nj}; ++j) {{")
             nest += [pad + "    " + s for s in loads(offs, tiles) + body + stores(offs, {o: "j" for o in staged})]
@@ -1243,11 +1249,11 @@ def _loops(
 
         # whole tiles with constant trip counts (the loops unroll and vectorise without
         # remainders); the last tile of a row or column, when the sizes do not divide, apart
-        if m % tile == 0 and inner % tile == 0:
-            out += tile_rows(str(tile), str(tile), "      ")
+        if m % tm == 0 and inner % tn == 0:
+            out += tile_rows(str(tm), str(tn), "      ")
         else:
-            out.append(f"      if (ni == {tile} && nj == {tile}) {{")
-            out += tile_rows(str(tile), str(tile), "        ")
+            out.append(f"      if (ni == {tm} && nj == {tn}) {{")
+            out += tile_rows(str(tm), str(tn), "        ")
             out.append("      } else {")
             out += tile_rows("ni", "nj", "        ")
             out.append("      }")

@@ -123,36 +123,33 @@ struct Fallback {
 
   static int64_t packed_k(int64_t kc) { return kc; }
 
-  // rows i0 .. i0 + mr of op(A), columns p0 .. p0 + kc: dst[p * MR + r]
-  static void pack_a(const GemmArgs& g, int64_t i0, int64_t mr, int64_t p0, int64_t kc, float* dst) {
-    if (mr < MR) std::fill(dst, dst + kc * MR, 0.0f);
-    if (g.ta) {  // a row of op(A)'s panel is contiguous in memory
+  // rows r0 .. r0 + n, columns p0 .. p0 + kc of a panel of an operand, as float32:
+  // dst[p * width + r], zero past n. Element (r, p) is at m[(p0 + p) * ld + r0 + r] when
+  // k_major (the panel's rows contiguous), else at m[(r0 + r) * ld + p0 + p].
+  static void pack_panel(const uint16_t* m, int64_t ld, bool k_major, int64_t r0, int64_t n, int64_t p0, int64_t kc,
+                         int64_t width, float* dst) {
+    if (n < width) std::fill(dst, dst + kc * width, 0.0f);
+    if (k_major) {
       for (int64_t p = 0; p < kc; ++p) {
-        const uint16_t* src = g.a + (p0 + p) * g.lda + i0;
-        for (int64_t r = 0; r < mr; ++r) dst[p * MR + r] = bf16_bits_to_float(src[r]);
+        const uint16_t* src = m + (p0 + p) * ld + r0;
+        for (int64_t r = 0; r < n; ++r) dst[p * width + r] = bf16_bits_to_float(src[r]);
       }
     } else {
-      for (int64_t r = 0; r < mr; ++r) {
-        const uint16_t* src = g.a + (i0 + r) * g.lda + p0;
-        for (int64_t p = 0; p < kc; ++p) dst[p * MR + r] = bf16_bits_to_float(src[p]);
+      for (int64_t r = 0; r < n; ++r) {
+        const uint16_t* src = m + (r0 + r) * ld + p0;
+        for (int64_t p = 0; p < kc; ++p) dst[p * width + r] = bf16_bits_to_float(src[p]);
       }
     }
   }
 
+  // rows i0 .. i0 + mr of op(A), columns p0 .. p0 + kc: dst[p * MR + r]
+  static void pack_a(const GemmArgs& g, int64_t i0, int64_t mr, int64_t p0, int64_t kc, float* dst) {
+    pack_panel(g.a, g.lda, g.ta, i0, mr, p0, kc, MR, dst);
+  }
+
   // rows p0 .. p0 + kc of op(B), columns j0 .. j0 + nr: dst[p * NR + j]
   static void pack_b(const GemmArgs& g, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float* dst) {
-    if (nr < NR) std::fill(dst, dst + kc * NR, 0.0f);
-    if (!g.tb) {
-      for (int64_t p = 0; p < kc; ++p) {
-        const uint16_t* src = g.b + (p0 + p) * g.ldb + j0;
-        for (int64_t j = 0; j < nr; ++j) dst[p * NR + j] = bf16_bits_to_float(src[j]);
-      }
-    } else {
-      for (int64_t j = 0; j < nr; ++j) {
-        const uint16_t* src = g.b + (j0 + j) * g.ldb + p0;
-        for (int64_t p = 0; p < kc; ++p) dst[p * NR + j] = bf16_bits_to_float(src[p]);
-      }
-    }
+    pack_panel(g.b, g.ldb, !g.tb, j0, nr, p0, kc, NR, dst);
   }
 
   // out (MR x NR, leading dimension ldo) = init (or 0 where null) + the panels' products
